@@ -1,0 +1,104 @@
+//! Turning SDK errors into the engine's `KindError`, deciding what is worth retrying.
+
+use aws_sdk_ec2::error::ProvideErrorMetadata;
+use aws_smithy_runtime_api::client::orchestrator::HttpResponse;
+use aws_smithy_runtime_api::client::result::SdkError;
+use aws_smithy_types::error::display::DisplayErrorContext;
+use engine::KindError;
+
+/// Error codes that pass if tried again: eventual consistency after a create, throttling,
+/// dependencies still draining on delete.
+const RETRYABLE: &[&str] = &[
+    "DependencyViolation",
+    "RequestLimitExceeded",
+    "Throttling",
+    "ThrottlingException",
+    "IncorrectState",
+    "InvalidVpcID.NotFound",
+    "InvalidSubnetID.NotFound",
+    "InvalidRouteTableID.NotFound",
+    "InvalidInternetGatewayID.NotFound",
+    "InvalidAllocationID.NotFound",
+    "InvalidNatGatewayID.NotFound",
+    "InvalidGroup.NotFound",
+    "InvalidGatewayID.NotFound",
+    "InvalidVpcEndpointId.NotFound",
+    "MalformedPolicyDocument",
+    "PriorRequestNotComplete",
+    "ConcurrentModification",
+    "OperationAbortedException",
+];
+
+/// An SDK error as a [`KindError`] naming the operation, the code and the message.
+pub(crate) fn api_error<E>(operation: &str, err: SdkError<E, HttpResponse>) -> KindError
+where
+    E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
+{
+    let code = err.code().map(str::to_string);
+    let message = match (&code, err.message(), err.raw_response()) {
+        (Some(code), Some(msg), _) => format!("{operation}: {code}: {msg}"),
+        (Some(code), None, _) => format!("{operation}: {code}"),
+        // Not an AWS error document: e.g. an emulator that lacks the operation.
+        (None, _, Some(raw)) => format!(
+            "{operation}: HTTP {} from the endpoint, not an AWS error response: {}",
+            raw.status().as_u16(),
+            body_excerpt(raw.body().bytes().unwrap_or_default())
+        ),
+        _ => format!("{operation}: {}", DisplayErrorContext(&err)),
+    };
+    let retryable = code.as_deref().is_some_and(|c| RETRYABLE.contains(&c))
+        || matches!(err, SdkError::TimeoutError(_));
+    KindError {
+        message,
+        code,
+        retryable,
+    }
+}
+
+/// The readable text of a response body, tags stripped, shortened.
+fn body_excerpt(body: &[u8]) -> String {
+    let text = String::from_utf8_lossy(body);
+    let mut out = String::new();
+    let mut in_tag = false;
+    for c in text.chars() {
+        match c {
+            '<' => in_tag = true,
+            '>' => {
+                in_tag = false;
+                out.push(' ');
+            }
+            c if !in_tag => out.push(c),
+            _ => {}
+        }
+    }
+    let words: Vec<&str> = out.split_whitespace().collect();
+    let joined = words.join(" ");
+    if joined.is_empty() {
+        "(empty body)".into()
+    } else {
+        joined.chars().take(200).collect()
+    }
+}
+
+/// Whether an SDK error carries `code`.
+pub(crate) fn has_code<E, R>(err: &SdkError<E, R>, code: &str) -> bool
+where
+    E: ProvideErrorMetadata,
+{
+    err.code() == Some(code)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::body_excerpt;
+
+    #[test]
+    fn html_bodies_become_one_readable_line() {
+        let body = b"<!doctype html>\n<html lang=en>\n<title>404 Not Found</title>\n<h1>Not Found</h1>\n<p>The requested URL was not found.</p>\n";
+        assert_eq!(
+            body_excerpt(body),
+            "404 Not Found Not Found The requested URL was not found."
+        );
+        assert_eq!(body_excerpt(b""), "(empty body)");
+    }
+}

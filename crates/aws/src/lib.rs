@@ -1,0 +1,17 @@
+//! AWS resource kinds of the engine, on the official `aws-sdk-*` crates.
+//!
+//! [`AwsProvider`] owns the `aws` lane: it validates and expands the spec's AWS sections
+//! (`[network]` so far) into resources, and supplies the kinds that manage them. Every client
+//! honours the usual credential chain and `AWS_ENDPOINT_URL`, so the same code runs against AWS
+//! or a local emulator; every call is counted.
+
+mod calls;
+mod clients;
+mod error;
+pub mod network;
+mod provider;
+mod settle;
+mod tags;
+
+pub use clients::AwsClients;
+pub use provider::AwsProvider;

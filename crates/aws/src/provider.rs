@@ -1,0 +1,85 @@
+//! The AWS provider: spec sections, expansion, kinds, and the clients they share.
+
+use crate::clients::AwsClients;
+use crate::network;
+use aws_config::SdkConfig;
+use aws_config::retry::RetryConfig;
+use engine::spec::{SpecErrors, SpecSource};
+use engine::{ApiCallCounter, ApiCalls, Kind, Provider, ResourceSpec};
+use std::sync::{Arc, OnceLock};
+
+/// Clients are made when the spec's region is known (at expansion); kinds share them.
+#[derive(Debug, Default)]
+pub(crate) struct Shared {
+    clients: OnceLock<AwsClients>,
+}
+
+impl Shared {
+    pub(crate) fn clients(&self) -> Result<&AwsClients, engine::KindError> {
+        self.clients
+            .get()
+            .ok_or_else(|| engine::KindError::new("AWS clients used before the spec was expanded"))
+    }
+}
+
+/// The `aws` lane.
+pub struct AwsProvider {
+    base: SdkConfig,
+    counter: ApiCallCounter,
+    shared: Arc<Shared>,
+}
+
+impl AwsProvider {
+    /// A provider using `base` for credentials, endpoint (`AWS_ENDPOINT_URL`) and retries. The
+    /// region comes from the spec's `[globals] region`.
+    pub fn new(base: SdkConfig) -> Self {
+        AwsProvider {
+            base,
+            counter: ApiCallCounter::default(),
+            shared: Arc::new(Shared::default()),
+        }
+    }
+
+    /// A provider configured from the environment: the usual credential chain and profile,
+    /// `AWS_ENDPOINT_URL`, adaptive retries for throttling.
+    pub async fn from_env() -> Self {
+        let base = aws_config::defaults(aws_config::BehaviorVersion::latest())
+            .retry_config(RetryConfig::adaptive().with_max_attempts(8))
+            .load()
+            .await;
+        Self::new(base)
+    }
+
+    /// The clients, once the spec has been expanded (for tests and tools that inspect the cloud).
+    pub fn clients(&self) -> Option<&AwsClients> {
+        self.shared.clients.get()
+    }
+}
+
+impl Provider for AwsProvider {
+    fn lane(&self) -> &'static str {
+        "aws"
+    }
+
+    fn sections(&self) -> &'static [&'static str] {
+        &["network"]
+    }
+
+    fn expand(&self, spec: &SpecSource) -> Result<Vec<ResourceSpec>, SpecErrors> {
+        let globals = spec.globals()?;
+        let resources = network::expand(spec, &globals)?;
+        let _ = self
+            .shared
+            .clients
+            .set(AwsClients::new(&self.base, &globals.region, &self.counter));
+        Ok(resources)
+    }
+
+    fn kinds(&self) -> Vec<Arc<dyn Kind>> {
+        network::kinds(&self.shared)
+    }
+
+    fn api_calls(&self) -> ApiCalls {
+        self.counter.snapshot()
+    }
+}

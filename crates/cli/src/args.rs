@@ -1,0 +1,175 @@
+//! Command-line arguments.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+/// Native infrastructure engine: plan, apply, drift-check and destroy a platform spec.
+#[derive(Debug, Parser)]
+#[command(name = "engine", version, about)]
+pub struct Cli {
+    /// More logs (-v info, -vv debug); RUST_LOG overrides.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Show what apply would do.
+    Plan(PlanArgs),
+    /// Plan, confirm, and make the changes.
+    Apply(ApplyArgs),
+    /// Compare live resources with what was last applied (exit 0 clean, 2 drift, 1 error).
+    Drift(DriftArgs),
+    /// Delete every resource of the spec, dependents first.
+    Destroy(DestroyArgs),
+    /// Inspect the state.
+    #[command(subcommand)]
+    State(StateCommand),
+    /// Print the attributes recorded for resources (all, or those under ADDRESS).
+    Output(OutputArgs),
+    /// Print the resource graph.
+    Graph(GraphArgs),
+    /// Remove a lock left by a run that is gone.
+    ForceUnlock(ForceUnlockArgs),
+}
+
+/// What every spec-driven command takes.
+#[derive(Debug, Args)]
+pub struct Common {
+    /// The spec file, e.g. specs/aws.toml.
+    pub spec: PathBuf,
+    /// State file (default: .engine/<spec-name>.state.json beside the spec).
+    #[arg(long)]
+    pub state: Option<PathBuf>,
+    /// Cloud lanes to run: aws, gcp, aws,gcp or all (default: $ENGINE_CLOUD, else aws).
+    #[arg(long)]
+    pub cloud: Option<String>,
+    /// Turn on a feature gate (e.g. llm-platform); also $ENGINE_LLM_PLATFORM_ENABLED=true.
+    #[arg(long = "feature")]
+    pub features: Vec<String>,
+    /// Only resources under this address prefix, plus what they depend on (repeatable).
+    #[arg(long)]
+    pub target: Vec<String>,
+    /// Leave out resources under this address prefix and their dependents (repeatable).
+    #[arg(long)]
+    pub exclude: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct PlanArgs {
+    #[command(flatten)]
+    pub common: Common,
+    /// Print the plan as JSON (documented in docs/json.md).
+    #[arg(long)]
+    pub json: bool,
+    /// Exit 0 with no changes, 2 with changes, 1 on error.
+    #[arg(long)]
+    pub detailed_exitcode: bool,
+    /// Plan a destroy instead.
+    #[arg(long)]
+    pub destroy: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ApplyArgs {
+    #[command(flatten)]
+    pub common: Common,
+    /// Do not ask for confirmation.
+    #[arg(long)]
+    pub auto_approve: bool,
+    /// How many resource operations run at once.
+    #[arg(long, default_value_t = engine_defaults::PARALLELISM)]
+    pub parallelism: usize,
+    /// Print the apply report as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct DriftArgs {
+    #[command(flatten)]
+    pub common: Common,
+    /// Print the drift report as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct DestroyArgs {
+    #[command(flatten)]
+    pub common: Common,
+    /// Do not ask for confirmation.
+    #[arg(long)]
+    pub auto_approve: bool,
+    /// Also destroy protected resources (the OpenBao lineage: seal key, snapshot bucket).
+    #[arg(long)]
+    pub confirm_protected: bool,
+    #[arg(long, default_value_t = engine_defaults::PARALLELISM)]
+    pub parallelism: usize,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum StateCommand {
+    /// List the addresses in the state.
+    List(StateArgs),
+    /// Show one resource of the state.
+    Show {
+        /// The address, e.g. aws.network.vpc.main
+        address: String,
+        #[command(flatten)]
+        args: StateArgs,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct StateArgs {
+    /// The spec whose default state to read (or give --state).
+    #[arg(long)]
+    pub spec: Option<PathBuf>,
+    /// The state file.
+    #[arg(long)]
+    pub state: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct OutputArgs {
+    /// Only resources under this address prefix.
+    pub address: Option<String>,
+    #[command(flatten)]
+    pub args: StateArgs,
+    /// Print as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum GraphFormatArg {
+    Dot,
+    Mermaid,
+}
+
+#[derive(Debug, Args)]
+pub struct GraphArgs {
+    /// The spec file.
+    pub spec: PathBuf,
+    #[arg(long, value_enum, default_value = "dot")]
+    pub format: GraphFormatArg,
+    /// Only resources under this address prefix, plus what they depend on (repeatable).
+    #[arg(long)]
+    pub target: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ForceUnlockArgs {
+    /// The lock id reported by the refused run.
+    pub lock_id: String,
+    #[command(flatten)]
+    pub args: StateArgs,
+}
+
+/// Defaults shared with the engine library.
+pub mod engine_defaults {
+    pub const PARALLELISM: usize = 10;
+}

@@ -1,0 +1,243 @@
+//! The commands: build the engine, run, print, choose the exit code.
+
+use crate::args::{Cli, Command, Common, GraphFormatArg, StateArgs, StateCommand};
+use crate::progress::Progress;
+use crate::style::Style;
+use crate::{json, render_plan};
+use engine::{Engine, GraphFormat, LocalBackend, Plan, Selection, StateDocument};
+use engine_aws::AwsProvider;
+use miette::{IntoDiagnostic, Result, WrapErr, miette};
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Exit codes.
+const OK: u8 = 0;
+const FAILED: u8 = 1;
+const CHANGES: u8 = 2;
+
+/// Fault injection for crash-recovery tests: abort right after creating this address.
+const FAULT_ENV: &str = "ENGINE_FAULT_ABORT_AFTER_CREATE";
+
+pub async fn run(cli: Cli) -> Result<u8> {
+    match cli.command {
+        Command::Plan(a) => {
+            let Some(engine) = build(&a.common, 10, false).await? else { return Ok(OK) };
+            let plan = if a.destroy { engine.plan_destroy().await? } else { engine.plan().await? };
+            if a.json {
+                println!("{}", serde_json::to_string_pretty(&json::plan(&plan)).into_diagnostic()?);
+            } else {
+                print!("{}", render_plan::plan_text(&plan, &Style::stdout()));
+            }
+            Ok(if a.detailed_exitcode && plan.has_changes() { CHANGES } else { OK })
+        }
+        Command::Apply(a) => {
+            let Some(engine) = build(&a.common, a.parallelism, false).await? else { return Ok(OK) };
+            let plan = engine.plan().await?;
+            execute(&engine, plan, a.auto_approve, a.json).await
+        }
+        Command::Destroy(a) => {
+            let Some(engine) = build(&a.common, a.parallelism, a.confirm_protected).await? else { return Ok(OK) };
+            let plan = engine.plan_destroy().await?;
+            execute(&engine, plan, a.auto_approve, false).await
+        }
+        Command::Drift(a) => {
+            let Some(engine) = build(&a.common, 10, false).await? else { return Ok(OK) };
+            let report = engine.drift().await?;
+            if a.json {
+                println!("{}", serde_json::to_string_pretty(&json::drift(&report)).into_diagnostic()?);
+            } else {
+                print!("{}", render_plan::drift_text(&report, &Style::stdout()));
+            }
+            Ok(if report.is_clean() { OK } else { CHANGES })
+        }
+        Command::Graph(a) => {
+            let provider = Arc::new(AwsProvider::from_env().await);
+            let engine = Engine::builder().spec_file(&a.spec).provider(provider).build()?;
+            let format = match a.format {
+                GraphFormatArg::Dot => GraphFormat::Dot,
+                GraphFormatArg::Mermaid => GraphFormat::Mermaid,
+            };
+            let graph = engine.graph();
+            if a.target.is_empty() {
+                print!("{}", graph.render(format));
+            } else {
+                let keep = graph.select(&a.target, &[]);
+                let subset = engine::ResourceGraph::build(
+                    graph.resources().filter(|r| keep.contains(&r.address)).cloned().collect(),
+                )
+                .map_err(|e| miette!("{}", e.join("\n")))?;
+                print!("{}", subset.render(format));
+            }
+            Ok(OK)
+        }
+        Command::State(StateCommand::List(s)) => {
+            let doc = load_state(&s)?;
+            for address in doc.resources.keys() {
+                println!("{address}");
+            }
+            Ok(OK)
+        }
+        Command::State(StateCommand::Show { address, args }) => {
+            let doc = load_state(&args)?;
+            let r = doc
+                .resources
+                .get(&address)
+                .ok_or_else(|| miette!("no resource {address} in the state"))?;
+            println!("# {address}\nkind = {}\nid   = {}", r.kind, r.id);
+            for (k, v) in &r.attributes {
+                println!("{k} = {v}");
+            }
+            if !r.dependencies.is_empty() {
+                println!("depends_on = {:?}", r.dependencies);
+            }
+            Ok(OK)
+        }
+        Command::Output(o) => {
+            let doc = load_state(&o.args)?;
+            let selected: Vec<_> = doc
+                .resources
+                .iter()
+                .filter(|(a, _)| o.address.as_ref().is_none_or(|p| engine::Address::new(a.as_str()).matches_prefix(p)))
+                .collect();
+            if o.json {
+                let map: serde_json::Map<String, serde_json::Value> = selected
+                    .iter()
+                    .map(|(a, r)| {
+                        let mut attrs = r.attributes.clone();
+                        attrs.insert("id".into(), serde_json::Value::String(r.id.clone()));
+                        (a.to_string(), serde_json::Value::Object(attrs))
+                    })
+                    .collect();
+                println!("{}", serde_json::to_string_pretty(&map).into_diagnostic()?);
+            } else {
+                for (a, r) in selected {
+                    println!("{a}.id = {:?}", r.id);
+                    for (k, v) in &r.attributes {
+                        println!("{a}.{k} = {v}");
+                    }
+                }
+            }
+            Ok(OK)
+        }
+        Command::ForceUnlock(f) => {
+            let backend = LocalBackend::new(state_path(&f.args)?);
+            backend.force_unlock(&f.lock_id).map_err(engine::EngineError::from)?;
+            println!("Lock {} removed from {}.", f.lock_id, backend.lock_path().display());
+            Ok(OK)
+        }
+    }
+}
+
+/// Builds the engine (all validation happens here, before any API call). `None` when the
+/// spec's lane is not selected: one `[skip]` line is printed.
+async fn build(common: &Common, parallelism: usize, confirm_protected: bool) -> Result<Option<Engine>> {
+    let selection = Selection::decide(common.cloud.as_deref(), &common.features, &|k| std::env::var(k).ok())
+        .map_err(|e| miette!("{e}"))?;
+    let provider = Arc::new(AwsProvider::from_env().await);
+    let mut builder = Engine::builder()
+        .spec_file(&common.spec)
+        .provider(provider)
+        .selection(selection)
+        .parallelism(parallelism)
+        .confirm_protected(confirm_protected)
+        .observer(Arc::new(Progress::new()));
+    if let Some(path) = &common.state {
+        builder = builder.state(LocalBackend::new(path));
+    }
+    for t in &common.target {
+        builder = builder.target(t);
+    }
+    for e in &common.exclude {
+        builder = builder.exclude(e);
+    }
+    if let Ok(address) = std::env::var(FAULT_ENV) {
+        builder = builder.abort_after_create(&address);
+    }
+    let engine = builder.build()?;
+    if let Some(message) = engine.skipped() {
+        println!("{message}");
+        return Ok(None);
+    }
+    Ok(Some(engine))
+}
+
+/// Shows the plan, asks (unless approved), applies, reports.
+async fn execute(engine: &Engine, plan: Plan, auto_approve: bool, as_json: bool) -> Result<u8> {
+    let style = Style::stdout();
+    if !as_json {
+        print!("{}", render_plan::plan_text(&plan, &style));
+    }
+    if !plan.has_changes() {
+        if as_json {
+            println!("{}", serde_json::to_string_pretty(&json::apply(&Default::default())).into_diagnostic()?);
+        }
+        return Ok(OK);
+    }
+    if !auto_approve {
+        if !std::io::stdin().is_terminal() {
+            return Err(miette!(
+                "refusing to change anything without approval: no terminal to ask on; pass --auto-approve"
+            ));
+        }
+        print!("\nDo you want to perform these actions? Only 'yes' will be accepted: ");
+        std::io::stdout().flush().into_diagnostic()?;
+        let mut answer = String::new();
+        std::io::stdin().lock().read_line(&mut answer).into_diagnostic()?;
+        if answer.trim() != "yes" {
+            println!("Cancelled: nothing was changed.");
+            return Ok(FAILED);
+        }
+    }
+    let report = engine.apply(&plan).await?;
+    if as_json {
+        println!("{}", serde_json::to_string_pretty(&json::apply(&report)).into_diagnostic()?);
+    } else {
+        let done = |a| report.count(a);
+        println!(
+            "\n{} {} added, {} changed, {} destroyed in {:.1}s ({} API calls, {} mutating).",
+            style.bold(if report.is_success() { "Apply complete!" } else { "Apply failed." }),
+            done(engine::Action::Create),
+            done(engine::Action::Update),
+            done(engine::Action::Delete),
+            report.elapsed.as_secs_f64(),
+            report.api_calls.total(),
+            report.api_calls.mutating(),
+        );
+        for f in report.failures() {
+            if let engine::StepOutcome::Failed(why) = &f.outcome {
+                println!("  {} {}: {why}", style.red("✗"), f.address);
+            }
+        }
+        let skipped = report.steps.iter().filter(|s| matches!(s.outcome, engine::StepOutcome::Skipped(_))).count();
+        if skipped > 0 {
+            println!("  {skipped} steps skipped because something they need failed.");
+        }
+    }
+    Ok(if report.is_success() { OK } else { FAILED })
+}
+
+fn state_path(args: &StateArgs) -> Result<PathBuf> {
+    if let Some(p) = &args.state {
+        return Ok(p.clone());
+    }
+    let spec = args
+        .spec
+        .as_ref()
+        .ok_or_else(|| miette!("give --state PATH or --spec SPEC"))?;
+    let name = spec
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "spec".into());
+    let dir = spec.parent().unwrap_or(Path::new("."));
+    Ok(dir.join(".engine").join(format!("{name}.state.json")))
+}
+
+fn load_state(args: &StateArgs) -> Result<StateDocument> {
+    let path = state_path(args)?;
+    LocalBackend::new(&path)
+        .load()
+        .map_err(engine::EngineError::from)?
+        .ok_or_else(|| miette!("no state at {}", path.display()))
+        .wrap_err("reading state")
+}

@@ -1,0 +1,50 @@
+//! `engine`: plan, apply, drift and destroy a platform spec.
+//!
+//! This crate is thin: it parses arguments, builds an [`engine::Engine`] with the cloud
+//! providers, and prints. It is the only place that knows about colours, prompts, progress bars
+//! and the JSON output formats.
+
+mod args;
+mod commands;
+mod json;
+mod progress;
+mod render_plan;
+mod style;
+
+use clap::Parser;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let cli = args::Cli::parse();
+    init_tracing(cli.verbose);
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    match runtime.block_on(commands::run(cli)) {
+        Ok(code) => ExitCode::from(code),
+        Err(report) => {
+            eprintln!("{report:?}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// `RUST_LOG` controls logs (to stderr); `-v` raises the default from `warn` to `info`.
+fn init_tracing(verbose: u8) {
+    let default = match verbose {
+        0 => "warn",
+        1 => "info",
+        _ => "debug",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .init();
+}

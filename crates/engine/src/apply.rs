@@ -1,0 +1,466 @@
+//! The executor: runs a plan's steps in dependency order, concurrently, journaling each one.
+//!
+//! A replace becomes two steps (delete, then create). Creates and updates wait for the creates
+//! and updates of what they depend on; deletes wait for the deletes of what depends on them. A
+//! failed step skips its dependents; independent branches go on.
+
+use crate::diff::{attribute_of, resolve};
+use crate::graph::ResourceGraph;
+use crate::{
+    Action, Address, ApiCalls, Attrs, Context, Event, Kind, KindError, Live, Observer, Plan,
+    ResourceChange,
+};
+use engine_state::{Journal, ResourceState};
+use serde::Serialize;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::sync::Semaphore;
+use tokio::task::JoinSet;
+
+/// How one step ended.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "outcome", content = "reason", rename_all = "kebab-case")]
+pub enum StepOutcome {
+    Done,
+    Failed(String),
+    /// Not run because something it needed failed.
+    Skipped(String),
+}
+
+/// One executed (or skipped) step.
+#[derive(Debug, Clone, Serialize)]
+pub struct StepResult {
+    pub address: Address,
+    /// `create`, `update` or `delete` (a replace is a delete and a create).
+    pub action: Action,
+    #[serde(flatten)]
+    pub outcome: StepOutcome,
+    pub id: Option<String>,
+    #[serde(serialize_with = "secs")]
+    pub elapsed: Duration,
+}
+
+fn secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(d.as_secs_f64())
+}
+
+/// The result of an apply or destroy.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ApplyReport {
+    pub steps: Vec<StepResult>,
+    pub api_calls: ApiCalls,
+    #[serde(serialize_with = "secs")]
+    pub elapsed: Duration,
+}
+
+impl ApplyReport {
+    /// Every step succeeded.
+    pub fn is_success(&self) -> bool {
+        self.steps.iter().all(|s| s.outcome == StepOutcome::Done)
+    }
+
+    /// Steps that failed.
+    pub fn failures(&self) -> impl Iterator<Item = &StepResult> {
+        self.steps
+            .iter()
+            .filter(|s| matches!(s.outcome, StepOutcome::Failed(_)))
+    }
+
+    /// Number of successful steps of `action`.
+    pub fn count(&self, action: Action) -> usize {
+        self.steps
+            .iter()
+            .filter(|s| s.action == action && s.outcome == StepOutcome::Done)
+            .count()
+    }
+}
+
+/// Execution settings.
+pub(crate) struct ExecSettings {
+    pub parallelism: usize,
+    pub max_attempts: u32,
+    pub first_backoff: Duration,
+    /// Fault injection for crash-recovery tests: abort the process right after creating this
+    /// resource, before its state is written.
+    pub abort_after_create: Option<Address>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum StepKind {
+    Create,
+    Update,
+    Delete,
+    Adopt,
+}
+
+struct Step {
+    change: usize,
+    kind: StepKind,
+}
+
+struct Shared {
+    ctx: Context,
+    kinds: HashMap<String, Arc<dyn Kind>>,
+    graph: ResourceGraph,
+    journal: Journal,
+    observer: Arc<dyn Observer>,
+    /// Current attributes (with `id`) of every resource, updated as steps complete.
+    outputs: Mutex<HashMap<Address, Live>>,
+    settings: ExecSettings,
+}
+
+/// Runs `plan`; each completed step is recorded in `journal` at once.
+pub(crate) async fn execute(
+    plan: &Plan,
+    ctx: Context,
+    kinds: HashMap<String, Arc<dyn Kind>>,
+    graph: ResourceGraph,
+    journal: Journal,
+    observer: Arc<dyn Observer>,
+    settings: ExecSettings,
+) -> Vec<StepResult> {
+    let (steps, waits_on) = build_steps(plan);
+    let parallelism = settings.parallelism.max(1);
+    let shared = Arc::new(Shared {
+        ctx,
+        kinds,
+        graph,
+        journal,
+        observer,
+        outputs: Mutex::new(plan.prior.clone()),
+        settings,
+    });
+    let changes: Arc<Vec<ResourceChange>> = Arc::new(plan.changes.clone());
+
+    let mut dependents: Vec<Vec<usize>> = vec![Vec::new(); steps.len()];
+    let mut pending: Vec<usize> = vec![0; steps.len()];
+    for (step, deps) in waits_on.iter().enumerate() {
+        pending[step] = deps.len();
+        for &d in deps {
+            dependents[d].push(step);
+        }
+    }
+    let semaphore = Arc::new(Semaphore::new(parallelism));
+    let mut results: Vec<Option<StepResult>> = (0..steps.len()).map(|_| None).collect();
+    let mut running = JoinSet::new();
+    let mut ready: Vec<usize> = (0..steps.len()).filter(|s| pending[*s] == 0).collect();
+    let steps = Arc::new(steps);
+
+    loop {
+        for step in ready.drain(..) {
+            let shared = shared.clone();
+            let changes = changes.clone();
+            let steps = steps.clone();
+            let semaphore = semaphore.clone();
+            running.spawn(async move {
+                let _permit = semaphore.acquire_owned().await;
+                let s = &steps[step];
+                let result = run_step(&shared, &changes[s.change], s.kind).await;
+                (step, result)
+            });
+        }
+        let Some(joined) = running.join_next().await else {
+            break;
+        };
+        let (step, result) = match joined {
+            Ok(r) => r,
+            Err(e) => panic!("a step task panicked: {e}"),
+        };
+        let ok = result.outcome == StepOutcome::Done;
+        let address = result.address.clone();
+        results[step] = Some(result);
+        for &d in &dependents[step] {
+            if ok {
+                pending[d] -= 1;
+                if pending[d] == 0 && results[d].is_none() {
+                    ready.push(d);
+                }
+            } else {
+                skip_downstream(d, &steps, &changes, &dependents, &mut results, &address);
+            }
+        }
+    }
+    results.into_iter().flatten().collect()
+}
+
+fn skip_downstream(
+    start: usize,
+    steps: &[Step],
+    changes: &[ResourceChange],
+    dependents: &[Vec<usize>],
+    results: &mut [Option<StepResult>],
+    cause: &Address,
+) {
+    let mut stack = vec![start];
+    while let Some(s) = stack.pop() {
+        if results[s].is_some() {
+            continue;
+        }
+        let change = &changes[steps[s].change];
+        results[s] = Some(StepResult {
+            address: change.address.clone(),
+            action: step_action(steps[s].kind),
+            outcome: StepOutcome::Skipped(format!("{cause} failed")),
+            id: change.id.clone(),
+            elapsed: Duration::ZERO,
+        });
+        stack.extend(dependents[s].iter().copied());
+    }
+}
+
+fn step_action(kind: StepKind) -> Action {
+    match kind {
+        StepKind::Create => Action::Create,
+        StepKind::Update => Action::Update,
+        StepKind::Delete => Action::Delete,
+        StepKind::Adopt => Action::Adopt,
+    }
+}
+
+/// The steps of a plan and, for each, the steps it waits for.
+fn build_steps(plan: &Plan) -> (Vec<Step>, Vec<Vec<usize>>) {
+    let mut steps = Vec::new();
+    let mut create_or_update: HashMap<&Address, usize> = HashMap::new();
+    let mut delete: HashMap<&Address, usize> = HashMap::new();
+    for (i, c) in plan.changes.iter().enumerate() {
+        let mut add = |kind| {
+            steps.push(Step { change: i, kind });
+            steps.len() - 1
+        };
+        match c.action {
+            Action::Create => {
+                create_or_update.insert(&c.address, add(StepKind::Create));
+            }
+            Action::Update => {
+                create_or_update.insert(&c.address, add(StepKind::Update));
+            }
+            Action::Delete => {
+                delete.insert(&c.address, add(StepKind::Delete));
+            }
+            Action::Replace => {
+                delete.insert(&c.address, add(StepKind::Delete));
+                create_or_update.insert(&c.address, add(StepKind::Create));
+            }
+            Action::Adopt => {
+                add(StepKind::Adopt);
+            }
+            Action::NoOp => {}
+        }
+    }
+    let mut waits: Vec<Vec<usize>> = vec![Vec::new(); steps.len()];
+    for (s, step) in steps.iter().enumerate() {
+        let c = &plan.changes[step.change];
+        match step.kind {
+            StepKind::Create | StepKind::Update => {
+                for d in &c.dependencies {
+                    if let Some(&x) = create_or_update.get(d) {
+                        waits[s].push(x);
+                    }
+                }
+                if c.action == Action::Replace {
+                    waits[s].push(delete[&c.address]);
+                }
+            }
+            StepKind::Adopt => {}
+            StepKind::Delete => {
+                // The delete of a dependency waits for this delete.
+                for d in &c.dependencies {
+                    if let Some(&x) = delete.get(d) {
+                        waits[x].push(s);
+                    }
+                }
+            }
+        }
+    }
+    (steps, waits)
+}
+
+async fn run_step(shared: &Shared, change: &ResourceChange, kind: StepKind) -> StepResult {
+    let action = step_action(kind);
+    let started = Instant::now();
+    let span = tracing::info_span!("step", address = %change.address, kind = %change.kind, action = ?action);
+    let _entered = span.enter();
+    shared.observer.event(Event::StepStarted {
+        address: change.address.clone(),
+        action,
+    });
+    let outcome = run_step_inner(shared, change, kind).await;
+    let elapsed = started.elapsed();
+    match outcome {
+        Ok(id) => {
+            tracing::info!(id = id.as_deref().unwrap_or(""), elapsed = ?elapsed, "done");
+            shared.observer.event(Event::StepFinished {
+                address: change.address.clone(),
+                action,
+                elapsed,
+                id: id.clone(),
+            });
+            StepResult {
+                address: change.address.clone(),
+                action,
+                outcome: StepOutcome::Done,
+                id,
+                elapsed,
+            }
+        }
+        Err(message) => {
+            tracing::error!(error = %message, "failed");
+            shared.observer.event(Event::StepFailed {
+                address: change.address.clone(),
+                error: message.clone(),
+            });
+            StepResult {
+                address: change.address.clone(),
+                action,
+                outcome: StepOutcome::Failed(message),
+                id: change.id.clone(),
+                elapsed,
+            }
+        }
+    }
+}
+
+async fn run_step_inner(
+    shared: &Shared,
+    change: &ResourceChange,
+    kind: StepKind,
+) -> Result<Option<String>, String> {
+    let kind_impl = shared
+        .kinds
+        .get(&change.kind)
+        .cloned()
+        .ok_or_else(|| format!("no provider handles kind `{}`", change.kind))?;
+    let ctx = shared.ctx.for_resource(&change.address);
+    let current = shared
+        .outputs
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .get(&change.address)
+        .cloned();
+    match kind {
+        StepKind::Adopt => {
+            let live = current.ok_or_else(|| format!("{} is no longer found", change.address))?;
+            record(shared, change, &live)?;
+            Ok(Some(live.id))
+        }
+        StepKind::Delete => {
+            if let Some(current) = current {
+                retry(shared, change, || {
+                    kind_impl.delete(&ctx, &change.address, &current)
+                })
+                .await?;
+            }
+            shared
+                .outputs
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .remove(&change.address);
+            shared
+                .journal
+                .record(change.address.as_str(), None)
+                .map_err(|e| e.to_string())?;
+            Ok(None)
+        }
+        StepKind::Create | StepKind::Update => {
+            let desired = resolve_now(shared, change)?;
+            let live = match (kind, &current) {
+                (StepKind::Update, Some(current)) => {
+                    retry(shared, change, || {
+                        kind_impl.update(&ctx, &change.address, current, &desired)
+                    })
+                    .await?
+                }
+                _ => {
+                    let live = retry(shared, change, || {
+                        kind_impl.create(&ctx, &change.address, &desired)
+                    })
+                    .await?;
+                    if shared.settings.abort_after_create.as_ref() == Some(&change.address) {
+                        eprintln!("fault injection: aborting after creating {}", change.address);
+                        std::process::abort();
+                    }
+                    live
+                }
+            };
+            let id = live.id.clone();
+            record(shared, change, &live)?;
+            shared
+                .outputs
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(change.address.clone(), live);
+            Ok(Some(id))
+        }
+    }
+}
+
+/// Journals the resource as it now is.
+fn record(shared: &Shared, change: &ResourceChange, live: &Live) -> Result<(), String> {
+    shared
+        .journal
+        .record(
+            change.address.as_str(),
+            Some(ResourceState {
+                kind: change.kind.clone(),
+                id: live.id.clone(),
+                attributes: live.attributes.clone(),
+                dependencies: change.dependencies.iter().map(|d| d.to_string()).collect(),
+                protected: change.protected,
+            }),
+        )
+        .map_err(|e| e.to_string())
+}
+
+/// The desired attributes with every reference resolved against current outputs.
+fn resolve_now(shared: &Shared, change: &ResourceChange) -> Result<Attrs, String> {
+    let spec = shared
+        .graph
+        .get(&change.address)
+        .ok_or_else(|| format!("{} is not in the spec", change.address))?;
+    let outputs = shared.outputs.lock().unwrap_or_else(|p| p.into_inner());
+    let missing = std::cell::RefCell::new(Vec::new());
+    let resolved = resolve(spec, &|r| {
+        let v = outputs.get(&r.address).and_then(|l| attribute_of(l, &r.attribute));
+        if v.is_none() {
+            missing.borrow_mut().push(format!("{}.{}", r.address, r.attribute));
+        }
+        v
+    });
+    let missing = missing.into_inner();
+    drop(outputs);
+    if !missing.is_empty() {
+        return Err(format!("unresolved references: {}", missing.join(", ")));
+    }
+    Ok(resolved
+        .into_iter()
+        .filter_map(|(k, v)| v.map(|v| (k, v)))
+        .collect())
+}
+
+/// Runs `op`, retrying retryable errors with exponential backoff.
+async fn retry<T, F, Fut>(shared: &Shared, change: &ResourceChange, mut op: F) -> Result<T, String>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, KindError>>,
+{
+    let mut attempt = 1;
+    let mut backoff = shared.settings.first_backoff;
+    loop {
+        match op().await {
+            Ok(v) => return Ok(v),
+            Err(e) if e.retryable && attempt < shared.settings.max_attempts => {
+                tracing::warn!(attempt, error = %e, "retrying");
+                shared.observer.event(Event::Retrying {
+                    address: change.address.clone(),
+                    attempt,
+                    error: e.message.clone(),
+                });
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(Duration::from_secs(20));
+                attempt += 1;
+            }
+            Err(e) => return Err(e.message),
+        }
+    }
+}

@@ -1,0 +1,252 @@
+//! Diffing desired against live: the plan's actions and field changes.
+
+use crate::graph::ResourceGraph;
+use crate::{
+    Action, Address, Attrs, FieldChange, FieldUpdate, Kind, Live, PlannedValue, Reference,
+    ResourceChange, ResourceSpec,
+};
+use engine_state::StateDocument;
+use serde_json::Value as Json;
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
+
+/// Desired attributes after resolving what can be resolved; `None` = known after apply.
+pub(crate) type Resolved = Vec<(String, Option<Json>)>;
+
+/// What the planner knows about each resource while walking in dependency order.
+struct Planned {
+    action: Action,
+    resolved: HashMap<String, Option<Json>>,
+}
+
+/// Compares `a` and `b` the way the field wants (sorted when order does not matter).
+pub(crate) fn same_value(a: &Json, b: &Json, unordered: bool) -> bool {
+    if unordered && let (Json::Array(x), Json::Array(y)) = (a, b) {
+        let mut x: Vec<String> = x.iter().map(|v| v.to_string()).collect();
+        let mut y: Vec<String> = y.iter().map(|v| v.to_string()).collect();
+        x.sort();
+        y.sort();
+        return x == y;
+    }
+    a == b
+}
+
+/// Value of `reference` from live/state data only (for resources outside the plan).
+pub(crate) fn live_lookup(
+    live: &HashMap<Address, Live>,
+    state: &StateDocument,
+    r: &Reference,
+) -> Option<Json> {
+    if let Some(l) = live.get(&r.address) {
+        return attribute_of(l, &r.attribute);
+    }
+    let s = state.get(r.address.as_str())?;
+    if r.attribute == "id" {
+        return Some(Json::String(s.id.clone()));
+    }
+    s.attributes.get(&r.attribute).cloned()
+}
+
+/// An attribute of a live resource; `id` is the resource id.
+pub(crate) fn attribute_of(live: &Live, attribute: &str) -> Option<Json> {
+    if attribute == "id" {
+        return Some(Json::String(live.id.clone()));
+    }
+    live.attributes.get(attribute).cloned()
+}
+
+/// Resolves a resource's desired attributes with `lookup`.
+pub(crate) fn resolve(spec: &ResourceSpec, lookup: &dyn Fn(&Reference) -> Option<Json>) -> Resolved {
+    spec.attributes
+        .iter()
+        .map(|(k, v)| (k.clone(), v.resolve(lookup)))
+        .collect()
+}
+
+/// Only the known part of resolved attributes.
+pub(crate) fn known(resolved: &Resolved) -> Attrs {
+    resolved
+        .iter()
+        .filter_map(|(k, v)| v.clone().map(|v| (k.clone(), v)))
+        .collect()
+}
+
+/// Plans every selected desired resource, then deletes for state resources the spec dropped.
+pub(crate) fn plan_changes(
+    graph: &ResourceGraph,
+    selected: &BTreeSet<Address>,
+    orphans: &[Address],
+    state: &StateDocument,
+    live: &HashMap<Address, Live>,
+    kinds: &HashMap<String, Arc<dyn Kind>>,
+) -> Vec<ResourceChange> {
+    let mut planned: HashMap<Address, Planned> = HashMap::new();
+    let mut changes = Vec::new();
+    for spec in graph.resources() {
+        if !selected.contains(&spec.address) {
+            continue;
+        }
+        let lookup = |r: &Reference| -> Option<Json> {
+            match planned.get(&r.address) {
+                Some(p) => match p.action {
+                    Action::Create | Action::Replace => {
+                        p.resolved.get(&r.attribute).cloned().flatten()
+                    }
+                    Action::Update => match p.resolved.get(&r.attribute) {
+                        Some(v) => v.clone(),
+                        None => live_lookup(live, state, r),
+                    },
+                    _ => live_lookup(live, state, r),
+                },
+                None => live_lookup(live, state, r),
+            }
+        };
+        let resolved = resolve(spec, &lookup);
+        let kind = &kinds[&spec.kind];
+        let mut change = diff_one(spec, kind.as_ref(), &resolved, live.get(&spec.address), graph);
+        if change.action == Action::NoOp && state.get(spec.address.as_str()).is_none() {
+            change.action = Action::Adopt;
+        }
+        planned.insert(
+            spec.address.clone(),
+            Planned {
+                action: change.action,
+                resolved: resolved.into_iter().collect(),
+            },
+        );
+        changes.push(change);
+    }
+    changes.sort_by(|a, b| a.address.cmp(&b.address));
+    // Deletes of resources no longer in the spec, dependents first.
+    let mut deletes: Vec<ResourceChange> = orphans
+        .iter()
+        .filter_map(|a| state.get(a.as_str()).map(|s| (a, s)))
+        .map(|(address, s)| ResourceChange {
+            address: address.clone(),
+            kind: s.kind.clone(),
+            action: Action::Delete,
+            id: live.get(address).map(|l| l.id.clone()),
+            fields: live
+                .get(address)
+                .map(|l| {
+                    l.attributes
+                        .iter()
+                        .map(|(k, v)| FieldChange {
+                            name: k.clone(),
+                            before: Some(v.clone()),
+                            after: PlannedValue::Known(Json::Null),
+                            forces_replacement: false,
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
+            dependencies: s.dependencies.iter().map(|d| Address::new(d.clone())).collect(),
+            protected: s.protected,
+        })
+        .collect();
+    order_deletes(&mut deletes);
+    changes.extend(deletes);
+    changes
+}
+
+/// Sorts deletes so that a resource comes before what it depends on.
+pub(crate) fn order_deletes(deletes: &mut Vec<ResourceChange>) {
+    let mut ordered = Vec::with_capacity(deletes.len());
+    let mut remaining: Vec<ResourceChange> = std::mem::take(deletes);
+    while !remaining.is_empty() {
+        let needed: BTreeSet<Address> = remaining
+            .iter()
+            .flat_map(|c| c.dependencies.iter().cloned())
+            .collect();
+        let (ready, rest): (Vec<_>, Vec<_>) = remaining
+            .into_iter()
+            .partition(|c| !needed.contains(&c.address));
+        if ready.is_empty() {
+            // A cycle in recorded dependencies: keep the rest as it is.
+            ordered.extend(rest);
+            break;
+        }
+        ordered.extend(ready);
+        remaining = rest;
+    }
+    *deletes = ordered;
+}
+
+fn diff_one(
+    spec: &ResourceSpec,
+    kind: &dyn Kind,
+    resolved: &Resolved,
+    live: Option<&Live>,
+    graph: &ResourceGraph,
+) -> ResourceChange {
+    let dependencies = graph.dependencies_of(&spec.address);
+    let mut change = ResourceChange {
+        address: spec.address.clone(),
+        kind: spec.kind.clone(),
+        action: Action::NoOp,
+        id: live.map(|l| l.id.clone()),
+        fields: Vec::new(),
+        dependencies,
+        protected: spec.protected,
+    };
+    let Some(live) = live else {
+        change.action = Action::Create;
+        for (name, value) in resolved {
+            change.fields.push(FieldChange {
+                name: name.clone(),
+                before: None,
+                after: value
+                    .clone()
+                    .map(PlannedValue::Known)
+                    .unwrap_or(PlannedValue::Unknown),
+                forces_replacement: false,
+            });
+        }
+        for f in kind.fields().iter().filter(|f| f.update == FieldUpdate::Computed) {
+            if !resolved.iter().any(|(n, _)| n == f.name) {
+                change.fields.push(FieldChange {
+                    name: f.name.to_string(),
+                    before: None,
+                    after: PlannedValue::Unknown,
+                    forces_replacement: false,
+                });
+            }
+        }
+        return change;
+    };
+    let mut replace = false;
+    for field in kind.fields() {
+        if field.update == FieldUpdate::Computed {
+            continue;
+        }
+        let Some((_, desired)) = resolved.iter().find(|(n, _)| n == field.name) else {
+            continue;
+        };
+        let before = live.attributes.get(field.name).cloned().unwrap_or(Json::Null);
+        let differs = match desired {
+            None => true,
+            Some(d) => !same_value(d, &before, field.unordered),
+        };
+        if differs {
+            let forces = field.update == FieldUpdate::Replace;
+            replace |= forces;
+            change.fields.push(FieldChange {
+                name: field.name.to_string(),
+                before: Some(before),
+                after: desired
+                    .clone()
+                    .map(PlannedValue::Known)
+                    .unwrap_or(PlannedValue::Unknown),
+                forces_replacement: forces,
+            });
+        }
+    }
+    change.action = if replace {
+        Action::Replace
+    } else if change.fields.is_empty() {
+        Action::NoOp
+    } else {
+        Action::Update
+    };
+    change
+}

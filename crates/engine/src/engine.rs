@@ -1,0 +1,513 @@
+//! `Engine`: the library's entry point. Plan, apply, drift and destroy one spec.
+
+use crate::apply::{ExecSettings, execute};
+use crate::diff::{order_deletes, plan_changes};
+use crate::graph::ResourceGraph;
+use crate::spec::{SpecErrors, SpecSource};
+use crate::{
+    Action, Address, ApiCalls, ApplyReport, Context, DriftReport, EngineError, Event, FieldChange,
+    Kind, Lane, Live, NullObserver, Observer, Plan, PlanMode, PlannedValue, Provider,
+    ResourceChange, Selection, drift, refresh,
+};
+use engine_state::{Journal, LocalBackend, StateDocument};
+use std::collections::{BTreeSet, HashMap};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Builds an [`Engine`].
+pub struct EngineBuilder {
+    spec_path: Option<PathBuf>,
+    spec: Option<SpecSource>,
+    providers: Vec<Arc<dyn Provider>>,
+    state: Option<LocalBackend>,
+    selection: Selection,
+    targets: Vec<String>,
+    excludes: Vec<String>,
+    parallelism: usize,
+    observer: Arc<dyn Observer>,
+    abort_after_create: Option<Address>,
+    confirm_protected: bool,
+    retry_backoff: Duration,
+}
+
+/// Default number of concurrent steps: matches OpenTofu's default and stays well under EC2's
+/// mutating-call token bucket.
+pub const DEFAULT_PARALLELISM: usize = 10;
+
+impl EngineBuilder {
+    /// Reads the spec from a file.
+    pub fn spec_file(mut self, path: impl Into<PathBuf>) -> Self {
+        self.spec_path = Some(path.into());
+        self
+    }
+
+    /// Uses spec text directly; `file` names it in errors, `name` is the spec name.
+    pub fn spec_str(mut self, file: &str, name: &str, text: &str) -> Self {
+        self.spec = Some(SpecSource::from_text(file, name, text));
+        self
+    }
+
+    /// Registers a provider (e.g. AWS).
+    pub fn provider(mut self, provider: Arc<dyn Provider>) -> Self {
+        self.providers.push(provider);
+        self
+    }
+
+    /// Where state is kept. Default: `.engine/<spec-name>.state.json` beside the spec file.
+    pub fn state(mut self, backend: LocalBackend) -> Self {
+        self.state = Some(backend);
+        self
+    }
+
+    /// Which lanes and feature gates run.
+    pub fn selection(mut self, selection: Selection) -> Self {
+        self.selection = selection;
+        self
+    }
+
+    /// Restricts runs to resources under `prefix` and what they depend on (repeatable).
+    pub fn target(mut self, prefix: impl Into<String>) -> Self {
+        self.targets.push(prefix.into());
+        self
+    }
+
+    /// Leaves out resources under `prefix` and their dependents (repeatable).
+    pub fn exclude(mut self, prefix: impl Into<String>) -> Self {
+        self.excludes.push(prefix.into());
+        self
+    }
+
+    /// How many steps run at once.
+    pub fn parallelism(mut self, n: usize) -> Self {
+        self.parallelism = n.max(1);
+        self
+    }
+
+    /// Receives progress events.
+    pub fn observer(mut self, observer: Arc<dyn Observer>) -> Self {
+        self.observer = observer;
+        self
+    }
+
+    /// Lets destroy delete protected resources.
+    pub fn confirm_protected(mut self, yes: bool) -> Self {
+        self.confirm_protected = yes;
+        self
+    }
+
+    /// First pause before retrying a retryable step error (doubles each time).
+    pub fn retry_backoff(mut self, first: Duration) -> Self {
+        self.retry_backoff = first;
+        self
+    }
+
+    /// Fault injection for crash-recovery tests: the process aborts right after creating the
+    /// resource at `address`, before recording it in state.
+    pub fn abort_after_create(mut self, address: &str) -> Self {
+        self.abort_after_create = Some(Address::new(address));
+        self
+    }
+
+    /// Reads and validates the spec and expands it into the resource graph. Makes no API call.
+    pub fn build(self) -> Result<Engine, EngineError> {
+        let spec = match (self.spec, &self.spec_path) {
+            (Some(spec), _) => spec,
+            (None, Some(path)) => {
+                SpecSource::from_file(path).map_err(|source| EngineError::SpecFile {
+                    path: path.display().to_string(),
+                    source,
+                })?
+            }
+            (None, None) => return Err(EngineError::Builder("no spec given".into())),
+        };
+        let mut sections: Vec<&str> = Vec::new();
+        for p in &self.providers {
+            sections.extend(p.sections());
+        }
+        sections.sort();
+        sections.dedup();
+        spec.check_sections(&sections)?;
+        let globals = spec.globals()?;
+        let lane = Lane::parse(&globals.cloud).ok_or_else(|| {
+            spec.errors(vec![spec.error(
+                &crate::spec::FieldPath::root("globals").key("cloud"),
+                format!("unknown cloud `{}` (expected aws or gcp)", globals.cloud),
+            )])
+        })?;
+        let provider = self
+            .providers
+            .iter()
+            .find(|p| p.lane() == lane.name())
+            .cloned()
+            .ok_or_else(|| {
+                EngineError::Builder(format!("no provider for the `{}` lane", lane.name()))
+            })?;
+        let mut errors = SpecErrors {
+            file: spec.file().to_string(),
+            errors: vec![],
+        };
+        for other in &self.providers {
+            if other.lane() != lane.name() {
+                // Sections of another lane's provider have no business in this spec.
+                for s in other.sections() {
+                    if !provider.sections().contains(s) && spec.text().contains(&format!("[{s}")) {
+                        errors.errors.push(spec.error(
+                            &crate::spec::FieldPath::root(s),
+                            format!("section `{s}` belongs to the {} lane", other.lane()),
+                        ));
+                    }
+                }
+            }
+        }
+        errors.into_result()?;
+        let resources = provider.expand(&spec)?;
+        let graph = ResourceGraph::build(resources).map_err(|messages| {
+            spec.errors(messages.into_iter().map(|m| spec.general_error(m)).collect())
+        })?;
+        let mut kinds: HashMap<String, Arc<dyn Kind>> = HashMap::new();
+        for p in &self.providers {
+            for k in p.kinds() {
+                kinds.insert(k.name().to_string(), k);
+            }
+        }
+        for r in graph.resources() {
+            if !kinds.contains_key(&r.kind) {
+                return Err(EngineError::UnknownKind {
+                    kind: r.kind.clone(),
+                    address: r.address.clone(),
+                });
+            }
+        }
+        let name = spec.name();
+        let state = match self.state {
+            Some(s) => s,
+            None => {
+                let dir = self
+                    .spec_path
+                    .as_ref()
+                    .and_then(|p| p.parent())
+                    .map(|p| p.to_path_buf())
+                    .unwrap_or_else(|| PathBuf::from("."));
+                LocalBackend::new(default_state_path(&dir, &name))
+            }
+        };
+        Ok(Engine {
+            name,
+            lane,
+            spec,
+            graph,
+            provider,
+            kinds,
+            state,
+            selection: self.selection,
+            targets: self.targets,
+            excludes: self.excludes,
+            parallelism: self.parallelism,
+            observer: self.observer,
+            abort_after_create: self.abort_after_create,
+            confirm_protected: self.confirm_protected,
+            retry_backoff: self.retry_backoff,
+        })
+    }
+}
+
+/// The default state path of spec `name` whose file is in `dir`.
+pub fn default_state_path(dir: &std::path::Path, name: &str) -> PathBuf {
+    dir.join(".engine").join(format!("{name}.state.json"))
+}
+
+/// One spec, its providers and its state: plan, apply, drift, destroy.
+pub struct Engine {
+    name: String,
+    lane: Lane,
+    spec: SpecSource,
+    graph: ResourceGraph,
+    provider: Arc<dyn Provider>,
+    kinds: HashMap<String, Arc<dyn Kind>>,
+    state: LocalBackend,
+    selection: Selection,
+    targets: Vec<String>,
+    excludes: Vec<String>,
+    parallelism: usize,
+    observer: Arc<dyn Observer>,
+    abort_after_create: Option<Address>,
+    confirm_protected: bool,
+    retry_backoff: Duration,
+}
+
+impl Engine {
+    /// A builder with defaults: no providers, AWS lane selected, parallelism 10.
+    pub fn builder() -> EngineBuilder {
+        EngineBuilder {
+            spec_path: None,
+            spec: None,
+            providers: Vec::new(),
+            state: None,
+            selection: Selection::default(),
+            targets: Vec::new(),
+            excludes: Vec::new(),
+            parallelism: DEFAULT_PARALLELISM,
+            observer: Arc::new(NullObserver),
+            abort_after_create: None,
+            confirm_protected: false,
+            retry_backoff: Duration::from_millis(500),
+        }
+    }
+
+    /// The spec name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The spec.
+    pub fn spec(&self) -> &SpecSource {
+        &self.spec
+    }
+
+    /// The desired resource graph.
+    pub fn graph(&self) -> &ResourceGraph {
+        &self.graph
+    }
+
+    /// The state backend.
+    pub fn state_backend(&self) -> &LocalBackend {
+        &self.state
+    }
+
+    /// The current state document (empty if never applied).
+    pub fn state_document(&self) -> Result<StateDocument, EngineError> {
+        Ok(self.state.load_or_new(&self.name)?)
+    }
+
+    /// `Some(message)` when this spec's lane is not selected: the run does nothing.
+    pub fn skipped(&self) -> Option<String> {
+        (!self.selection.has_lane(self.lane)).then(|| {
+            format!(
+                "[skip] {} lane not selected (cloud: {}): {}",
+                self.lane.name(),
+                self.selection.lanes_text(),
+                self.spec.file()
+            )
+        })
+    }
+
+    /// Whether the feature gate is on for this run.
+    pub fn feature(&self, name: &str) -> bool {
+        self.selection.has_feature(name)
+    }
+
+    /// API calls made through the provider so far.
+    pub fn api_calls(&self) -> ApiCalls {
+        self.provider.api_calls()
+    }
+
+    fn context(&self) -> Context {
+        Context::new(&self.name, self.observer.clone())
+    }
+
+    fn in_scope(&self, address: &Address) -> bool {
+        (self.targets.is_empty() || self.targets.iter().any(|t| address.matches_prefix(t)))
+            && !self.excludes.iter().any(|e| address.matches_prefix(e))
+    }
+
+    /// Refreshes and diffs: what `apply` would do.
+    pub async fn plan(&self) -> Result<Plan, EngineError> {
+        let state = self.state.load_or_new(&self.name)?;
+        let before = self.provider.api_calls();
+        let selected = self.graph.select(&self.targets, &self.excludes);
+        let orphans: Vec<Address> = state
+            .resources
+            .keys()
+            .map(|a| Address::new(a.clone()))
+            .filter(|a| self.graph.get(a).is_none() && self.in_scope(a))
+            .collect();
+        let wanted: BTreeSet<Address> = selected.iter().chain(orphans.iter()).cloned().collect();
+        self.observer.event(Event::RefreshStarted {
+            count: wanted.len(),
+        });
+        let live =
+            refresh::refresh(&self.context(), &self.kinds, Some(&self.graph), &state, &wanted)
+                .await?;
+        let changes = plan_changes(&self.graph, &selected, &orphans, &state, &live, &self.kinds);
+        Ok(Plan {
+            spec: self.name.clone(),
+            mode: PlanMode::Apply,
+            state_serial: state.serial,
+            state_lineage: state.lineage.clone(),
+            changes,
+            kept: vec![],
+            refreshed: wanted.len(),
+            api_calls: self.provider.api_calls().since(&before),
+            prior: live,
+        })
+    }
+
+    /// What `destroy` would do: every recorded resource in scope deleted, dependents first.
+    /// Protected resources (and what they need) are kept unless confirmed.
+    pub async fn plan_destroy(&self) -> Result<Plan, EngineError> {
+        let state = self.state.load_or_new(&self.name)?;
+        let before = self.provider.api_calls();
+        let scope: BTreeSet<Address> = state
+            .resources
+            .keys()
+            .map(|a| Address::new(a.clone()))
+            .filter(|a| self.in_scope(a))
+            .collect();
+        let mut kept: BTreeSet<Address> = BTreeSet::new();
+        if !self.confirm_protected {
+            let mut stack: Vec<Address> = scope
+                .iter()
+                .filter(|a| state.get(a.as_str()).is_some_and(|s| s.protected))
+                .cloned()
+                .collect();
+            while let Some(a) = stack.pop() {
+                if kept.insert(a.clone())
+                    && let Some(s) = state.get(a.as_str())
+                {
+                    stack.extend(s.dependencies.iter().map(|d| Address::new(d.clone())));
+                }
+            }
+        }
+        let wanted: BTreeSet<Address> = scope.difference(&kept).cloned().collect();
+        self.observer.event(Event::RefreshStarted {
+            count: wanted.len(),
+        });
+        let live =
+            refresh::refresh(&self.context(), &self.kinds, None, &state, &wanted).await?;
+        let mut changes: Vec<ResourceChange> = wanted
+            .iter()
+            .filter_map(|a| state.get(a.as_str()).map(|s| (a, s)))
+            .map(|(a, s)| ResourceChange {
+                address: a.clone(),
+                kind: s.kind.clone(),
+                action: Action::Delete,
+                id: Some(s.id.clone()),
+                fields: live
+                    .get(a)
+                    .map(|l| {
+                        l.attributes
+                            .iter()
+                            .map(|(k, v)| FieldChange {
+                                name: k.clone(),
+                                before: Some(v.clone()),
+                                after: PlannedValue::Known(serde_json::Value::Null),
+                                forces_replacement: false,
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+                dependencies: s
+                    .dependencies
+                    .iter()
+                    .map(|d| Address::new(d.clone()))
+                    .collect(),
+                protected: s.protected,
+            })
+            .collect();
+        order_deletes(&mut changes);
+        Ok(Plan {
+            spec: self.name.clone(),
+            mode: PlanMode::Destroy,
+            state_serial: state.serial,
+            state_lineage: state.lineage.clone(),
+            changes,
+            kept: kept.into_iter().collect(),
+            refreshed: wanted.len(),
+            api_calls: self.provider.api_calls().since(&before),
+            prior: live,
+        })
+    }
+
+    /// Executes `plan` under the state lock. Refuses if the state changed since the plan.
+    pub async fn apply(&self, plan: &Plan) -> Result<ApplyReport, EngineError> {
+        let started = Instant::now();
+        let _lock = self.state.lock(match plan.mode {
+            PlanMode::Apply => "apply",
+            PlanMode::Destroy => "destroy",
+        })?;
+        let mut state = self.state.load_or_new(&self.name)?;
+        if state.serial == 0 {
+            // Never saved: the plan's fresh lineage becomes the state's.
+            state.lineage = plan.state_lineage.clone();
+        }
+        if state.serial != plan.state_serial || state.lineage != plan.state_lineage {
+            return Err(EngineError::StalePlan {
+                planned: plan.state_serial,
+                current: state.serial,
+            });
+        }
+        if plan.mode == PlanMode::Destroy && !self.confirm_protected {
+            let protected: Vec<String> = plan
+                .actions()
+                .filter(|c| c.protected)
+                .map(|c| c.address.to_string())
+                .collect();
+            if !protected.is_empty() {
+                return Err(EngineError::Protected {
+                    addresses: protected,
+                });
+            }
+        }
+        let before = self.provider.api_calls();
+        let journal = Journal::new(self.state.clone(), state);
+        let steps = execute(
+            plan,
+            self.context(),
+            self.kinds.clone(),
+            self.graph.clone(),
+            journal,
+            self.observer.clone(),
+            ExecSettings {
+                parallelism: self.parallelism,
+                max_attempts: 6,
+                first_backoff: self.retry_backoff,
+                abort_after_create: self.abort_after_create.clone(),
+            },
+        )
+        .await;
+        Ok(ApplyReport {
+            steps,
+            api_calls: self.provider.api_calls().since(&before),
+            elapsed: started.elapsed(),
+        })
+    }
+
+    /// Plans and applies in one call (what `engine apply --auto-approve` does).
+    pub async fn plan_and_apply(&self) -> Result<(Plan, ApplyReport), EngineError> {
+        let plan = self.plan().await?;
+        let report = self.apply(&plan).await?;
+        Ok((plan, report))
+    }
+
+    /// Compares live state with what was last applied. Never writes state, never locks.
+    pub async fn drift(&self) -> Result<DriftReport, EngineError> {
+        let state = self.state.load_or_new(&self.name)?;
+        let before = self.provider.api_calls();
+        let scope: BTreeSet<Address> = state
+            .resources
+            .keys()
+            .map(|a| Address::new(a.clone()))
+            .filter(|a| self.in_scope(a))
+            .collect();
+        self.observer.event(Event::RefreshStarted {
+            count: scope.len(),
+        });
+        let live: HashMap<Address, Live> =
+            refresh::refresh(&self.context(), &self.kinds, Some(&self.graph), &state, &scope)
+                .await?;
+        let drifted = drift::compare(&state, &scope, &live, &self.kinds);
+        let not_applied = self
+            .graph
+            .select(&self.targets, &self.excludes)
+            .into_iter()
+            .filter(|a| state.get(a.as_str()).is_none())
+            .collect();
+        Ok(DriftReport {
+            checked: scope.len(),
+            drifted,
+            not_applied,
+            api_calls: self.provider.api_calls().since(&before),
+        })
+    }
+}

@@ -1,0 +1,53 @@
+//! A resource as the spec wants it.
+
+use crate::{Address, Value};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// One desired resource: produced by a provider's expansion of the spec.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResourceSpec {
+    pub address: Address,
+    /// The kind that manages it, e.g. `aws_subnet`.
+    pub kind: String,
+    /// Desired attributes; references to other resources become graph edges.
+    pub attributes: BTreeMap<String, Value>,
+    /// Extra ordering edges that no attribute expresses.
+    pub depends_on: Vec<Address>,
+    /// Refuses destroy unless the run confirms protected resources.
+    pub protected: bool,
+}
+
+impl ResourceSpec {
+    /// A resource of `kind` at `address` with no attributes yet.
+    pub fn new(address: Address, kind: &str) -> Self {
+        ResourceSpec {
+            address,
+            kind: kind.to_string(),
+            attributes: BTreeMap::new(),
+            depends_on: Vec::new(),
+            protected: false,
+        }
+    }
+
+    /// Sets an attribute (builder style).
+    pub fn attr(mut self, name: &str, value: impl Into<Value>) -> Self {
+        self.attributes.insert(name.to_string(), value.into());
+        self
+    }
+
+    /// Adds an ordering dependency (builder style).
+    pub fn after(mut self, address: &Address) -> Self {
+        self.depends_on.push(address.clone());
+        self
+    }
+
+    /// Every address this resource depends on: references and explicit edges.
+    pub fn dependencies(&self) -> BTreeSet<Address> {
+        self.attributes
+            .values()
+            .flat_map(|v| v.references())
+            .map(|r| r.address.clone())
+            .chain(self.depends_on.iter().cloned())
+            .collect()
+    }
+}

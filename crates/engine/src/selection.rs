@@ -1,0 +1,155 @@
+//! Which lanes (clouds) and feature gates a run may touch: decided here and nowhere else.
+
+use std::collections::BTreeSet;
+
+/// A cloud lane.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Lane {
+    Aws,
+    Gcp,
+}
+
+impl Lane {
+    pub const ALL: [Lane; 2] = [Lane::Aws, Lane::Gcp];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Lane::Aws => "aws",
+            Lane::Gcp => "gcp",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Lane> {
+        match name.trim() {
+            "aws" => Some(Lane::Aws),
+            "gcp" => Some(Lane::Gcp),
+            _ => None,
+        }
+    }
+}
+
+/// The lanes and feature gates selected for a run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Selection {
+    lanes: BTreeSet<Lane>,
+    features: BTreeSet<String>,
+}
+
+/// Environment variable read when `--cloud` is not given.
+pub const CLOUD_ENV: &str = "ENGINE_CLOUD";
+/// Feature gates known to the engine and the environment variable that enables each.
+pub const FEATURE_GATES: [(&str, &str); 1] = [("llm-platform", "ENGINE_LLM_PLATFORM_ENABLED")];
+
+impl Default for Selection {
+    fn default() -> Self {
+        Selection {
+            lanes: [Lane::Aws].into(),
+            features: BTreeSet::new(),
+        }
+    }
+}
+
+impl Selection {
+    /// The one decision point: `--cloud` (else `ENGINE_CLOUD`, else `aws`) and `--feature` flags
+    /// (else each gate's environment variable set to `true`). `env` is the environment lookup.
+    pub fn decide(
+        cloud: Option<&str>,
+        features: &[String],
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Selection, String> {
+        let cloud = cloud
+            .map(str::to_string)
+            .or_else(|| env(CLOUD_ENV))
+            .unwrap_or_else(|| "aws".into());
+        let mut lanes = BTreeSet::new();
+        for part in cloud.split(',') {
+            match part.trim() {
+                "all" => lanes.extend(Lane::ALL),
+                other => {
+                    lanes.insert(Lane::parse(other).ok_or_else(|| {
+                        format!("unknown cloud `{other}` (expected aws, gcp, aws,gcp or all)")
+                    })?);
+                }
+            }
+        }
+        let mut selected = BTreeSet::new();
+        for f in features {
+            if !FEATURE_GATES.iter().any(|(name, _)| name == f) {
+                return Err(format!("unknown feature gate `{f}`"));
+            }
+            selected.insert(f.clone());
+        }
+        for (name, var) in FEATURE_GATES {
+            if env(var).is_some_and(|v| v.eq_ignore_ascii_case("true") || v == "1") {
+                selected.insert(name.to_string());
+            }
+        }
+        Ok(Selection {
+            lanes,
+            features: selected,
+        })
+    }
+
+    /// Whether `lane` runs.
+    pub fn has_lane(&self, lane: Lane) -> bool {
+        self.lanes.contains(&lane)
+    }
+
+    /// Whether the feature gate `name` is on.
+    pub fn has_feature(&self, name: &str) -> bool {
+        self.features.contains(name)
+    }
+
+    /// The selected lanes, comma separated.
+    pub fn lanes_text(&self) -> String {
+        self.lanes
+            .iter()
+            .map(|l| l.name())
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn no_env(_: &str) -> Option<String> {
+        None
+    }
+
+    #[test]
+    fn default_is_aws_only() {
+        let s = Selection::decide(None, &[], &no_env).unwrap();
+        assert!(s.has_lane(Lane::Aws) && !s.has_lane(Lane::Gcp));
+        assert!(!s.has_feature("llm-platform"));
+    }
+
+    #[test]
+    fn flag_wins_over_environment_and_all_means_every_lane() {
+        let env = |k: &str| (k == CLOUD_ENV).then(|| "gcp".to_string());
+        let s = Selection::decide(Some("all"), &[], &env).unwrap();
+        assert!(s.has_lane(Lane::Aws) && s.has_lane(Lane::Gcp));
+        let s = Selection::decide(None, &[], &env).unwrap();
+        assert_eq!(s.lanes_text(), "gcp");
+        let s = Selection::decide(Some("aws, gcp"), &[], &no_env).unwrap();
+        assert_eq!(s.lanes_text(), "aws,gcp");
+    }
+
+    #[test]
+    fn gates_from_flag_or_environment() {
+        let env = |k: &str| (k == "ENGINE_LLM_PLATFORM_ENABLED").then(|| "true".to_string());
+        assert!(
+            Selection::decide(None, &[], &env)
+                .unwrap()
+                .has_feature("llm-platform")
+        );
+        assert!(
+            Selection::decide(None, &["llm-platform".into()], &no_env)
+                .unwrap()
+                .has_feature("llm-platform")
+        );
+        assert!(Selection::decide(None, &["nope".into()], &no_env).is_err());
+        assert!(Selection::decide(Some("azure"), &[], &no_env).is_err());
+    }
+}

@@ -1,0 +1,407 @@
+//! Sprig's certificate functions (real X.509 certificates, RSA keys).
+
+use std::rc::Rc;
+
+use base64::Engine as _;
+use rcgen::{
+    BasicConstraints, CertificateParams, DistinguishedName, DnType, ExtendedKeyUsagePurpose, IsCa,
+    Issuer, KeyPair, KeyUsagePurpose, PKCS_RSA_SHA256, RsaKeySize, SanType,
+};
+
+use super::{Func, arity, s, to_i64};
+use crate::objects::CertObj;
+use crate::template::{Exec, FnError};
+use crate::value::Value;
+
+type R = Result<Value, FnError>;
+
+pub(super) static FUNCS: &[(&str, Func)] = &[
+    ("genCA", gen_ca),
+    ("genCAWithKey", gen_ca_with_key),
+    ("genSelfSignedCert", gen_self_signed_cert),
+    ("genSelfSignedCertWithKey", gen_self_signed_cert_with_key),
+    ("genSignedCert", gen_signed_cert),
+    ("genSignedCertWithKey", gen_signed_cert_with_key),
+    ("buildCustomCert", build_custom_cert),
+    ("genPrivateKey", gen_private_key),
+];
+
+fn err(e: impl std::fmt::Display) -> FnError {
+    FnError::Msg(format!("error generating certificate: {e}"))
+}
+
+// ---- tiny DER helpers (PKCS#1 <-> PKCS#8 for RSA keys) -----------------------
+
+fn der_len(n: usize) -> Vec<u8> {
+    if n < 0x80 {
+        vec![n as u8]
+    } else {
+        let bytes: Vec<u8> = n
+            .to_be_bytes()
+            .iter()
+            .copied()
+            .skip_while(|b| *b == 0)
+            .collect();
+        let mut v = vec![0x80 | bytes.len() as u8];
+        v.extend(bytes);
+        v
+    }
+}
+
+fn der_tlv(tag: u8, content: &[u8]) -> Vec<u8> {
+    let mut v = vec![tag];
+    v.extend(der_len(content.len()));
+    v.extend_from_slice(content);
+    v
+}
+
+/// Reads one TLV: (tag, content, rest).
+fn der_read(b: &[u8]) -> Option<(u8, &[u8], &[u8])> {
+    let tag = *b.first()?;
+    let l0 = *b.get(1)? as usize;
+    let (len, hdr) = if l0 < 0x80 {
+        (l0, 2)
+    } else {
+        let n = l0 & 0x7f;
+        let mut len = 0usize;
+        for i in 0..n {
+            len = (len << 8) | *b.get(2 + i)? as usize;
+        }
+        (len, 2 + n)
+    };
+    let content = b.get(hdr..hdr + len)?;
+    Some((tag, content, &b[hdr + len..]))
+}
+
+const RSA_ALG_ID: [u8; 15] = [
+    0x30, 0x0d, 0x06, 0x09, 0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x01, 0x05, 0x00,
+];
+
+fn pkcs1_to_pkcs8(pkcs1: &[u8]) -> Vec<u8> {
+    let mut body = der_tlv(0x02, &[0]);
+    body.extend_from_slice(&RSA_ALG_ID);
+    body.extend(der_tlv(0x04, pkcs1));
+    der_tlv(0x30, &body)
+}
+
+fn pkcs8_to_pkcs1(pkcs8: &[u8]) -> Option<Vec<u8>> {
+    let (_, seq, _) = der_read(pkcs8)?;
+    let (_, _, rest) = der_read(seq)?; // version
+    let (_, _, rest) = der_read(rest)?; // algorithm
+    let (tag, key, _) = der_read(rest)?;
+    (tag == 0x04).then(|| key.to_vec())
+}
+
+fn pem_encode(label: &str, der: &[u8]) -> String {
+    let b64 = base64::engine::general_purpose::STANDARD.encode(der);
+    let mut out = format!("-----BEGIN {label}-----\n");
+    for chunk in b64.as_bytes().chunks(64) {
+        out.push_str(std::str::from_utf8(chunk).unwrap_or(""));
+        out.push('\n');
+    }
+    out.push_str(&format!("-----END {label}-----\n"));
+    out
+}
+
+fn pem_decode(pem: &str) -> Option<(String, Vec<u8>)> {
+    let start = pem.find("-----BEGIN ")?;
+    let rest = &pem[start + 11..];
+    let label_end = rest.find("-----")?;
+    let label = rest[..label_end].to_string();
+    let body_start = label_end + 5;
+    let end = rest.find("-----END ")?;
+    let b64: String = rest[body_start..end]
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .collect();
+    let der = base64::engine::general_purpose::STANDARD.decode(b64).ok()?;
+    Some((label, der))
+}
+
+/// Key algorithm used by genCA / genSignedCert / genSelfSignedCert.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum KeyAlgorithm {
+    /// RSA 2048, as Sprig generates (default).
+    #[default]
+    Rsa2048,
+    /// ECDSA P-256: much faster to generate; keys are PKCS#8 PEM.
+    EcdsaP256,
+}
+
+struct KeyPool {
+    algorithm: KeyAlgorithm,
+    rx: std::sync::mpsc::Receiver<Vec<u8>>,
+    tx: std::sync::mpsc::Sender<Vec<u8>>,
+}
+
+thread_local! {
+    static POOL: std::cell::RefCell<Option<KeyPool>> = const { std::cell::RefCell::new(None) };
+}
+
+fn spawn_rsa(tx: &std::sync::mpsc::Sender<Vec<u8>>) {
+    let tx = tx.clone();
+    std::thread::spawn(move || {
+        if let Ok(k) = KeyPair::generate_rsa_for(&PKCS_RSA_SHA256, RsaKeySize::_2048) {
+            let _ = tx.send(k.serialize_der());
+        }
+    });
+}
+
+/// Configures key generation for the current thread's renders. With RSA,
+/// `prefetch` keys are generated in the background right away (and the
+/// pool is refilled as keys are used), overlapping key generation with
+/// template work.
+pub fn start_key_pool(algorithm: KeyAlgorithm, prefetch: usize) {
+    let (tx, rx) = std::sync::mpsc::channel();
+    if algorithm == KeyAlgorithm::Rsa2048 {
+        for _ in 0..prefetch {
+            spawn_rsa(&tx);
+        }
+    }
+    POOL.with(|p| *p.borrow_mut() = Some(KeyPool { algorithm, rx, tx }));
+}
+
+/// Ends the current thread's key pool (background keys are discarded).
+pub fn stop_key_pool() {
+    POOL.with(|p| *p.borrow_mut() = None);
+}
+
+fn new_rsa_key() -> Result<KeyPair, FnError> {
+    let pooled = POOL.with(|p| {
+        let p = p.borrow();
+        let pool = p.as_ref()?;
+        if pool.algorithm == KeyAlgorithm::EcdsaP256 {
+            return Some(KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).map_err(err));
+        }
+        let der = pool.rx.recv_timeout(std::time::Duration::from_secs(30)).ok()?;
+        spawn_rsa(&pool.tx);
+        let pem = pem_encode("PRIVATE KEY", &der);
+        Some(KeyPair::from_pem_and_sign_algo(&pem, &PKCS_RSA_SHA256).map_err(err))
+    });
+    match pooled {
+        Some(k) => k,
+        None => KeyPair::generate_rsa_for(&PKCS_RSA_SHA256, RsaKeySize::_2048).map_err(err),
+    }
+}
+
+/// PEM of the key in Sprig's format (PKCS#1 for RSA).
+fn key_pem(k: &KeyPair) -> String {
+    let der = k.serialize_der();
+    match pkcs8_to_pkcs1(&der) {
+        Some(p1) => pem_encode("RSA PRIVATE KEY", &p1),
+        None => pem_encode("PRIVATE KEY", &der),
+    }
+}
+
+/// Parses a PEM private key (PKCS#1 RSA, PKCS#8, or EC).
+fn parse_key(pem: &str) -> Result<KeyPair, FnError> {
+    let (label, der) =
+        pem_decode(pem).ok_or_else(|| FnError::Msg("error decoding key PEM".into()))?;
+    let pkcs8 = if label == "RSA PRIVATE KEY" {
+        pkcs1_to_pkcs8(&der)
+    } else {
+        der
+    };
+    let p = pem_encode("PRIVATE KEY", &pkcs8);
+    KeyPair::from_pem_and_sign_algo(&p, &PKCS_RSA_SHA256)
+        .or_else(|_| KeyPair::from_pem(&p))
+        .map_err(|e| FnError::Msg(format!("error parsing private key: {e}")))
+}
+
+fn base_params(cn: &str, days: i64) -> Result<CertificateParams, FnError> {
+    let mut p = CertificateParams::new(Vec::<String>::new()).map_err(err)?;
+    let mut dn = DistinguishedName::new();
+    dn.push(DnType::CommonName, cn);
+    p.distinguished_name = dn;
+    let now = time::OffsetDateTime::now_utc();
+    p.not_before = now;
+    p.not_after = now + time::Duration::hours(24 * days);
+    let mut serial = [0u8; 16];
+    rand::Rng::fill(&mut rand::rng(), &mut serial[..]);
+    serial[0] &= 0x7f;
+    p.serial_number = Some(rcgen::SerialNumber::from_slice(&serial));
+    Ok(p)
+}
+
+fn ca_params(cn: &str, days: i64) -> Result<CertificateParams, FnError> {
+    let mut p = base_params(cn, days)?;
+    p.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    p.key_usages = vec![
+        KeyUsagePurpose::KeyEncipherment,
+        KeyUsagePurpose::DigitalSignature,
+        KeyUsagePurpose::KeyCertSign,
+    ];
+    Ok(p)
+}
+
+fn gen_ca_impl(cn: &str, days: i64, key: KeyPair) -> R {
+    let p = ca_params(cn, days)?;
+    let cert = p.self_signed(&key).map_err(err)?;
+    Ok(Value::Object(Rc::new(CertObj {
+        cert: cert.pem(),
+        key: key_pem(&key),
+    })))
+}
+
+fn gen_ca(_: &mut Exec<'_>, a: &[Value]) -> R {
+    arity("genCA", a, 2)?;
+    gen_ca_impl(&s(&a[0]), to_i64(&a[1]), new_rsa_key()?)
+}
+
+fn gen_ca_with_key(_: &mut Exec<'_>, a: &[Value]) -> R {
+    arity("genCAWithKey", a, 3)?;
+    gen_ca_impl(&s(&a[0]), to_i64(&a[1]), parse_key(&s(&a[2]))?)
+}
+
+fn sans(ips: &Value, dns: &Value) -> Result<Vec<SanType>, FnError> {
+    let mut out = Vec::new();
+    let items = |v: &Value| -> Vec<String> {
+        match v {
+            Value::List(l) => l.iter().map(|x| x.to_go_string()).collect(),
+            Value::Nil => Vec::new(),
+            other => vec![other.to_go_string()],
+        }
+    };
+    for ip in items(ips) {
+        let addr: std::net::IpAddr = ip
+            .parse()
+            .map_err(|_| FnError::Msg(format!("error parsing ip: {ip}")))?;
+        out.push(SanType::IpAddress(addr));
+    }
+    for d in items(dns) {
+        out.push(SanType::DnsName(d.try_into().map_err(err)?));
+    }
+    Ok(out)
+}
+
+fn leaf_params(
+    cn: &str,
+    ips: &Value,
+    dns: &Value,
+    days: i64,
+) -> Result<CertificateParams, FnError> {
+    let mut p = base_params(cn, days)?;
+    p.subject_alt_names = sans(ips, dns)?;
+    p.key_usages = vec![
+        KeyUsagePurpose::KeyEncipherment,
+        KeyUsagePurpose::DigitalSignature,
+    ];
+    p.extended_key_usages = vec![
+        ExtendedKeyUsagePurpose::ServerAuth,
+        ExtendedKeyUsagePurpose::ClientAuth,
+    ];
+    Ok(p)
+}
+
+fn self_signed(a: &[Value], key: KeyPair) -> R {
+    let p = leaf_params(&s(&a[0]), &a[1], &a[2], to_i64(&a[3]))?;
+    let cert = p.self_signed(&key).map_err(err)?;
+    Ok(Value::Object(Rc::new(CertObj {
+        cert: cert.pem(),
+        key: key_pem(&key),
+    })))
+}
+
+fn gen_self_signed_cert(_: &mut Exec<'_>, a: &[Value]) -> R {
+    arity("genSelfSignedCert", a, 4)?;
+    self_signed(a, new_rsa_key()?)
+}
+
+fn gen_self_signed_cert_with_key(_: &mut Exec<'_>, a: &[Value]) -> R {
+    arity("genSelfSignedCertWithKey", a, 5)?;
+    self_signed(a, parse_key(&s(&a[4]))?)
+}
+
+fn ca_parts(v: &Value) -> Result<(String, String), FnError> {
+    match v {
+        Value::Object(o) => match (o.field("Cert"), o.field("Key")) {
+            (Some(c), Some(k)) => Ok((c.to_go_string(), k.to_go_string())),
+            _ => Err(FnError::Msg(
+                "wrong type for value; expected sprig.certificate".into(),
+            )),
+        },
+        Value::Map(m) => {
+            let m = m.borrow();
+            match (m.get("Cert"), m.get("Key")) {
+                (Some(c), Some(k)) => Ok((c.to_go_string(), k.to_go_string())),
+                _ => Err(FnError::Msg(
+                    "wrong type for value; expected sprig.certificate".into(),
+                )),
+            }
+        }
+        other => Err(FnError::Msg(format!(
+            "wrong type for value; expected sprig.certificate; got {}",
+            other.type_name()
+        ))),
+    }
+}
+
+fn signed(a: &[Value], key: KeyPair) -> R {
+    let (ca_cert, ca_key) = ca_parts(&a[4])?;
+    let ca_kp = parse_key(&ca_key)?;
+    let issuer = Issuer::from_ca_cert_pem(&ca_cert, ca_kp)
+        .map_err(|e| FnError::Msg(format!("error parsing CA certificate: {e}")))?;
+    let p = leaf_params(&s(&a[0]), &a[1], &a[2], to_i64(&a[3]))?;
+    let cert = p.signed_by(&key, &issuer).map_err(err)?;
+    Ok(Value::Object(Rc::new(CertObj {
+        cert: cert.pem(),
+        key: key_pem(&key),
+    })))
+}
+
+fn gen_signed_cert(_: &mut Exec<'_>, a: &[Value]) -> R {
+    arity("genSignedCert", a, 5)?;
+    signed(a, new_rsa_key()?)
+}
+
+fn gen_signed_cert_with_key(_: &mut Exec<'_>, a: &[Value]) -> R {
+    arity("genSignedCertWithKey", a, 6)?;
+    signed(a, parse_key(&s(&a[5]))?)
+}
+
+fn build_custom_cert(_: &mut Exec<'_>, a: &[Value]) -> R {
+    arity("buildCustomCert", a, 2)?;
+    let dec = |v: &Value| -> Result<String, FnError> {
+        let b = base64::engine::general_purpose::STANDARD
+            .decode(s(v).as_bytes())
+            .map_err(|e| FnError::Msg(format!("unable to decode base64 certificate: {e}")))?;
+        Ok(String::from_utf8_lossy(&b).into_owned())
+    };
+    let cert = dec(&a[0])?;
+    let key = dec(&a[1])?;
+    if pem_decode(&cert).is_none() {
+        return Err(FnError::Msg("unable to decode certificate".into()));
+    }
+    if pem_decode(&key).is_none() {
+        return Err(FnError::Msg("unable to decode key".into()));
+    }
+    Ok(Value::Object(Rc::new(CertObj { cert, key })))
+}
+
+fn gen_private_key(_: &mut Exec<'_>, a: &[Value]) -> R {
+    arity("genPrivateKey", a, 1)?;
+    let typ = s(&a[0]);
+    let key = match typ.as_str() {
+        "" | "rsa" => new_rsa_key()?,
+        "ecdsa" => KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).map_err(err)?,
+        "ed25519" => KeyPair::generate_for(&rcgen::PKCS_ED25519).map_err(err)?,
+        other => return Ok(Value::str(format!("Unknown type {other}"))),
+    };
+    Ok(Value::str(if typ == "rsa" || typ.is_empty() {
+        key_pem(&key)
+    } else {
+        key.serialize_pem()
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn der_roundtrip() {
+        let inner = vec![0x30, 0x03, 0x02, 0x01, 0x00];
+        let p8 = pkcs1_to_pkcs8(&inner);
+        assert_eq!(pkcs8_to_pkcs1(&p8).unwrap(), inner);
+    }
+}

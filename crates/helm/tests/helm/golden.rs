@@ -1,0 +1,233 @@
+//! Golden tests: `helm template` (reference binary) and this crate render
+//! the same fixture charts with the same inputs; outputs are compared
+//! object by object. Objects random by design (generated certificates)
+//! are compared structurally and their certificates are verified.
+
+use std::path::PathBuf;
+
+use base64::Engine as _;
+use engine_helm::yaml::{Numbers, parse};
+use serde_json::Value as Json;
+
+use super::common::{Inputs, fixture, helm_template, ours, split_stream, values_file};
+
+const NON_IDEMPOTENT: &str = "cilium.io/helm-template-non-idempotent";
+
+fn parse_doc(text: &str) -> Json {
+    parse(text, Numbers::Native)
+        .map(|v| v.to_json())
+        .unwrap_or_else(|e| panic!("invalid YAML document: {e}\n{text}"))
+}
+
+fn is_random(doc: &Json) -> bool {
+    doc.pointer("/metadata/labels")
+        .and_then(|l| l.get(NON_IDEMPOTENT))
+        .is_some()
+}
+
+/// Replaces the values of `data` entries (generated material).
+fn mask(doc: &Json) -> Json {
+    let mut d = doc.clone();
+    if let Some(Json::Object(data)) = d.get_mut("data") {
+        for v in data.values_mut() {
+            *v = Json::String("<random>".into());
+        }
+    }
+    d
+}
+
+fn pem_der(b64: &str) -> Vec<u8> {
+    let pem = base64::engine::general_purpose::STANDARD
+        .decode(b64.trim())
+        .expect("base64 certificate");
+    let pem = String::from_utf8(pem).expect("PEM text");
+    let (_, parsed) = x509_parser::pem::parse_x509_pem(pem.as_bytes()).expect("PEM block");
+    assert_eq!(parsed.label, "CERTIFICATE", "unexpected PEM label");
+    parsed.contents
+}
+
+/// Every `tls.crt` is signed by the chart's generated CA.
+fn verify_certificates(docs: &[(String, Json)]) -> usize {
+    let ca_b64 = docs.iter().find_map(|(_, d)| {
+        d.pointer("/data/ca.crt")
+            .and_then(Json::as_str)
+            .map(str::to_string)
+    });
+    let Some(ca_b64) = ca_b64 else { return 0 };
+    let ca_der = pem_der(&ca_b64);
+    let (_, ca) = x509_parser::parse_x509_certificate(&ca_der).expect("CA certificate");
+    assert!(ca.is_ca(), "generated CA is not a CA certificate");
+    ca.verify_signature(None).expect("CA is self-signed");
+    let mut checked = 0;
+    for (src, d) in docs {
+        if let Some(c) = d.pointer("/data/ca.crt").and_then(Json::as_str) {
+            assert_eq!(pem_der(c), ca_der, "{src}: ca.crt is not the generated CA");
+        }
+        if let Some(crt) = d.pointer("/data/tls.crt").and_then(Json::as_str) {
+            let der = pem_der(crt);
+            let (_, cert) = x509_parser::parse_x509_certificate(&der).expect("leaf certificate");
+            cert.verify_signature(Some(ca.public_key()))
+                .unwrap_or_else(|e| {
+                    panic!("{src}: tls.crt does not chain to the generated CA: {e:?}")
+                });
+            assert!(
+                cert.validity().is_valid(),
+                "{src}: certificate not currently valid"
+            );
+            let key = d
+                .pointer("/data/tls.key")
+                .and_then(Json::as_str)
+                .expect("tls.key present");
+            let key_pem = base64::engine::general_purpose::STANDARD
+                .decode(key)
+                .expect("base64 key");
+            assert!(
+                String::from_utf8_lossy(&key_pem).contains("PRIVATE KEY"),
+                "{src}: tls.key is not a PEM key"
+            );
+            checked += 1;
+        }
+    }
+    checked
+}
+
+fn golden(chart: &str, values: &[&str], sets: &[&str]) {
+    let chart_path: PathBuf = fixture(chart);
+    let inp = Inputs {
+        values: values.iter().map(|v| values_file(v)).collect(),
+        sets: sets.iter().map(|s| s.to_string()).collect(),
+        ..Default::default()
+    };
+    let reference =
+        helm_template(&chart_path, &inp).unwrap_or_else(|e| panic!("helm template failed: {e}"));
+    let mine = ours(&chart_path, &inp).unwrap_or_else(|e| panic!("engine-helm render failed: {e}"));
+    let a = split_stream(&reference);
+    let b = split_stream(&mine);
+    let sources_a: Vec<&str> = a.iter().map(|(s, _)| s.as_str()).collect();
+    let sources_b: Vec<&str> = b.iter().map(|(s, _)| s.as_str()).collect();
+    assert_eq!(
+        sources_a, sources_b,
+        "documents differ in number, source or order"
+    );
+    assert!(!a.is_empty(), "helm rendered no document");
+    let mut random = Vec::new();
+    let mut exact = 0;
+    for ((src, ta), (_, tb)) in a.iter().zip(b.iter()) {
+        let ja = parse_doc(ta);
+        let jb = parse_doc(tb);
+        if is_random(&ja) {
+            assert!(is_random(&jb), "{src}: non-idempotent label missing");
+            assert_eq!(
+                mask(&ja),
+                mask(&jb),
+                "{src}: generated object differs structurally"
+            );
+            random.push((src.clone(), jb));
+            continue;
+        }
+        assert_eq!(ja, jb, "{src}: object differs");
+        assert_eq!(ta, tb, "{src}: text differs");
+        exact += 1;
+    }
+    let verified = verify_certificates(&random);
+    if !random.is_empty() {
+        assert!(
+            verified > 0,
+            "generated secrets found but no certificate verified"
+        );
+    }
+    eprintln!(
+        "{chart} {values:?}: {} documents, {exact} identical, {} generated ({verified} certificates verified)",
+        a.len(),
+        random.len()
+    );
+}
+
+#[test]
+fn flux_operator_defaults() {
+    golden("flux-operator-0.49.0.tgz", &[], &[]);
+}
+
+#[test]
+fn flux_operator_features() {
+    golden(
+        "flux-operator-0.49.0.tgz",
+        &["flux-operator-features.yaml"],
+        &[],
+    );
+}
+
+#[test]
+fn flux_instance_defaults() {
+    golden("flux-instance-0.49.0.tgz", &[], &[]);
+}
+
+#[test]
+fn flux_instance_platform() {
+    golden("flux-instance-0.49.0.tgz", &["flux-instance.yaml"], &[]);
+}
+
+#[test]
+fn flux_instance_platform_with_sets() {
+    golden(
+        "flux-instance-0.49.0.tgz",
+        &["flux-instance.yaml"],
+        &[
+            "instance.cluster.size=large",
+            "instance.sharding.shards[0]=shard1,instance.sharding.shards[1]=shard2",
+        ],
+    );
+}
+
+#[test]
+fn cilium_1_20_defaults() {
+    golden("cilium-1.20.0.tgz", &[], &[]);
+}
+
+#[test]
+fn cilium_1_20_aws() {
+    golden("cilium-1.20.0.tgz", &["cilium-aws.yaml"], &[]);
+}
+
+#[test]
+fn cilium_1_20_gcp() {
+    golden("cilium-1.20.0.tgz", &["cilium-gcp.yaml"], &[]);
+}
+
+#[test]
+fn cilium_1_20_features() {
+    golden("cilium-1.20.0.tgz", &["cilium-features.yaml"], &[]);
+}
+
+#[test]
+fn cilium_1_19_defaults() {
+    golden("cilium-1.19.6.tgz", &[], &[]);
+}
+
+#[test]
+fn cilium_1_19_aws() {
+    golden("cilium-1.19.6.tgz", &["cilium-aws.yaml"], &[]);
+}
+
+#[test]
+fn cilium_1_19_gcp() {
+    golden("cilium-1.19.6.tgz", &["cilium-gcp.yaml"], &[]);
+}
+
+#[test]
+fn cilium_1_19_features() {
+    golden("cilium-1.19.6.tgz", &["cilium-features.yaml"], &[]);
+}
+
+#[test]
+fn cilium_1_20_aws_plus_features_and_sets() {
+    golden(
+        "cilium-1.20.0.tgz",
+        &["cilium-aws.yaml", "cilium-features.yaml"],
+        &[
+            "hubble.relay.replicas=3",
+            "operator.replicas=1",
+            "cluster.name=aws-0",
+        ],
+    );
+}

@@ -1,0 +1,147 @@
+//! The local file backend: `<dir>/<spec>.state.json`, saved atomically.
+
+use crate::{FORMAT_VERSION, RunLock, StateDocument, StateError};
+use std::fs::{self, File};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// A state file on the local disk.
+#[derive(Debug, Clone)]
+pub struct LocalBackend {
+    path: PathBuf,
+}
+
+impl LocalBackend {
+    /// A backend keeping the state at `path` (the file need not exist yet).
+    pub fn new(path: impl Into<PathBuf>) -> Self {
+        LocalBackend { path: path.into() }
+    }
+
+    /// Where the state file is.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Where the lock file is: the state path with `.lock` appended.
+    pub fn lock_path(&self) -> PathBuf {
+        let mut name = self.path.as_os_str().to_owned();
+        name.push(".lock");
+        PathBuf::from(name)
+    }
+
+    /// Loads the state; `None` when the file does not exist yet.
+    pub fn load(&self) -> Result<Option<StateDocument>, StateError> {
+        let text = match fs::read_to_string(&self.path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(source) => {
+                return Err(StateError::Read {
+                    path: self.path.clone(),
+                    source,
+                });
+            }
+        };
+        let doc: StateDocument = serde_json::from_str(&text).map_err(|source| StateError::Parse {
+            path: self.path.clone(),
+            source,
+        })?;
+        if doc.version != FORMAT_VERSION {
+            return Err(StateError::Version {
+                path: self.path.clone(),
+                found: doc.version,
+                expected: FORMAT_VERSION,
+            });
+        }
+        Ok(Some(doc))
+    }
+
+    /// Loads the state of `spec`, or a new empty one; refuses a state made for another spec.
+    pub fn load_or_new(&self, spec: &str) -> Result<StateDocument, StateError> {
+        match self.load()? {
+            Some(doc) if doc.spec != spec => Err(StateError::SpecMismatch {
+                path: self.path.clone(),
+                found: doc.spec,
+                expected: spec.to_string(),
+            }),
+            Some(doc) => Ok(doc),
+            None => Ok(StateDocument::new(spec)),
+        }
+    }
+
+    /// Saves atomically: write a temporary file beside the target, fsync it, rename it over the
+    /// target, fsync the directory. A crash at any point leaves either the old or the new file.
+    pub fn save(&self, doc: &StateDocument) -> Result<(), StateError> {
+        let err = |source| StateError::Write {
+            path: self.path.clone(),
+            source,
+        };
+        let dir = self
+            .path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        fs::create_dir_all(dir).map_err(err)?;
+        let mut tmp_name = self.path.as_os_str().to_owned();
+        tmp_name.push(format!(".tmp.{}", std::process::id()));
+        let tmp = PathBuf::from(tmp_name);
+        let mut text = serde_json::to_vec_pretty(doc).map_err(|e| err(std::io::Error::other(e)))?;
+        text.push(b'\n');
+        {
+            let mut file = File::create(&tmp).map_err(err)?;
+            file.write_all(&text).map_err(err)?;
+            file.sync_all().map_err(err)?;
+        }
+        fs::rename(&tmp, &self.path).map_err(err)?;
+        File::open(dir).and_then(|d| d.sync_all()).map_err(err)?;
+        Ok(())
+    }
+
+    /// Takes the run lock; fails with [`StateError::Locked`] naming the holder if another run has it.
+    pub fn lock(&self, operation: &str) -> Result<RunLock, StateError> {
+        RunLock::acquire(self.lock_path(), operation)
+    }
+
+    /// Removes a lock left by a run that is gone, if its id matches.
+    pub fn force_unlock(&self, id: &str) -> Result<(), StateError> {
+        RunLock::force_remove(&self.lock_path(), id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn missing_file_loads_as_none_and_save_round_trips() {
+        let dir = tempfile::tempdir().unwrap();
+        let backend = LocalBackend::new(dir.path().join("nested/aws.state.json"));
+        assert!(backend.load().unwrap().is_none());
+        let mut doc = StateDocument::new("aws");
+        doc.serial = 7;
+        backend.save(&doc).unwrap();
+        assert_eq!(backend.load().unwrap().unwrap(), doc);
+        let leftovers: Vec<_> = fs::read_dir(dir.path().join("nested"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(leftovers.len(), 1, "no temporary file left: {leftovers:?}");
+    }
+
+    #[test]
+    fn state_of_another_spec_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let backend = LocalBackend::new(dir.path().join("s.json"));
+        backend.save(&StateDocument::new("gcp")).unwrap();
+        let err = backend.load_or_new("aws").unwrap_err();
+        assert!(matches!(err, StateError::SpecMismatch { .. }), "{err}");
+    }
+
+    #[test]
+    fn corrupt_file_is_an_error_naming_the_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.json");
+        fs::write(&path, "{not json").unwrap();
+        let err = LocalBackend::new(&path).load().unwrap_err();
+        assert!(err.to_string().contains("s.json"), "{err}");
+    }
+}

@@ -1,0 +1,66 @@
+//! The journal: the single writer of state during a run. Every completed step is saved at once.
+
+use crate::{LocalBackend, ResourceState, StateDocument, StateError};
+use std::sync::Mutex;
+
+/// Records completed steps into the state document and saves it after each one.
+#[derive(Debug)]
+pub struct Journal {
+    backend: LocalBackend,
+    doc: Mutex<StateDocument>,
+}
+
+impl Journal {
+    /// A journal writing `doc` through `backend`. The caller holds the run lock.
+    pub fn new(backend: LocalBackend, doc: StateDocument) -> Self {
+        Journal {
+            backend,
+            doc: Mutex::new(doc),
+        }
+    }
+
+    /// Records that `address` now is `resource` (or is gone when `None`), then saves.
+    pub fn record(&self, address: &str, resource: Option<ResourceState>) -> Result<(), StateError> {
+        let mut doc = self.doc.lock().unwrap_or_else(|p| p.into_inner());
+        match resource {
+            Some(r) => {
+                doc.resources.insert(address.to_string(), r);
+            }
+            None => {
+                doc.resources.remove(address);
+            }
+        }
+        doc.serial += 1;
+        self.backend.save(&doc)
+    }
+
+    /// A copy of the current document.
+    pub fn snapshot(&self) -> StateDocument {
+        self.doc.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_record_is_on_disk() {
+        let dir = tempfile::tempdir().unwrap();
+        let backend = LocalBackend::new(dir.path().join("aws.state.json"));
+        let journal = Journal::new(backend.clone(), StateDocument::new("aws"));
+        let r = ResourceState {
+            kind: "aws_vpc".into(),
+            id: "vpc-1".into(),
+            attributes: Default::default(),
+            dependencies: vec![],
+            protected: false,
+        };
+        journal.record("a", Some(r)).unwrap();
+        assert_eq!(backend.load().unwrap().unwrap().resources.len(), 1);
+        journal.record("a", None).unwrap();
+        let on_disk = backend.load().unwrap().unwrap();
+        assert!(on_disk.resources.is_empty());
+        assert_eq!(on_disk.serial, 2);
+    }
+}
