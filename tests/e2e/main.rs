@@ -1,1 +1,8 @@
+//! End-to-end tests against real local peers (see testenv/). One test binary, one module per area.
 
+mod cli;
+mod crash;
+mod lock;
+mod network;
+mod spec_errors;
+mod support;

@@ -16,6 +16,15 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let cli = args::Cli::parse();
+    // Long messages (paths, lock ids) stay on one line so they can be copied and searched.
+    let _ = miette::set_hook(Box::new(|_| {
+        Box::new(
+            miette::MietteHandlerOpts::new()
+                .wrap_lines(false)
+                .color(style::Style::stderr().color)
+                .build(),
+        )
+    }));
     init_tracing(cli.verbose);
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,

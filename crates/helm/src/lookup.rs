@@ -5,8 +5,9 @@ use serde_json::Value as Json;
 /// Answers Helm's `lookup apiVersion kind namespace name`.
 ///
 /// `helm template` (offline) answers every lookup with an empty map;
-/// an installer can answer from the live cluster.
-pub trait Lookup {
+/// an installer can answer from the live cluster. Implementations are
+/// shared with the rendering thread, hence `Sync`.
+pub trait Lookup: Sync {
     /// Returns the object (or a `List` object when `name` is empty), or
     /// `None` when it does not exist.
     fn lookup(

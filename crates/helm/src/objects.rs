@@ -268,7 +268,7 @@ impl Object for ApiVersions {
             )));
         }
         let a = args[0].to_go_string();
-        Some(Ok(Value::Bool(self.0.iter().any(|x| *x == a))))
+        Some(Ok(Value::Bool(self.0.contains(&a))))
     }
     fn display(&self) -> String {
         format!("[{}]", self.0.join(" "))

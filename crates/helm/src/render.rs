@@ -367,13 +367,17 @@ struct Renderable {
     base_path: String,
 }
 
+/// Shared inputs of [`collect`].
+struct Globals<'a> {
+    release: &'a Value,
+    caps: &'a Value,
+}
+
 fn collect(
     chart: &Chart,
     parent_path: Option<&str>,
     parent_values: &Value,
-    release: &Value,
-    caps: &Value,
-    set: &mut TemplateSet,
+    g: &Globals<'_>,
     tpls: &mut BTreeMap<String, Renderable>,
     sources: &mut Vec<(String, String)>,
 ) -> Value {
@@ -404,13 +408,13 @@ fn collect(
             files: Rc::new(files),
         })),
     );
-    top.insert("Release".into(), release.clone());
-    top.insert("Capabilities".into(), caps.clone());
+    top.insert("Release".into(), g.release.clone());
+    top.insert("Capabilities".into(), g.caps.clone());
     top.insert("Values".into(), values.clone());
     top.insert("Subcharts".into(), subcharts.clone());
     let top = Value::from(top);
     for sub in &chart.dependencies {
-        let sv = collect(sub, Some(&full), &values, release, caps, set, tpls, sources);
+        let sv = collect(sub, Some(&full), &values, g, tpls, sources);
         if let Value::Map(m) = &subcharts {
             m.borrow_mut().insert(sub.name(), sv);
         }
@@ -586,8 +590,31 @@ fn import_values(chart: &Chart, values: &mut Json) {
     }
 }
 
+/// Stack of the rendering thread: templates may recurse deeply (Helm
+/// allows 1000 nested includes of one template).
+const RENDER_STACK: usize = 256 << 20;
+
 /// Renders `chart` like `helm template`.
+///
+/// Rendering runs on a dedicated thread with a large stack, so deeply
+/// recursive templates end with an error rather than a stack overflow;
+/// a panic while rendering is reported as an error too.
 pub fn render(chart: &Chart, opts: &RenderOptions<'_>) -> Result<Rendered, HelmError> {
+    std::thread::scope(|s| {
+        let handle = std::thread::Builder::new()
+            .name("engine-helm-render".into())
+            .stack_size(RENDER_STACK)
+            .spawn_scoped(s, || render_on_this_thread(chart, opts))
+            .map_err(|e| HelmError::Chart(format!("cannot start the rendering thread: {e}")))?;
+        handle.join().unwrap_or_else(|_| {
+            Err(HelmError::Chart(
+                "internal error: rendering panicked".into(),
+            ))
+        })
+    })
+}
+
+fn render_on_this_thread(chart: &Chart, opts: &RenderOptions<'_>) -> Result<Rendered, HelmError> {
     let (full, normalized, major, minor) = opts
         .capabilities
         .parse_kube_version()
@@ -653,16 +680,11 @@ pub fn render(chart: &Chart, opts: &RenderOptions<'_>) -> Result<Rendered, HelmE
     let mut set = TemplateSet::default();
     let mut tpls = BTreeMap::new();
     let mut sources = Vec::new();
-    collect(
-        &chart,
-        None,
-        &vals,
-        &release,
-        &caps,
-        &mut set,
-        &mut tpls,
-        &mut sources,
-    );
+    let globals = Globals {
+        release: &release,
+        caps: &caps,
+    };
+    collect(&chart, None, &vals, &globals, &mut tpls, &mut sources);
     let mut names: Vec<String> = tpls.keys().cloned().collect();
     sort_templates(&mut names);
     let src_map: BTreeMap<String, String> = sources.into_iter().collect();
@@ -673,9 +695,12 @@ pub fn render(chart: &Chart, opts: &RenderOptions<'_>) -> Result<Rendered, HelmE
 
     // Certificate-generating charts: start generating keys in the
     // background while templates execute.
-    let wants_keys = src_map
-        .values()
-        .any(|t| t.contains("genCA") || t.contains("genSignedCert") || t.contains("genSelfSignedCert") || t.contains("genPrivateKey"));
+    let wants_keys = src_map.values().any(|t| {
+        t.contains("genCA")
+            || t.contains("genSignedCert")
+            || t.contains("genSelfSignedCert")
+            || t.contains("genPrivateKey")
+    });
     struct PoolGuard;
     impl Drop for PoolGuard {
         fn drop(&mut self) {

@@ -79,15 +79,23 @@ fn display(v: &Json) -> String {
 }
 
 fn num_text(f: f64) -> String {
-    if f.fract() == 0.0 && f.abs() < 1e15 { format!("{}", f as i64) } else { format!("{f}") }
+    if f.fract() == 0.0 && f.abs() < 1e15 {
+        format!("{}", f as i64)
+    } else {
+        format!("{f}")
+    }
 }
 
 fn json_eq(a: &Json, b: &Json) -> bool {
     match (a, b) {
         (Json::Number(x), Json::Number(y)) => x.as_f64() == y.as_f64(),
-        (Json::Array(x), Json::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(p, q)| json_eq(p, q)),
+        (Json::Array(x), Json::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| json_eq(p, q))
+        }
         (Json::Object(x), Json::Object(y)) => {
-            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| json_eq(v, w)))
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| json_eq(v, w)))
         }
         _ => a == b,
     }
@@ -97,11 +105,17 @@ fn escape_ptr(s: &str) -> String {
     s.replace('~', "~0").replace('/', "~1")
 }
 
-const TYPE_ORDER: [&str; 7] = ["null", "boolean", "number", "integer", "string", "array", "object"];
+const TYPE_ORDER: [&str; 7] = [
+    "null", "boolean", "number", "integer", "string", "array", "object",
+];
 
 impl<'a> Validator<'a> {
     fn err(loc: &str, message: String) -> SchemaError {
-        SchemaError { location: loc.to_string(), message, causes: Vec::new() }
+        SchemaError {
+            location: loc.to_string(),
+            message,
+            causes: Vec::new(),
+        }
     }
 
     fn resolve(&self, r: &str) -> Option<&'a Json> {
@@ -119,7 +133,11 @@ impl<'a> Validator<'a> {
         match errs.len() {
             0 => None,
             1 => errs.pop(),
-            _ => Some(SchemaError { location: loc.to_string(), message: "validation failed".into(), causes: errs }),
+            _ => Some(SchemaError {
+                location: loc.to_string(),
+                message: "validation failed".into(),
+                causes: errs,
+            }),
         }
     }
 
@@ -141,8 +159,15 @@ impl<'a> Validator<'a> {
                 let got = type_of(v);
                 let ok = want.contains(&got) || (want.contains(&"integer") && is_integer(v));
                 if !ok {
-                    let ordered: Vec<&str> = TYPE_ORDER.iter().copied().filter(|t| want.contains(t)).collect();
-                    return vec![Self::err(loc, format!("got {got}, want {}", ordered.join(" or ")))];
+                    let ordered: Vec<&str> = TYPE_ORDER
+                        .iter()
+                        .copied()
+                        .filter(|t| want.contains(t))
+                        .collect();
+                    return vec![Self::err(
+                        loc,
+                        format!("got {got}, want {}", ordered.join(" or ")),
+                    )];
                 }
             }
         }
@@ -158,23 +183,27 @@ impl<'a> Validator<'a> {
         if let Some(Json::Array(opts)) = s.get("enum")
             && !opts.iter().any(|o| json_eq(v, o))
         {
-            let primitive = opts.iter().all(|o| !matches!(o, Json::Array(_) | Json::Object(_)));
+            let primitive = opts
+                .iter()
+                .all(|o| !matches!(o, Json::Array(_) | Json::Object(_)));
             let msg = if !primitive {
                 "'enum' failed".to_string()
             } else if opts.len() == 1 {
                 format!("value must be {}", display(&opts[0]))
             } else {
-                format!("value must be one of {}", opts.iter().map(display).collect::<Vec<_>>().join(", "))
+                format!(
+                    "value must be one of {}",
+                    opts.iter().map(display).collect::<Vec<_>>().join(", ")
+                )
             };
             return vec![Self::err(loc, msg)];
         }
         let mut errs = Vec::new();
         if let Some(Json::String(r)) = s.get("$ref")
             && let Some(target) = self.resolve(r)
+            && let Some(e) = self.validate_one(target, v, loc)
         {
-            if let Some(e) = self.validate_one(target, v, loc) {
-                errs.push(e);
-            }
+            errs.push(e);
         }
         match v {
             Json::Object(obj) => self.object(s, obj, loc, &mut errs),
@@ -189,9 +218,16 @@ impl<'a> Validator<'a> {
             errs.push(Self::err(loc, "'not' failed".into()));
         }
         if let Some(Json::Array(all)) = s.get("allOf") {
-            let causes: Vec<SchemaError> = all.iter().filter_map(|x| self.validate_one(x, v, loc)).collect();
+            let causes: Vec<SchemaError> = all
+                .iter()
+                .filter_map(|x| self.validate_one(x, v, loc))
+                .collect();
             if !causes.is_empty() {
-                errs.push(SchemaError { location: loc.into(), message: "'allOf' failed".into(), causes });
+                errs.push(SchemaError {
+                    location: loc.into(),
+                    message: "'allOf' failed".into(),
+                    causes,
+                });
             }
         }
         if let Some(Json::Array(any)) = s.get("anyOf") {
@@ -207,7 +243,11 @@ impl<'a> Validator<'a> {
                 }
             }
             if !matched {
-                errs.push(SchemaError { location: loc.into(), message: "'anyOf' failed".into(), causes });
+                errs.push(SchemaError {
+                    location: loc.into(),
+                    message: "'anyOf' failed".into(),
+                    causes,
+                });
             }
         }
         if let Some(Json::Array(one)) = s.get("oneOf") {
@@ -220,16 +260,27 @@ impl<'a> Validator<'a> {
                 }
             }
             if matched.is_empty() {
-                errs.push(SchemaError { location: loc.into(), message: "'oneOf' failed, none matched".into(), causes });
+                errs.push(SchemaError {
+                    location: loc.into(),
+                    message: "'oneOf' failed, none matched".into(),
+                    causes,
+                });
             } else if matched.len() > 1 {
                 errs.push(Self::err(
                     loc,
-                    format!("'oneOf' failed, subschemas {}, {} matched", matched[0], matched[1]),
+                    format!(
+                        "'oneOf' failed, subschemas {}, {} matched",
+                        matched[0], matched[1]
+                    ),
                 ));
             }
         }
         if let Some(cond) = s.get("if") {
-            let branch = if self.validate(cond, v, loc).is_empty() { s.get("then") } else { s.get("else") };
+            let branch = if self.validate(cond, v, loc).is_empty() {
+                s.get("then")
+            } else {
+                s.get("else")
+            };
             if let Some(b) = branch
                 && let Some(e) = self.validate_one(b, v, loc)
             {
@@ -239,25 +290,48 @@ impl<'a> Validator<'a> {
         errs
     }
 
-    fn object(&self, s: &serde_json::Map<String, Json>, obj: &serde_json::Map<String, Json>, loc: &str, errs: &mut Vec<SchemaError>) {
+    fn object(
+        &self,
+        s: &serde_json::Map<String, Json>,
+        obj: &serde_json::Map<String, Json>,
+        loc: &str,
+        errs: &mut Vec<SchemaError>,
+    ) {
         if let Some(n) = s.get("maxProperties").and_then(Json::as_u64)
             && obj.len() as u64 > n
         {
-            errs.push(Self::err(loc, format!("maxProperties: got {}, want {n}", obj.len())));
+            errs.push(Self::err(
+                loc,
+                format!("maxProperties: got {}, want {n}", obj.len()),
+            ));
         }
         if let Some(n) = s.get("minProperties").and_then(Json::as_u64)
             && (obj.len() as u64) < n
         {
-            errs.push(Self::err(loc, format!("minProperties: got {}, want {n}", obj.len())));
+            errs.push(Self::err(
+                loc,
+                format!("minProperties: got {}, want {n}", obj.len()),
+            ));
         }
         if let Some(Json::Array(req)) = s.get("required") {
-            let missing: Vec<&str> = req.iter().filter_map(Json::as_str).filter(|k| !obj.contains_key(*k)).collect();
+            let missing: Vec<&str> = req
+                .iter()
+                .filter_map(Json::as_str)
+                .filter(|k| !obj.contains_key(*k))
+                .collect();
             match missing.len() {
                 0 => {}
                 1 => errs.push(Self::err(loc, format!("missing property '{}'", missing[0]))),
                 _ => errs.push(Self::err(
                     loc,
-                    format!("missing properties {}", missing.iter().map(|m| format!("'{m}'")).collect::<Vec<_>>().join(", ")),
+                    format!(
+                        "missing properties {}",
+                        missing
+                            .iter()
+                            .map(|m| format!("'{m}'"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
                 )),
             }
         }
@@ -265,7 +339,11 @@ impl<'a> Validator<'a> {
         let pattern_props: Vec<(regex::Regex, &Json)> = s
             .get("patternProperties")
             .and_then(Json::as_object)
-            .map(|m| m.iter().filter_map(|(p, sch)| regex::Regex::new(p).ok().map(|r| (r, sch))).collect())
+            .map(|m| {
+                m.iter()
+                    .filter_map(|(p, sch)| regex::Regex::new(p).ok().map(|r| (r, sch)))
+                    .collect()
+            })
             .unwrap_or_default();
         let mut keys: Vec<&String> = obj.keys().collect();
         keys.sort();
@@ -307,20 +385,35 @@ impl<'a> Validator<'a> {
         }
         if !additional.is_empty() {
             let list: Vec<String> = additional.iter().map(|a| format!("'{a}'")).collect();
-            errs.push(Self::err(loc, format!("additional properties {} not allowed", list.join(", "))));
+            errs.push(Self::err(
+                loc,
+                format!("additional properties {} not allowed", list.join(", ")),
+            ));
         }
     }
 
-    fn array(&self, s: &serde_json::Map<String, Json>, arr: &[Json], loc: &str, errs: &mut Vec<SchemaError>) {
+    fn array(
+        &self,
+        s: &serde_json::Map<String, Json>,
+        arr: &[Json],
+        loc: &str,
+        errs: &mut Vec<SchemaError>,
+    ) {
         if let Some(n) = s.get("maxItems").and_then(Json::as_u64)
             && arr.len() as u64 > n
         {
-            errs.push(Self::err(loc, format!("maxItems: got {}, want {n}", arr.len())));
+            errs.push(Self::err(
+                loc,
+                format!("maxItems: got {}, want {n}", arr.len()),
+            ));
         }
         if let Some(n) = s.get("minItems").and_then(Json::as_u64)
             && (arr.len() as u64) < n
         {
-            errs.push(Self::err(loc, format!("minItems: got {}, want {n}", arr.len())));
+            errs.push(Self::err(
+                loc,
+                format!("minItems: got {}, want {n}", arr.len()),
+            ));
         }
         if s.get("uniqueItems") == Some(&Json::Bool(true)) {
             'outer: for i in 0..arr.len() {
@@ -351,7 +444,13 @@ impl<'a> Validator<'a> {
         }
     }
 
-    fn string(&self, s: &serde_json::Map<String, Json>, st: &str, loc: &str, errs: &mut Vec<SchemaError>) {
+    fn string(
+        &self,
+        s: &serde_json::Map<String, Json>,
+        st: &str,
+        loc: &str,
+        errs: &mut Vec<SchemaError>,
+    ) {
         let len = st.chars().count() as u64;
         if let Some(n) = s.get("maxLength").and_then(Json::as_u64)
             && len > n
@@ -367,37 +466,69 @@ impl<'a> Validator<'a> {
             && let Ok(re) = regex::Regex::new(p)
             && !re.is_match(st)
         {
-            errs.push(Self::err(loc, format!("'{st}' does not match pattern '{p}'")));
+            errs.push(Self::err(
+                loc,
+                format!("'{st}' does not match pattern '{p}'"),
+            ));
         }
     }
 
-    fn number(&self, s: &serde_json::Map<String, Json>, n: f64, loc: &str, errs: &mut Vec<SchemaError>) {
+    fn number(
+        &self,
+        s: &serde_json::Map<String, Json>,
+        n: f64,
+        loc: &str,
+        errs: &mut Vec<SchemaError>,
+    ) {
         let f = |k: &str| s.get(k).and_then(Json::as_f64);
         if let Some(m) = f("minimum")
             && n < m
         {
-            errs.push(Self::err(loc, format!("minimum: got {}, want {}", num_text(n), num_text(m))));
+            errs.push(Self::err(
+                loc,
+                format!("minimum: got {}, want {}", num_text(n), num_text(m)),
+            ));
         }
         if let Some(m) = f("maximum")
             && n > m
         {
-            errs.push(Self::err(loc, format!("maximum: got {}, want {}", num_text(n), num_text(m))));
+            errs.push(Self::err(
+                loc,
+                format!("maximum: got {}, want {}", num_text(n), num_text(m)),
+            ));
         }
         if let Some(m) = f("exclusiveMinimum")
             && n <= m
         {
-            errs.push(Self::err(loc, format!("exclusiveMinimum: got {}, want {}", num_text(n), num_text(m))));
+            errs.push(Self::err(
+                loc,
+                format!(
+                    "exclusiveMinimum: got {}, want {}",
+                    num_text(n),
+                    num_text(m)
+                ),
+            ));
         }
         if let Some(m) = f("exclusiveMaximum")
             && n >= m
         {
-            errs.push(Self::err(loc, format!("exclusiveMaximum: got {}, want {}", num_text(n), num_text(m))));
+            errs.push(Self::err(
+                loc,
+                format!(
+                    "exclusiveMaximum: got {}, want {}",
+                    num_text(n),
+                    num_text(m)
+                ),
+            ));
         }
         if let Some(m) = f("multipleOf")
             && m != 0.0
             && (n / m).fract() != 0.0
         {
-            errs.push(Self::err(loc, format!("multipleOf: got {}, want {}", num_text(n), num_text(m))));
+            errs.push(Self::err(
+                loc,
+                format!("multipleOf: got {}, want {}", num_text(n), num_text(m)),
+            ));
         }
     }
 }
@@ -420,11 +551,21 @@ mod tests {
             },
             "definitions": {"s": {"type": "string"}}
         });
-        let out = validate(&schema, &json!({"replicas": 0.0, "mode": "c", "port": "x", "ref": 1})).unwrap();
+        let out = validate(
+            &schema,
+            &json!({"replicas": 0.0, "mode": "c", "port": "x", "ref": 1}),
+        )
+        .unwrap();
         assert_eq!(
             out,
             "- at '': missing property 'name'\n- at '/mode': value must be one of 'a', 'b'\n- at '/port': 'anyOf' failed\n  - at '/port': got string, want integer\n  - at '/port': got string, want null\n- at '/ref': got number, want string\n- at '/replicas': minimum: got 0, want 1"
         );
-        assert!(validate(&schema, &json!({"name": "x", "replicas": 2.0, "port": null})).is_none());
+        assert!(
+            validate(
+                &schema,
+                &json!({"name": "x", "replicas": 2.0, "port": null})
+            )
+            .is_none()
+        );
     }
 }

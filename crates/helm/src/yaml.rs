@@ -650,11 +650,9 @@ fn analyze(value: &str) -> Analysis {
                         block_indicators = true;
                     }
                 }
-                '-' => {
-                    if followed_by_ws {
-                        flow_indicators = true;
-                        block_indicators = true;
-                    }
+                '-' if followed_by_ws => {
+                    flow_indicators = true;
+                    block_indicators = true;
                 }
                 _ => {}
             }
@@ -667,11 +665,9 @@ fn analyze(value: &str) -> Analysis {
                         block_indicators = true;
                     }
                 }
-                '#' => {
-                    if preceded_by_ws {
-                        flow_indicators = true;
-                        block_indicators = true;
-                    }
+                '#' if preceded_by_ws => {
+                    flow_indicators = true;
+                    block_indicators = true;
                 }
                 _ => {}
             }

@@ -69,6 +69,18 @@ impl RunLock {
                 Ok(RunLock { path, holder })
             }
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                if let Some(stale) = read_holder(&path).filter(|h| h.host == holder.host && !process_alive(h.pid)) {
+                    // The holder ran on this machine and is gone (killed): its lock protects
+                    // nothing. Take it over, once.
+                    tracing::warn!(
+                        path = %path.display(),
+                        holder = %stale,
+                        "taking over a lock whose process is gone"
+                    );
+                    if fs::remove_file(&path).is_ok() {
+                        return Self::acquire(path, operation);
+                    }
+                }
                 let holder = read_holder(&path).unwrap_or(LockHolder {
                     id: "unknown".into(),
                     pid: 0,
@@ -106,6 +118,19 @@ impl RunLock {
     }
 }
 
+/// Whether a process with `pid` runs on this machine. Only answers "no" where it can know
+/// (Linux's /proc); elsewhere every holder is assumed alive.
+fn process_alive(pid: u32) -> bool {
+    let proc_root = Path::new("/proc/self");
+    if !proc_root.exists() {
+        return true;
+    }
+    if pid == std::process::id() {
+        return true;
+    }
+    Path::new(&format!("/proc/{pid}")).exists()
+}
+
 fn read_holder(path: &Path) -> Option<LockHolder> {
     let text = fs::read_to_string(path).ok()?;
     serde_json::from_str(&text).ok()
@@ -140,6 +165,25 @@ mod tests {
         assert!(err.to_string().contains("force-unlock"));
         drop(first);
         backend.lock("apply").expect("lock free again after drop");
+    }
+
+    #[test]
+    fn a_lock_left_by_a_dead_process_on_this_host_is_taken_over() {
+        let dir = tempfile::tempdir().unwrap();
+        let backend = LocalBackend::new(dir.path().join("aws.state.json"));
+        let held = backend.lock("apply").unwrap();
+        let mut holder = held.holder().clone();
+        std::mem::forget(held);
+        // Rewrite the holder as a process that cannot exist.
+        holder.pid = u32::MAX - 1;
+        fs::write(backend.lock_path(), serde_json::to_vec(&holder).unwrap()).unwrap();
+        let taken = backend.lock("apply").expect("stale lock taken over");
+        assert_eq!(taken.holder().pid, std::process::id());
+        // A holder on another host is never presumed dead.
+        holder.host = "elsewhere".into();
+        drop(taken);
+        fs::write(backend.lock_path(), serde_json::to_vec(&holder).unwrap()).unwrap();
+        assert!(matches!(backend.lock("apply"), Err(StateError::Locked { .. })));
     }
 
     #[test]

@@ -30,6 +30,15 @@ fn strings(attrs: &Attrs, name: &str) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// Deleted or being deleted. AWS documents capitalised states but answers in lower case; accept
+/// both.
+fn gone(state: Option<&State>) -> bool {
+    state.is_some_and(|s| {
+        let s = s.as_str();
+        s.eq_ignore_ascii_case("deleted") || s.eq_ignore_ascii_case("deleting")
+    })
+}
+
 fn to_live(e: &aws_sdk_ec2::types::VpcEndpoint) -> Live {
     let mut tables: Vec<&str> = e.route_table_ids().iter().map(String::as_str).collect();
     tables.sort();
@@ -62,7 +71,7 @@ impl VpcEndpoint {
             .map_err(|e| api_error("ec2:DescribeVpcEndpoints", e))?;
         Ok(eps
             .iter()
-            .filter(|e| !matches!(e.state(), Some(State::Deleted | State::Deleting)))
+            .filter(|e| !gone(e.state()))
             .map(to_live)
             .collect())
     }
@@ -74,7 +83,7 @@ impl VpcEndpoint {
             Ok(out) => Ok(out
                 .vpc_endpoints()
                 .iter()
-                .find(|e| !matches!(e.state(), Some(State::Deleted | State::Deleting)))
+                .find(|e| !gone(e.state()))
                 .map(to_live)),
             Err(e) if has_code(&e, "InvalidVpcEndpointId.NotFound") => Ok(None),
             Err(e) => Err(api_error("ec2:DescribeVpcEndpoints", e)),

@@ -72,17 +72,14 @@ pub struct SpecErrors {
 impl fmt::Display for SpecErrors {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let n = self.errors.len();
+        // The errors themselves are the diagnostic's related items (`errors` for library users).
         write!(
             f,
             "invalid spec {}: {} error{}",
             self.file,
             n,
             if n == 1 { "" } else { "s" }
-        )?;
-        for e in &self.errors {
-            write!(f, "\n  {e}")?;
-        }
-        Ok(())
+        )
     }
 }
 
@@ -95,6 +92,15 @@ impl Diagnostic for SpecErrors {
 }
 
 impl SpecErrors {
+    /// Every error on its own line, `file:line:column: field: message`.
+    pub fn details(&self) -> String {
+        self.errors
+            .iter()
+            .map(|e| e.to_string())
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
     /// Adds the errors of `other`.
     pub fn extend(&mut self, other: SpecErrors) {
         self.errors.extend(other.errors);

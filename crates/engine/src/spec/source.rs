@@ -333,7 +333,7 @@ cidrs = ["10.0.0.0/20", "10.0.16.0/20"]
         assert_eq!(err.errors[0].line, 2, "{err}");
         let s = SpecSource::from_text("aws.toml", "aws", format!("{SPEC}\n[netwrok]\nx = 1\n"));
         let err = s.check_sections(&["network"]).unwrap_err();
-        assert!(err.to_string().contains("unknown section `netwrok`"), "{err}");
+        assert!(err.details().contains("unknown section `netwrok`"), "{err}");
         assert_eq!(err.errors[0].line, 14, "{err}");
     }
 }

@@ -26,6 +26,79 @@ pub(super) static FUNCS: &[(&str, Func)] = &[
     ("genPrivateKey", gen_private_key),
 ];
 
+/// A certificate signing key: aws-lc for RSA, pure Rust for P-256 (its
+/// deterministic signatures need no random generator, which keeps the
+/// fast path free of aws-lc's entropy initialisation).
+enum Signer {
+    Aws(KeyPair),
+    P256 {
+        key: p256::ecdsa::SigningKey,
+        public: Vec<u8>,
+    },
+}
+
+impl Signer {
+    fn new_p256() -> Result<Signer, FnError> {
+        loop {
+            let mut bytes = [0u8; 32];
+            rand::Rng::fill(&mut rand::rng(), &mut bytes[..]);
+            if let Ok(secret) = p256::SecretKey::from_slice(&bytes) {
+                return Ok(Signer::from_p256(p256::ecdsa::SigningKey::from(secret)));
+            }
+        }
+    }
+
+    fn from_p256(key: p256::ecdsa::SigningKey) -> Signer {
+        let public = key
+            .verifying_key()
+            .to_encoded_point(false)
+            .as_bytes()
+            .to_vec();
+        Signer::P256 { key, public }
+    }
+
+    fn key_pem(&self) -> String {
+        match self {
+            Signer::Aws(k) => key_pem(k),
+            Signer::P256 { key, .. } => {
+                use p256::pkcs8::EncodePrivateKey as _;
+                match p256::SecretKey::from(key.as_nonzero_scalar()).to_pkcs8_der() {
+                    Ok(doc) => pem_encode("PRIVATE KEY", doc.as_bytes()),
+                    Err(_) => String::new(),
+                }
+            }
+        }
+    }
+}
+
+impl rcgen::PublicKeyData for Signer {
+    fn der_bytes(&self) -> &[u8] {
+        match self {
+            Signer::Aws(k) => k.der_bytes(),
+            Signer::P256 { public, .. } => public,
+        }
+    }
+    fn algorithm(&self) -> &'static rcgen::SignatureAlgorithm {
+        match self {
+            Signer::Aws(k) => k.algorithm(),
+            Signer::P256 { .. } => &rcgen::PKCS_ECDSA_P256_SHA256,
+        }
+    }
+}
+
+impl rcgen::SigningKey for Signer {
+    fn sign(&self, msg: &[u8]) -> Result<Vec<u8>, rcgen::Error> {
+        match self {
+            Signer::Aws(k) => k.sign(msg),
+            Signer::P256 { key, .. } => {
+                use p256::ecdsa::signature::Signer as _;
+                let sig: p256::ecdsa::Signature = key.sign(msg);
+                Ok(sig.to_der().as_bytes().to_vec())
+            }
+        }
+    }
+}
+
 fn err(e: impl std::fmt::Display) -> FnError {
     FnError::Msg(format!("error generating certificate: {e}"))
 }
@@ -87,7 +160,10 @@ fn pkcs1_to_pkcs8(pkcs1: &[u8]) -> Vec<u8> {
 fn pkcs8_to_pkcs1(pkcs8: &[u8]) -> Option<Vec<u8>> {
     let (_, seq, _) = der_read(pkcs8)?;
     let (_, _, rest) = der_read(seq)?; // version
-    let (_, _, rest) = der_read(rest)?; // algorithm
+    let (_, alg, rest) = der_read(rest)?; // algorithm
+    if !alg.starts_with(&RSA_ALG_ID[2..13]) {
+        return None;
+    }
     let (tag, key, _) = der_read(rest)?;
     (tag == 0x04).then(|| key.to_vec())
 }
@@ -166,21 +242,30 @@ pub fn stop_key_pool() {
     POOL.with(|p| *p.borrow_mut() = None);
 }
 
-fn new_rsa_key() -> Result<KeyPair, FnError> {
+fn new_key() -> Result<Signer, FnError> {
     let pooled = POOL.with(|p| {
         let p = p.borrow();
         let pool = p.as_ref()?;
         if pool.algorithm == KeyAlgorithm::EcdsaP256 {
-            return Some(KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).map_err(err));
+            return Some(Signer::new_p256());
         }
-        let der = pool.rx.recv_timeout(std::time::Duration::from_secs(30)).ok()?;
+        let der = pool
+            .rx
+            .recv_timeout(std::time::Duration::from_secs(30))
+            .ok()?;
         spawn_rsa(&pool.tx);
         let pem = pem_encode("PRIVATE KEY", &der);
-        Some(KeyPair::from_pem_and_sign_algo(&pem, &PKCS_RSA_SHA256).map_err(err))
+        Some(
+            KeyPair::from_pem_and_sign_algo(&pem, &PKCS_RSA_SHA256)
+                .map(Signer::Aws)
+                .map_err(err),
+        )
     });
     match pooled {
         Some(k) => k,
-        None => KeyPair::generate_rsa_for(&PKCS_RSA_SHA256, RsaKeySize::_2048).map_err(err),
+        None => KeyPair::generate_rsa_for(&PKCS_RSA_SHA256, RsaKeySize::_2048)
+            .map(Signer::Aws)
+            .map_err(err),
     }
 }
 
@@ -194,18 +279,37 @@ fn key_pem(k: &KeyPair) -> String {
 }
 
 /// Parses a PEM private key (PKCS#1 RSA, PKCS#8, or EC).
-fn parse_key(pem: &str) -> Result<KeyPair, FnError> {
+const EC_PUBLIC_KEY_OID: [u8; 9] = [0x06, 0x07, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x02, 0x01];
+
+/// Parses a PEM private key (PKCS#1 RSA, PKCS#8 RSA or P-256, SEC1 P-256).
+fn parse_key(pem: &str) -> Result<Signer, FnError> {
     let (label, der) =
         pem_decode(pem).ok_or_else(|| FnError::Msg("error decoding key PEM".into()))?;
+    let bad = |e: String| FnError::Msg(format!("error parsing private key: {e}"));
+    if label == "EC PRIVATE KEY" {
+        let secret = p256::SecretKey::from_sec1_der(&der).map_err(|e| bad(e.to_string()))?;
+        return Ok(Signer::from_p256(p256::ecdsa::SigningKey::from(secret)));
+    }
     let pkcs8 = if label == "RSA PRIVATE KEY" {
         pkcs1_to_pkcs8(&der)
     } else {
         der
     };
+    let is_ec = pkcs8
+        .windows(EC_PUBLIC_KEY_OID.len())
+        .take(32)
+        .any(|w| w == EC_PUBLIC_KEY_OID);
+    if is_ec {
+        use p256::pkcs8::DecodePrivateKey as _;
+        let key =
+            p256::ecdsa::SigningKey::from_pkcs8_der(&pkcs8).map_err(|e| bad(e.to_string()))?;
+        return Ok(Signer::from_p256(key));
+    }
     let p = pem_encode("PRIVATE KEY", &pkcs8);
     KeyPair::from_pem_and_sign_algo(&p, &PKCS_RSA_SHA256)
         .or_else(|_| KeyPair::from_pem(&p))
-        .map_err(|e| FnError::Msg(format!("error parsing private key: {e}")))
+        .map(Signer::Aws)
+        .map_err(|e| bad(e.to_string()))
 }
 
 fn base_params(cn: &str, days: i64) -> Result<CertificateParams, FnError> {
@@ -234,18 +338,18 @@ fn ca_params(cn: &str, days: i64) -> Result<CertificateParams, FnError> {
     Ok(p)
 }
 
-fn gen_ca_impl(cn: &str, days: i64, key: KeyPair) -> R {
+fn gen_ca_impl(cn: &str, days: i64, key: Signer) -> R {
     let p = ca_params(cn, days)?;
     let cert = p.self_signed(&key).map_err(err)?;
     Ok(Value::Object(Rc::new(CertObj {
         cert: cert.pem(),
-        key: key_pem(&key),
+        key: key.key_pem(),
     })))
 }
 
 fn gen_ca(_: &mut Exec<'_>, a: &[Value]) -> R {
     arity("genCA", a, 2)?;
-    gen_ca_impl(&s(&a[0]), to_i64(&a[1]), new_rsa_key()?)
+    gen_ca_impl(&s(&a[0]), to_i64(&a[1]), new_key()?)
 }
 
 fn gen_ca_with_key(_: &mut Exec<'_>, a: &[Value]) -> R {
@@ -293,18 +397,18 @@ fn leaf_params(
     Ok(p)
 }
 
-fn self_signed(a: &[Value], key: KeyPair) -> R {
+fn self_signed(a: &[Value], key: Signer) -> R {
     let p = leaf_params(&s(&a[0]), &a[1], &a[2], to_i64(&a[3]))?;
     let cert = p.self_signed(&key).map_err(err)?;
     Ok(Value::Object(Rc::new(CertObj {
         cert: cert.pem(),
-        key: key_pem(&key),
+        key: key.key_pem(),
     })))
 }
 
 fn gen_self_signed_cert(_: &mut Exec<'_>, a: &[Value]) -> R {
     arity("genSelfSignedCert", a, 4)?;
-    self_signed(a, new_rsa_key()?)
+    self_signed(a, new_key()?)
 }
 
 fn gen_self_signed_cert_with_key(_: &mut Exec<'_>, a: &[Value]) -> R {
@@ -336,7 +440,7 @@ fn ca_parts(v: &Value) -> Result<(String, String), FnError> {
     }
 }
 
-fn signed(a: &[Value], key: KeyPair) -> R {
+fn signed(a: &[Value], key: Signer) -> R {
     let (ca_cert, ca_key) = ca_parts(&a[4])?;
     let ca_kp = parse_key(&ca_key)?;
     let issuer = Issuer::from_ca_cert_pem(&ca_cert, ca_kp)
@@ -345,13 +449,13 @@ fn signed(a: &[Value], key: KeyPair) -> R {
     let cert = p.signed_by(&key, &issuer).map_err(err)?;
     Ok(Value::Object(Rc::new(CertObj {
         cert: cert.pem(),
-        key: key_pem(&key),
+        key: key.key_pem(),
     })))
 }
 
 fn gen_signed_cert(_: &mut Exec<'_>, a: &[Value]) -> R {
     arity("genSignedCert", a, 5)?;
-    signed(a, new_rsa_key()?)
+    signed(a, new_key()?)
 }
 
 fn gen_signed_cert_with_key(_: &mut Exec<'_>, a: &[Value]) -> R {
@@ -381,22 +485,92 @@ fn build_custom_cert(_: &mut Exec<'_>, a: &[Value]) -> R {
 fn gen_private_key(_: &mut Exec<'_>, a: &[Value]) -> R {
     arity("genPrivateKey", a, 1)?;
     let typ = s(&a[0]);
-    let key = match typ.as_str() {
-        "" | "rsa" => new_rsa_key()?,
-        "ecdsa" => KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).map_err(err)?,
-        "ed25519" => KeyPair::generate_for(&rcgen::PKCS_ED25519).map_err(err)?,
+    let pem = match typ.as_str() {
+        "" | "rsa" => {
+            let rsa_pool = POOL.with(|p| {
+                p.borrow()
+                    .as_ref()
+                    .is_some_and(|p| p.algorithm == KeyAlgorithm::Rsa2048)
+            });
+            let key = if rsa_pool {
+                new_key()?
+            } else {
+                Signer::Aws(
+                    KeyPair::generate_rsa_for(&PKCS_RSA_SHA256, RsaKeySize::_2048).map_err(err)?,
+                )
+            };
+            key.key_pem()
+        }
+        "ecdsa" => {
+            let mut bytes = [0u8; 32];
+            let secret = loop {
+                rand::Rng::fill(&mut rand::rng(), &mut bytes[..]);
+                if let Ok(k) = p256::SecretKey::from_slice(&bytes) {
+                    break k;
+                }
+            };
+            let der = secret.to_sec1_der().map_err(err)?;
+            pem_encode("EC PRIVATE KEY", &der)
+        }
+        "ed25519" => KeyPair::generate_for(&rcgen::PKCS_ED25519)
+            .map_err(err)?
+            .serialize_pem(),
         other => return Ok(Value::str(format!("Unknown type {other}"))),
     };
-    Ok(Value::str(if typ == "rsa" || typ.is_empty() {
-        key_pem(&key)
-    } else {
-        key.serialize_pem()
-    }))
+    Ok(Value::str(pem))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn chain_ok(algorithm: KeyAlgorithm) {
+        use crate::lookup::NoLookup;
+        use crate::template::TemplateSet;
+        start_key_pool(algorithm, 1);
+        let set = TemplateSet::default();
+        let mut e = Exec::new(&set, &NoLookup);
+        let ca = gen_ca(&mut e, &[Value::str("Test CA"), Value::Int(365)]).unwrap();
+        let leaf = gen_signed_cert(
+            &mut e,
+            &[
+                Value::str("leaf"),
+                Value::from(vec![Value::str("10.0.0.1")]),
+                Value::from(vec![Value::str("a.example.com")]),
+                Value::Int(30),
+                ca.clone(),
+            ],
+        )
+        .unwrap();
+        stop_key_pool();
+        let der = |v: &Value| {
+            let pem = v.to_plain().get("Cert").unwrap().to_go_string();
+            pem_decode(&pem).unwrap().1
+        };
+        let (ca_der, leaf_der) = (der(&ca), der(&leaf));
+        let (_, ca_cert) = x509_parser::parse_x509_certificate(&ca_der).unwrap();
+        let (_, leaf_cert) = x509_parser::parse_x509_certificate(&leaf_der).unwrap();
+        assert!(ca_cert.is_ca());
+        ca_cert.verify_signature(None).unwrap();
+        leaf_cert
+            .verify_signature(Some(ca_cert.public_key()))
+            .unwrap();
+        let key = leaf.to_plain().get("Key").unwrap().to_go_string();
+        let want = if algorithm == KeyAlgorithm::Rsa2048 {
+            "RSA PRIVATE KEY"
+        } else {
+            "PRIVATE KEY"
+        };
+        assert_eq!(pem_decode(&key).unwrap().0, want);
+        // keys round-trip through the parser (used for CA keys)
+        parse_key(&key).unwrap();
+    }
+
+    #[test]
+    fn certificates_chain_to_the_ca() {
+        chain_ok(KeyAlgorithm::EcdsaP256);
+        chain_ok(KeyAlgorithm::Rsa2048);
+    }
 
     #[test]
     fn der_roundtrip() {

@@ -134,11 +134,7 @@ fn fmt_float(f: f64, verb: char, spec: &Spec) -> String {
     }
     if f.is_infinite() {
         return if f > 0.0 {
-            if spec.plus {
-                "+Inf".into()
-            } else {
-                "+Inf".into()
-            }
+            "+Inf".into()
         } else {
             "-Inf".into()
         };

@@ -169,7 +169,7 @@ fn go_json_error(s: &str, e: &serde_json::Error) -> String {
         .map(str::len)
         .sum();
     let idx = line_start + e.column().saturating_sub(1);
-    match s[idx.min(s.len())..].chars().next() {
+    match s.get(idx..).and_then(|r| r.chars().next()) {
         Some(c) if e.to_string().starts_with("expected value") => {
             format!("invalid character '{c}' looking for beginning of value")
         }

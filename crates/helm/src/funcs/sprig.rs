@@ -539,7 +539,7 @@ fn kebabcase(_: &mut Exec<'_>, a: &[Value]) -> R {
 fn camelcase(_: &mut Exec<'_>, a: &[Value]) -> R {
     let v = s1("camelcase", a)?;
     let mut out = String::new();
-    for part in v.split(|c: char| c == '_' || c == ' ' || c == '-') {
+    for part in v.split(['_', ' ', '-']) {
         let mut cs = part.chars();
         if let Some(f) = cs.next() {
             out.extend(f.to_uppercase());
@@ -1143,12 +1143,9 @@ pub(crate) fn mergo(dst: &crate::value::MapRef, src: &crate::value::MapRef, over
         .collect();
     for (k, sv) in entries {
         let dv = dst.borrow().get(&k).cloned();
-        match (&dv, &sv) {
-            (Some(Value::Map(dm)), Value::Map(sm)) => {
-                mergo(dm, sm, overwrite);
-                continue;
-            }
-            _ => {}
+        if let (Some(Value::Map(dm)), Value::Map(sm)) = (&dv, &sv) {
+            mergo(dm, sm, overwrite);
+            continue;
         }
         let set = match &dv {
             None => true,
@@ -1401,16 +1398,13 @@ fn regex_find(_: &mut Exec<'_>, a: &[Value]) -> R {
 fn regex_replace_all(_: &mut Exec<'_>, a: &[Value]) -> R {
     arity("regexReplaceAll", a, 3)?;
     let r = re(&s(&a[0]))?;
-    Ok(Value::str(
-        r.replace_all(&s(&a[1]), s(&a[2]).as_str()).into_owned(),
-    ))
+    Ok(Value::str(r.replace_all(&s(&a[1]), s(&a[2]).as_str())))
 }
 fn regex_replace_all_literal(_: &mut Exec<'_>, a: &[Value]) -> R {
     arity("regexReplaceAllLiteral", a, 3)?;
     let r = re(&s(&a[0]))?;
     Ok(Value::str(
-        r.replace_all(&s(&a[1]), regex::NoExpand(&s(&a[2])))
-            .into_owned(),
+        r.replace_all(&s(&a[1]), regex::NoExpand(&s(&a[2]))),
     ))
 }
 fn regex_split(_: &mut Exec<'_>, a: &[Value]) -> R {

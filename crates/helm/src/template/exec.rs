@@ -37,7 +37,7 @@ enum Flow {
     Continue,
 }
 
-const MAX_DEPTH: usize = 10_000;
+const MAX_DEPTH: usize = 5_000;
 const MAX_INCLUDE: usize = 1000;
 
 /// Executes templates of a set.

@@ -118,12 +118,15 @@ enum Tok {
     Continue,
 }
 
+/// Templates defined in a file, by name.
+pub type Defines = HashMap<String, Rc<Tree>>;
+
 /// Parses a template file: its main tree plus the `define`d templates.
 pub fn parse(
     name: &str,
     src: &str,
     extra_funcs: &dyn Fn(&str) -> bool,
-) -> Result<(Rc<Tree>, HashMap<String, Rc<Tree>>), TemplateError> {
+) -> Result<(Rc<Tree>, Defines), TemplateError> {
     let source: Rc<str> = Rc::from(src);
     let parse_name: Rc<str> = Rc::from(name);
     let mut p = Parser {
@@ -618,7 +621,7 @@ impl<'a> Parser<'a> {
                 return Ok(Arg::Field(pos, fields));
             }
             Tok::Var(v) => {
-                if !self.vars.iter().any(|x| *x == v) {
+                if !self.vars.contains(&v) {
                     return Err(self.err_at(p, &format!("undefined variable \"{v}\"")));
                 }
                 let mut fields = Vec::new();

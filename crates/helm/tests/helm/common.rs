@@ -71,6 +71,8 @@ pub struct Inputs {
     pub api_versions: Vec<String>,
     pub release: Option<String>,
     pub namespace: Option<String>,
+    /// Generate ECDSA instead of RSA keys (this crate only).
+    pub ecdsa_keys: bool,
 }
 
 impl Inputs {
@@ -133,6 +135,9 @@ pub fn ours(chart: &Path, inp: &Inputs) -> Result<String, String> {
     let user = values::user_values(&files, &inp.sets).map_err(|e| e.to_string())?;
     let mut opts = RenderOptions::new(inp.release(), inp.namespace(), user, &NoLookup);
     opts.capabilities = Capabilities::with(inp.kube_version.as_deref(), &inp.api_versions);
+    if inp.ecdsa_keys {
+        opts.key_algorithm = engine_helm::funcs::KeyAlgorithm::EcdsaP256;
+    }
     render(&c, &opts)
         .map(|r| r.manifest_text())
         .map_err(|e| e.to_string())

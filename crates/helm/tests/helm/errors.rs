@@ -135,3 +135,33 @@ fn error_messages_match_helm() {
         failures.join("\n")
     );
 }
+
+#[test]
+fn runaway_recursion_is_an_error() {
+    for (template, expected) in [
+        (
+            "{{- define \"r\" }}{{ include \"r\" . }}{{ end }}a: {{ include \"r\" . }}\n",
+            "rendering template has a nested reference name: r",
+        ),
+        (
+            "{{- define \"t\" }}{{ template \"t\" . }}{{ end }}a: {{ template \"t\" . }}\n",
+            "exceeded maximum template depth",
+        ),
+    ] {
+        let c = Case {
+            name: "recursion",
+            template,
+            values: "",
+            schema: None,
+        };
+        let dir = chart(&c);
+        let root = dir.path().join("e");
+        helm_template(&root, &Inputs::default()).expect_err("helm fails too");
+        let err = ours(&root, &Inputs::default()).expect_err("recursion must fail");
+        assert!(
+            err.contains(expected),
+            "unexpected error: {}",
+            &err[err.len().saturating_sub(300)..]
+        );
+    }
+}

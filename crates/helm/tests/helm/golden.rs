@@ -92,6 +92,10 @@ fn verify_certificates(docs: &[(String, Json)]) -> usize {
 }
 
 fn golden(chart: &str, values: &[&str], sets: &[&str]) {
+    golden_with(chart, values, sets, false);
+}
+
+fn golden_with(chart: &str, values: &[&str], sets: &[&str], ecdsa_keys: bool) {
     let chart_path: PathBuf = fixture(chart);
     let inp = Inputs {
         values: values.iter().map(|v| values_file(v)).collect(),
@@ -100,7 +104,14 @@ fn golden(chart: &str, values: &[&str], sets: &[&str]) {
     };
     let reference =
         helm_template(&chart_path, &inp).unwrap_or_else(|e| panic!("helm template failed: {e}"));
-    let mine = ours(&chart_path, &inp).unwrap_or_else(|e| panic!("engine-helm render failed: {e}"));
+    let mine = ours(
+        &chart_path,
+        &Inputs {
+            ecdsa_keys,
+            ..inp.clone()
+        },
+    )
+    .unwrap_or_else(|e| panic!("engine-helm render failed: {e}"));
     let a = split_stream(&reference);
     let b = split_stream(&mine);
     let sources_a: Vec<&str> = a.iter().map(|(s, _)| s.as_str()).collect();
@@ -220,6 +231,11 @@ fn cilium_1_19_features() {
 }
 
 #[test]
+fn cilium_1_20_features_with_ecdsa_keys() {
+    golden_with("cilium-1.20.0.tgz", &["cilium-features.yaml"], &[], true);
+}
+
+#[test]
 fn cilium_1_20_aws_plus_features_and_sets() {
     golden(
         "cilium-1.20.0.tgz",
@@ -230,4 +246,90 @@ fn cilium_1_20_aws_plus_features_and_sets() {
             "cluster.name=aws-0",
         ],
     );
+}
+
+/// The whole values of each fixture chart through toYaml / toJson /
+/// toPrettyJson / toToml-free paths: a large corpus for the YAML reader
+/// (YAML 1.1 scalars) and writer (quoting, folding, key order).
+#[test]
+fn fixture_values_serialisation() {
+    for name in [
+        "cilium-1.20.0.tgz",
+        "cilium-1.19.6.tgz",
+        "flux-operator-0.49.0.tgz",
+        "flux-instance-0.49.0.tgz",
+    ] {
+        let chart = engine_helm::Chart::load_tgz(fixture(name)).expect("load fixture");
+        let values_yaml = chart
+            .files
+            .iter()
+            .find(|f| f.name == "values.yaml")
+            .map(|f| String::from_utf8_lossy(&f.data).into_owned());
+        // values.yaml is not kept in `files`; re-read it from the archive.
+        let values_yaml =
+            values_yaml.unwrap_or_else(|| read_from_tgz(&fixture(name), "values.yaml"));
+        let templates = vec![
+            (
+                "yaml.yaml".to_string(),
+                "v: |2+\n{{ toYaml .Values | indent 2 }}\n".to_string(),
+            ),
+            (
+                "json.yaml".to_string(),
+                "v: |2+\n{{ toJson .Values | indent 2 }}\n".to_string(),
+            ),
+            (
+                "pretty.yaml".to_string(),
+                "v: |2+\n{{ toPrettyJson .Values | indent 2 }}\n".to_string(),
+            ),
+            (
+                "raw.yaml".to_string(),
+                "v: |2+\n{{ toRawJson .Values | indent 2 }}\n".to_string(),
+            ),
+            (
+                "print.yaml".to_string(),
+                "v: |2+\n{{ printf \"%v\" .Values | indent 2 }}\n".to_string(),
+            ),
+        ];
+        let dir = super::common::temp_chart("values", &values_yaml, &templates);
+        let root = dir.path().join("values");
+        let h = helm_template(&root, &Inputs::default())
+            .unwrap_or_else(|e| panic!("{name}: helm failed: {e}"));
+        let o = ours(&root, &Inputs::default())
+            .unwrap_or_else(|e| panic!("{name}: engine-helm failed: {e}"));
+        for ((src, a), (_, b)) in split_stream(&h).iter().zip(split_stream(&o).iter()) {
+            if a != b {
+                let line = a
+                    .lines()
+                    .zip(b.lines())
+                    .position(|(x, y)| x != y)
+                    .unwrap_or(0);
+                panic!(
+                    "{name} {src}: differs at line {}\n  helm: {:?}\n  ours: {:?}",
+                    line + 1,
+                    a.lines().nth(line),
+                    b.lines().nth(line)
+                );
+            }
+        }
+        eprintln!(
+            "{name}: values serialisation identical ({} bytes of YAML)",
+            values_yaml.len()
+        );
+    }
+}
+
+fn read_from_tgz(path: &std::path::Path, file: &str) -> String {
+    use std::io::Read as _;
+    let f = std::fs::File::open(path).expect("open");
+    let mut ar = tar::Archive::new(flate2::read::GzDecoder::new(f));
+    for e in ar.entries().expect("entries") {
+        let mut e = e.expect("entry");
+        let p = e.path().expect("path").to_string_lossy().into_owned();
+        if p.split_once('/').map(|(_, r)| r) == Some(file) {
+            let mut s = String::new();
+            e.read_to_string(&mut s).expect("read");
+            return s;
+        }
+    }
+    panic!("{file} not found in {}", path.display());
 }

@@ -1,0 +1,949 @@
+//! The `[openbao]` spec section and its expansion into resources under `aws.openbao.config`.
+//!
+//! ```toml
+//! [openbao.init]
+//! secret_prefix = "openbao/aws-0"          # <prefix>/root-token, <prefix>/recovery-keys
+//!
+//! [openbao.mounts.platform]
+//! type = "kv-v2"
+//! description = "platform secrets"
+//! [openbao.mounts.pki_private_issuer]
+//! type = "pki"
+//! max_lease_ttl = "5y"
+//!
+//! [openbao.policies]
+//! dir = "openbao/policies"                 # every *.hcl file; the name is the file stem
+//! files = { snapshot = "extra/snapshot.hcl" }
+//! inline = { reader = 'path "platform/*" { capabilities = ["read"] }' }
+//!
+//! [openbao.pki]
+//! mount = "pki_private_issuer"
+//! bundle_secret = "openbao/pki/intermediate-aws"
+//! certificate_file = "pki/intermediate-aws.crt"   # optional: detects a swapped issuer
+//! [openbao.pki.roles.ogenki]
+//! allowed_domains = ["priv.cloud.example.com"]
+//! allow_subdomains = true
+//! ttl = "30d"
+//! max_ttl = "90d"
+//!
+//! [openbao.userpass.users.admin]
+//! policies = ["admin"]
+//!
+//! [openbao.jwt."jwt/aws-0"]
+//! oidc_discovery_url = "https://oidc.eks.eu-west-3.amazonaws.com/id/ABC"
+//! bound_issuer = "https://oidc.eks.eu-west-3.amazonaws.com/id/ABC"
+//! [openbao.jwt."jwt/aws-0".roles.cert-manager]
+//! bound_audiences = ["openbao"]
+//! bound_subject = "system:serviceaccount:cert-manager:cert-manager"
+//! token_policies = ["cert-manager"]
+//! token_ttl = 600
+//! token_max_ttl = 1200
+//! ```
+//!
+//! Durations are seconds (integer) or text such as `600s`, `12h`, `30d`, `1h30m`, `5y`
+//! (y = 365 d). Files are read by [`OpenBaoConfig::load_files`] relative to the spec's directory,
+//! so [`expand`] itself is pure.
+
+use super::shared::check_path;
+use engine::{Address, ResourceSpec, Value};
+use serde::Deserialize;
+use serde_json::Value as Json;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// Where the expanded resources live.
+pub const STAGE: &str = "aws.openbao.config";
+
+/// A duration in seconds, written as an integer or as text (`30d`, `12h`, `1h30m`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Ttl(pub i64);
+
+impl Ttl {
+    /// Parses `600`, `600s`, `10m`, `12h`, `30d`, `5y`, `1h30m`.
+    pub fn parse(text: &str) -> Result<Ttl, String> {
+        let text = text.trim();
+        if let Ok(n) = text.parse::<i64>() {
+            return if n >= 0 {
+                Ok(Ttl(n))
+            } else {
+                Err(format!("`{text}`: a duration cannot be negative"))
+            };
+        }
+        let mut total: i64 = 0;
+        let mut number = String::new();
+        let mut any = false;
+        for c in text.chars() {
+            if c.is_ascii_digit() {
+                number.push(c);
+                continue;
+            }
+            let unit = match c {
+                's' => 1,
+                'm' => 60,
+                'h' => 3600,
+                'd' => 86400,
+                'y' => 365 * 86400,
+                _ => return Err(format!("`{text}`: unknown duration unit `{c}` (use s, m, h, d, y)")),
+            };
+            let n: i64 = number
+                .parse()
+                .map_err(|_| format!("`{text}`: expected a number before `{c}`"))?;
+            total = n
+                .checked_mul(unit)
+                .and_then(|v| total.checked_add(v))
+                .ok_or_else(|| format!("`{text}`: too long"))?;
+            number.clear();
+            any = true;
+        }
+        if !number.is_empty() || !any {
+            return Err(format!("`{text}`: expected a duration such as 600s, 12h or 30d"));
+        }
+        Ok(Ttl(total))
+    }
+}
+
+impl<'de> Deserialize<'de> for Ttl {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = Ttl;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a duration: seconds, or text such as \"12h\" or \"30d\"")
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Ttl, E> {
+                if v < 0 {
+                    return Err(E::custom("a duration cannot be negative"));
+                }
+                Ok(Ttl(v))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Ttl, E> {
+                i64::try_from(v)
+                    .map(Ttl)
+                    .map_err(|_| E::custom("duration too long"))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Ttl, E> {
+                Ttl::parse(v).map_err(E::custom)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// The `[openbao]` section.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OpenBaoConfig {
+    /// Initialise the server (omit for a server initialised elsewhere).
+    #[serde(default)]
+    pub init: Option<InitConfig>,
+    /// Secrets engines by path.
+    #[serde(default)]
+    pub mounts: BTreeMap<String, MountConfig>,
+    #[serde(default)]
+    pub policies: PoliciesConfig,
+    #[serde(default)]
+    pub pki: Option<PkiConfig>,
+    #[serde(default)]
+    pub userpass: Option<UserpassConfig>,
+    /// JWT auth mounts by path (e.g. `jwt/aws-0`).
+    #[serde(default)]
+    pub jwt: BTreeMap<String, JwtMountConfig>,
+    /// File contents read by `load_files`, by path as written.
+    #[serde(skip)]
+    files: BTreeMap<PathBuf, String>,
+    /// Policies found in `policies.dir` by `load_files`.
+    #[serde(skip)]
+    dir_policies: BTreeMap<String, String>,
+}
+
+/// `[openbao.init]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InitConfig {
+    /// Name prefix of the credentials in the secret store.
+    pub secret_prefix: String,
+    /// Recovery (auto-unseal) or unseal (Shamir) key shares.
+    #[serde(default = "one")]
+    pub shares: i64,
+    #[serde(default = "one")]
+    pub threshold: i64,
+}
+
+fn one() -> i64 {
+    1
+}
+
+/// A secrets engine.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MountConfig {
+    /// `kv-v2`, `kv`, `pki`, `transit`, ...
+    #[serde(rename = "type")]
+    pub kind: String,
+    #[serde(default)]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub default_lease_ttl: Option<Ttl>,
+    #[serde(default)]
+    pub max_lease_ttl: Option<Ttl>,
+    /// Engine options (kv-v2 sets `version = "2"` itself).
+    #[serde(default)]
+    pub options: BTreeMap<String, String>,
+}
+
+/// `[openbao.policies]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PoliciesConfig {
+    /// A directory whose `*.hcl` files are policies named by their stem.
+    #[serde(default)]
+    pub dir: Option<PathBuf>,
+    /// Policies by name, from files.
+    #[serde(default)]
+    pub files: BTreeMap<String, PathBuf>,
+    /// Policies by name, as text.
+    #[serde(default)]
+    pub inline: BTreeMap<String, String>,
+}
+
+/// `[openbao.pki]`: the imported intermediate and the roles of the PKI mount.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PkiConfig {
+    #[serde(default = "default_pki_mount")]
+    pub mount: String,
+    /// Name of the intermediate's PEM bundle (certificate, key, root) in the secret store.
+    pub bundle_secret: String,
+    #[serde(default = "default_issuer_name")]
+    pub issuer_name: String,
+    /// The intermediate's certificate (public), to detect a swapped default issuer.
+    #[serde(default)]
+    pub certificate_file: Option<PathBuf>,
+    #[serde(default)]
+    pub roles: BTreeMap<String, PkiRoleConfig>,
+}
+
+fn default_pki_mount() -> String {
+    "pki_private_issuer".into()
+}
+
+fn default_issuer_name() -> String {
+    "intermediate".into()
+}
+
+/// A PKI role (the platform's: `ogenki`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PkiRoleConfig {
+    pub allowed_domains: Vec<String>,
+    #[serde(default = "yes")]
+    pub allow_subdomains: bool,
+    #[serde(default)]
+    pub allow_bare_domains: bool,
+    #[serde(default)]
+    pub allow_glob_domains: bool,
+    #[serde(default)]
+    pub allow_any_name: bool,
+    #[serde(default)]
+    pub allow_localhost: bool,
+    #[serde(default)]
+    pub allow_ip_sans: bool,
+    #[serde(default = "yes")]
+    pub enforce_hostnames: bool,
+    #[serde(default = "yes")]
+    pub server_flag: bool,
+    #[serde(default = "yes")]
+    pub client_flag: bool,
+    #[serde(default = "default_key_type")]
+    pub key_type: String,
+    #[serde(default = "default_key_bits")]
+    pub key_bits: i64,
+    #[serde(default = "default_role_ttl")]
+    pub ttl: Ttl,
+    #[serde(default = "default_role_max_ttl")]
+    pub max_ttl: Ttl,
+    #[serde(default = "default_issuer_ref")]
+    pub issuer_ref: String,
+}
+
+fn yes() -> bool {
+    true
+}
+fn default_key_type() -> String {
+    "ec".into()
+}
+fn default_key_bits() -> i64 {
+    256
+}
+fn default_role_ttl() -> Ttl {
+    Ttl(30 * 86400)
+}
+fn default_role_max_ttl() -> Ttl {
+    Ttl(90 * 86400)
+}
+fn default_issuer_ref() -> String {
+    "default".into()
+}
+
+/// `[openbao.userpass]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UserpassConfig {
+    #[serde(default = "default_userpass_mount")]
+    pub mount: String,
+    #[serde(default)]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub users: BTreeMap<String, UserConfig>,
+}
+
+fn default_userpass_mount() -> String {
+    "userpass".into()
+}
+
+/// A userpass user; its password is generated and goes to the secret store.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UserConfig {
+    #[serde(default)]
+    pub policies: Vec<String>,
+    #[serde(default)]
+    pub token_ttl: Option<Ttl>,
+    #[serde(default)]
+    pub token_max_ttl: Option<Ttl>,
+    /// Where the password goes (default `<init secret_prefix or "openbao">/userpass/<name>`).
+    #[serde(default)]
+    pub password_secret: Option<String>,
+}
+
+/// A JWT auth mount, its config and roles.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JwtMountConfig {
+    #[serde(default)]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub oidc_discovery_url: Option<String>,
+    #[serde(default)]
+    pub oidc_discovery_ca_pem: Option<String>,
+    #[serde(default)]
+    pub jwt_validation_pubkeys: Vec<String>,
+    #[serde(default)]
+    pub bound_issuer: Option<String>,
+    #[serde(default)]
+    pub roles: BTreeMap<String, JwtRoleConfig>,
+}
+
+/// A JWT role.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JwtRoleConfig {
+    #[serde(default = "default_role_type")]
+    pub role_type: String,
+    pub bound_audiences: Vec<String>,
+    #[serde(default = "default_user_claim")]
+    pub user_claim: String,
+    #[serde(default)]
+    pub bound_subject: Option<String>,
+    #[serde(default)]
+    pub bound_claims: BTreeMap<String, Json>,
+    #[serde(default)]
+    pub token_policies: Vec<String>,
+    #[serde(default)]
+    pub token_ttl: Option<Ttl>,
+    #[serde(default)]
+    pub token_max_ttl: Option<Ttl>,
+}
+
+fn default_role_type() -> String {
+    "jwt".into()
+}
+fn default_user_claim() -> String {
+    "sub".into()
+}
+
+/// Problems with the `[openbao]` section, each with its field path.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{}", .0.join("\n"))]
+pub struct ConfigError(pub Vec<String>);
+
+impl OpenBaoConfig {
+    /// Reads the policy files (`policies.dir`, `policies.files`) and the PKI certificate file,
+    /// relative to `base` (the spec's directory). Call before [`expand`].
+    pub fn load_files(&mut self, base: &Path) -> Result<(), ConfigError> {
+        let mut errors = Vec::new();
+        let mut files = BTreeMap::new();
+        let mut read = |p: &PathBuf, field: String, errors: &mut Vec<String>| {
+            let full = base.join(p);
+            match std::fs::read_to_string(&full) {
+                Ok(text) => {
+                    files.insert(p.clone(), text);
+                }
+                Err(e) => errors.push(format!("{field}: {}: {e}", full.display())),
+            }
+        };
+        for (name, p) in &self.policies.files {
+            read(p, format!("openbao.policies.files.{name}"), &mut errors);
+        }
+        if let Some(p) = self.pki.as_ref().and_then(|p| p.certificate_file.as_ref()) {
+            read(p, "openbao.pki.certificate_file".into(), &mut errors);
+        }
+        let mut dir_policies = BTreeMap::new();
+        if let Some(dir) = &self.policies.dir {
+            let full = base.join(dir);
+            match std::fs::read_dir(&full) {
+                Ok(entries) => {
+                    let mut paths: Vec<PathBuf> = entries
+                        .filter_map(|e| e.ok().map(|e| e.path()))
+                        .filter(|p| p.extension().is_some_and(|x| x == "hcl"))
+                        .collect();
+                    paths.sort();
+                    for p in paths {
+                        let Some(stem) = p.file_stem().map(|s| s.to_string_lossy().into_owned())
+                        else {
+                            continue;
+                        };
+                        match std::fs::read_to_string(&p) {
+                            Ok(text) => {
+                                dir_policies.insert(stem, text);
+                            }
+                            Err(e) => errors.push(format!(
+                                "openbao.policies.dir: {}: {e}",
+                                p.display()
+                            )),
+                        }
+                    }
+                }
+                Err(e) => errors.push(format!("openbao.policies.dir: {}: {e}", full.display())),
+            }
+        }
+        self.files = files;
+        self.dir_policies = dir_policies;
+        if errors.is_empty() {
+            self.validate()
+        } else {
+            Err(ConfigError(errors))
+        }
+    }
+
+    /// Every policy by name with its text (files must have been loaded).
+    pub fn policy_texts(&self) -> BTreeMap<String, String> {
+        let mut out = self.dir_policies.clone();
+        for (name, p) in &self.policies.files {
+            if let Some(text) = self.files.get(p) {
+                out.insert(name.clone(), text.clone());
+            }
+        }
+        for (name, text) in &self.policies.inline {
+            out.insert(name.clone(), text.clone());
+        }
+        out
+    }
+
+    fn certificate(&self) -> Option<&String> {
+        self.pki
+            .as_ref()
+            .and_then(|p| p.certificate_file.as_ref())
+            .and_then(|p| self.files.get(p))
+    }
+
+    /// Checks names, references between sections and settings. Makes no API call.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let mut errors = Vec::new();
+        let mut path = |field: String, value: &str| {
+            if let Err(e) = check_path(&field, value) {
+                errors.push(e.message);
+            }
+        };
+        for name in self.mounts.keys() {
+            path(format!("openbao.mounts.{name}"), name);
+        }
+        for name in self.policy_texts().keys() {
+            path(format!("openbao.policies.{name}"), name);
+        }
+        if let Some(u) = &self.userpass {
+            path("openbao.userpass.mount".into(), &u.mount);
+            for name in u.users.keys() {
+                path(format!("openbao.userpass.users.{name}"), name);
+            }
+        }
+        for (mount, j) in &self.jwt {
+            path(format!("openbao.jwt.{mount}"), mount);
+            for name in j.roles.keys() {
+                path(format!("openbao.jwt.{mount}.roles.{name}"), name);
+            }
+        }
+        if let Some(p) = &self.pki {
+            path("openbao.pki.mount".into(), &p.mount);
+            for name in p.roles.keys() {
+                path(format!("openbao.pki.roles.{name}"), name);
+            }
+        }
+        let policies = self.policy_texts();
+        for name in policies.keys() {
+            if name.chars().any(|c| c.is_ascii_uppercase()) {
+                errors.push(format!(
+                    "openbao.policies.{name}: policy names are lower case in OpenBao"
+                ));
+            }
+        }
+        for (name, _) in self
+            .policies
+            .files
+            .iter()
+            .filter(|(_, p)| !self.files.contains_key(*p))
+        {
+            errors.push(format!(
+                "openbao.policies.files.{name}: not loaded (call load_files first)"
+            ));
+        }
+        if let Some(i) = &self.init
+            && (i.shares < 1 || i.threshold < 1 || i.threshold > i.shares)
+        {
+            errors.push("openbao.init: need 1 <= threshold <= shares".into());
+        }
+        for (name, m) in &self.mounts {
+            if let (Some(d), Some(x)) = (m.default_lease_ttl, m.max_lease_ttl)
+                && d > x
+            {
+                errors.push(format!(
+                    "openbao.mounts.{name}: default_lease_ttl exceeds max_lease_ttl"
+                ));
+            }
+        }
+        if let Some(p) = &self.pki {
+            match self.mounts.get(&p.mount) {
+                Some(m) if m.kind == "pki" => {}
+                _ => errors.push(format!(
+                    "openbao.pki.mount: `{}` must be listed in [openbao.mounts] with type \"pki\"",
+                    p.mount
+                )),
+            }
+            for (name, r) in &p.roles {
+                if r.ttl > r.max_ttl {
+                    errors.push(format!("openbao.pki.roles.{name}: ttl exceeds max_ttl"));
+                }
+                if r.allowed_domains.is_empty() && !r.allow_any_name {
+                    errors.push(format!(
+                        "openbao.pki.roles.{name}: allowed_domains is empty"
+                    ));
+                }
+            }
+            if p.certificate_file.is_some() && self.certificate().is_none() {
+                errors.push(
+                    "openbao.pki.certificate_file: not loaded (call load_files first)".into(),
+                );
+            }
+        }
+        if let Some(u) = &self.userpass
+            && self.mounts.contains_key(&u.mount)
+        {
+            errors.push(format!(
+                "openbao.userpass.mount: `{}` is also a secrets engine path",
+                u.mount
+            ));
+        }
+        for (mount, j) in &self.jwt {
+            let sources = usize::from(j.oidc_discovery_url.is_some())
+                + usize::from(!j.jwt_validation_pubkeys.is_empty());
+            if sources != 1 {
+                errors.push(format!(
+                    "openbao.jwt.{mount}: set exactly one of oidc_discovery_url or \
+                     jwt_validation_pubkeys"
+                ));
+            }
+            if self.userpass.as_ref().is_some_and(|u| &u.mount == mount) {
+                errors.push(format!("openbao.jwt.{mount}: also the userpass mount"));
+            }
+            for (name, r) in &j.roles {
+                if r.bound_audiences.is_empty() {
+                    errors.push(format!(
+                        "openbao.jwt.{mount}.roles.{name}: bound_audiences is empty"
+                    ));
+                }
+                if r.bound_subject.is_none() && r.bound_claims.is_empty() {
+                    errors.push(format!(
+                        "openbao.jwt.{mount}.roles.{name}: bind the role with bound_subject or \
+                         bound_claims"
+                    ));
+                }
+                if let (Some(t), Some(m)) = (r.token_ttl, r.token_max_ttl)
+                    && t > m
+                {
+                    errors.push(format!(
+                        "openbao.jwt.{mount}.roles.{name}: token_ttl exceeds token_max_ttl"
+                    ));
+                }
+            }
+        }
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(ConfigError(errors))
+        }
+    }
+}
+
+fn strings(items: &[String]) -> Value {
+    Value::List(items.iter().map(|s| Value::from(s.as_str())).collect())
+}
+
+/// Expands a validated config into resources under [`STAGE`] (`aws.openbao.config`).
+pub fn expand(config: &OpenBaoConfig) -> Vec<ResourceSpec> {
+    expand_at(config, STAGE)
+}
+
+/// Expands a validated config into resources under `stage` (e.g. `gcp.openbao.config`).
+pub fn expand_at(config: &OpenBaoConfig, stage: &str) -> Vec<ResourceSpec> {
+    let addr = |rest: &str| Address::new(format!("{stage}.{rest}"));
+    let mut out = Vec::new();
+    let init = config.init.as_ref().map(|i| {
+        let a = addr("init");
+        out.push(
+            ResourceSpec::new(a.clone(), "openbao_init")
+                .attr("secret_prefix", i.secret_prefix.as_str())
+                .attr("shares", i.shares)
+                .attr("threshold", i.threshold)
+                .attr("sealed", false),
+        );
+        a
+    });
+    let after_init = |r: ResourceSpec| match &init {
+        Some(i) => r.after(i),
+        None => r,
+    };
+
+    let mut mounts = BTreeMap::new();
+    for (path, m) in &config.mounts {
+        let a = addr("mount").index(path);
+        let (kind, mut options) = match m.kind.as_str() {
+            "kv-v2" => ("kv", BTreeMap::from([("version".to_string(), "2".to_string())])),
+            other => (other, BTreeMap::new()),
+        };
+        options.extend(m.options.clone());
+        let mut r = ResourceSpec::new(a.clone(), "openbao_mount")
+            .attr("path", path.as_str())
+            .attr("type", kind)
+            .attr("description", m.description.clone().unwrap_or_default())
+            .attr("options", Value::string_map(options.iter()));
+        if let Some(t) = m.default_lease_ttl {
+            r = r.attr("default_lease_ttl", t.0);
+        }
+        if let Some(t) = m.max_lease_ttl {
+            r = r.attr("max_lease_ttl", t.0);
+        }
+        out.push(after_init(r));
+        mounts.insert(path.clone(), a);
+    }
+
+    let mut policies = BTreeMap::new();
+    for (name, text) in config.policy_texts() {
+        let a = addr("policy").index(&name);
+        out.push(after_init(
+            ResourceSpec::new(a.clone(), "openbao_policy")
+                .attr("name", name.as_str())
+                .attr("policy", text.as_str()),
+        ));
+        policies.insert(name, a);
+    }
+    let after_policies = |mut r: ResourceSpec, names: &[String]| {
+        for n in names {
+            if let Some(p) = policies.get(n) {
+                r = r.after(p);
+            }
+        }
+        r
+    };
+
+    if let Some(p) = &config.pki {
+        let a = addr("pki_intermediate").index(&p.mount);
+        let mut r = ResourceSpec::new(a.clone(), "openbao_pki_intermediate")
+            .attr("mount", p.mount.as_str())
+            .attr("bundle_secret", p.bundle_secret.as_str())
+            .attr("issuer_name", p.issuer_name.as_str());
+        if let Some(cert) = config.certificate() {
+            r = r.attr("certificate", cert.trim().to_string());
+        }
+        if let Some(m) = mounts.get(&p.mount) {
+            r = r.after(m);
+        }
+        out.push(after_init(r));
+        for (name, role) in &p.roles {
+            let mut r = ResourceSpec::new(addr("pki_role").index(name), "openbao_pki_role")
+                .attr("mount", p.mount.as_str())
+                .attr("name", name.as_str())
+                .attr("issuer_ref", role.issuer_ref.as_str())
+                .attr("allowed_domains", strings(&role.allowed_domains))
+                .attr("allow_subdomains", role.allow_subdomains)
+                .attr("allow_bare_domains", role.allow_bare_domains)
+                .attr("allow_glob_domains", role.allow_glob_domains)
+                .attr("allow_any_name", role.allow_any_name)
+                .attr("allow_localhost", role.allow_localhost)
+                .attr("allow_ip_sans", role.allow_ip_sans)
+                .attr("enforce_hostnames", role.enforce_hostnames)
+                .attr("server_flag", role.server_flag)
+                .attr("client_flag", role.client_flag)
+                .attr("key_type", role.key_type.as_str())
+                .attr("key_bits", role.key_bits)
+                .attr("ttl", role.ttl.0)
+                .attr("max_ttl", role.max_ttl.0)
+                .after(&a);
+            if let Some(m) = mounts.get(&p.mount) {
+                r = r.after(m);
+            }
+            out.push(after_init(r));
+        }
+    }
+
+    if let Some(u) = &config.userpass {
+        let auth = addr("auth").index(&u.mount);
+        out.push(after_init(
+            ResourceSpec::new(auth.clone(), "openbao_auth")
+                .attr("path", u.mount.as_str())
+                .attr("type", "userpass")
+                .attr("description", u.description.clone().unwrap_or_default()),
+        ));
+        let prefix = config
+            .init
+            .as_ref()
+            .map(|i| i.secret_prefix.as_str())
+            .unwrap_or("openbao");
+        for (name, user) in &u.users {
+            let secret = user
+                .password_secret
+                .clone()
+                .unwrap_or_else(|| format!("{prefix}/userpass/{name}"));
+            let mut r = ResourceSpec::new(addr("userpass_user").index(name), "openbao_userpass_user")
+                .attr("mount", u.mount.as_str())
+                .attr("username", name.as_str())
+                .attr("token_policies", strings(&user.policies))
+                .attr("password_secret", secret)
+                .after(&auth);
+            if let Some(t) = user.token_ttl {
+                r = r.attr("token_ttl", t.0);
+            }
+            if let Some(t) = user.token_max_ttl {
+                r = r.attr("token_max_ttl", t.0);
+            }
+            out.push(after_init(after_policies(r, &user.policies)));
+        }
+    }
+
+    for (mount, j) in &config.jwt {
+        let auth = addr("auth").index(mount);
+        out.push(after_init(
+            ResourceSpec::new(auth.clone(), "openbao_auth")
+                .attr("path", mount.as_str())
+                .attr("type", "jwt")
+                .attr("description", j.description.clone().unwrap_or_default()),
+        ));
+        let cfg = addr("jwt_config").index(mount);
+        let mut r = ResourceSpec::new(cfg.clone(), "openbao_jwt_config")
+            .attr("mount", mount.as_str())
+            .attr("bound_issuer", j.bound_issuer.clone().unwrap_or_default())
+            .after(&auth);
+        if let Some(url) = &j.oidc_discovery_url {
+            r = r
+                .attr("oidc_discovery_url", url.as_str())
+                .attr("oidc_discovery_ca_pem", j.oidc_discovery_ca_pem.clone().unwrap_or_default());
+        } else {
+            r = r.attr(
+                "jwt_validation_pubkeys",
+                Value::List(
+                    j.jwt_validation_pubkeys
+                        .iter()
+                        .map(|k| Value::from(k.trim()))
+                        .collect(),
+                ),
+            );
+        }
+        out.push(after_init(r));
+        for (name, role) in &j.roles {
+            let mut r = ResourceSpec::new(
+                addr("jwt_role").index(&format!("{mount}/{name}")),
+                "openbao_jwt_role",
+            )
+            .attr("mount", mount.as_str())
+            .attr("name", name.as_str())
+            .attr("role_type", role.role_type.as_str())
+            .attr("bound_audiences", strings(&role.bound_audiences))
+            .attr("user_claim", role.user_claim.as_str())
+            .attr("bound_subject", role.bound_subject.clone().unwrap_or_default())
+            .attr("token_policies", strings(&role.token_policies))
+            .after(&cfg);
+            if !role.bound_claims.is_empty() {
+                r = r.attr(
+                    "bound_claims",
+                    Value::Json(Json::Object(
+                        role.bound_claims
+                            .iter()
+                            .map(|(k, v)| (k.clone(), v.clone()))
+                            .collect(),
+                    )),
+                );
+            }
+            if let Some(t) = role.token_ttl {
+                r = r.attr("token_ttl", t.0);
+            }
+            if let Some(t) = role.token_max_ttl {
+                r = r.attr("token_max_ttl", t.0);
+            }
+            out.push(after_init(after_policies(r, &role.token_policies)));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SPEC: &str = r#"
+[init]
+secret_prefix = "openbao/aws-0"
+
+[mounts.platform]
+type = "kv-v2"
+description = "platform secrets"
+[mounts.pki_private_issuer]
+type = "pki"
+max_lease_ttl = "5y"
+
+[policies]
+dir = "policies"
+inline = { reader = 'path "platform/*" { capabilities = ["read"] }' }
+
+[pki]
+bundle_secret = "openbao/pki/intermediate-aws"
+[pki.roles.ogenki]
+allowed_domains = ["priv.example.test"]
+
+[userpass.users.admin]
+policies = ["admin"]
+
+[jwt."jwt/aws-0"]
+oidc_discovery_url = "https://issuer.example.test"
+bound_issuer = "https://issuer.example.test"
+[jwt."jwt/aws-0".roles.cert-manager]
+bound_audiences = ["openbao"]
+bound_subject = "system:serviceaccount:cert-manager:cert-manager"
+token_policies = ["admin"]
+token_ttl = 600
+token_max_ttl = "20m"
+"#;
+
+    fn loaded() -> (tempfile::TempDir, OpenBaoConfig) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("policies")).unwrap();
+        std::fs::write(
+            dir.path().join("policies/admin.hcl"),
+            "# all\npath \"*\" {\n  capabilities = [\"sudo\"]\n}\n",
+        )
+        .unwrap();
+        std::fs::write(dir.path().join("policies/README.md"), "not a policy").unwrap();
+        let mut config: OpenBaoConfig = toml::from_str(SPEC).unwrap();
+        config.load_files(dir.path()).unwrap();
+        (dir, config)
+    }
+
+    #[test]
+    fn durations_parse() {
+        assert_eq!(Ttl::parse("600").unwrap(), Ttl(600));
+        assert_eq!(Ttl::parse("30d").unwrap(), Ttl(2592000));
+        assert_eq!(Ttl::parse("1h30m").unwrap(), Ttl(5400));
+        assert_eq!(Ttl::parse("5y").unwrap(), Ttl(5 * 365 * 86400));
+        for bad in ["", "h", "10x", "-1", "1h3"] {
+            assert!(Ttl::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn expands_to_addressed_resources_with_edges() {
+        let (_dir, config) = loaded();
+        let resources = expand(&config);
+        let names: Vec<String> = resources.iter().map(|r| r.address.to_string()).collect();
+        assert_eq!(
+            names,
+            vec![
+                "aws.openbao.config.init",
+                "aws.openbao.config.mount[\"pki_private_issuer\"]",
+                "aws.openbao.config.mount[\"platform\"]",
+                "aws.openbao.config.policy[\"admin\"]",
+                "aws.openbao.config.policy[\"reader\"]",
+                "aws.openbao.config.pki_intermediate[\"pki_private_issuer\"]",
+                "aws.openbao.config.pki_role[\"ogenki\"]",
+                "aws.openbao.config.auth[\"userpass\"]",
+                "aws.openbao.config.userpass_user[\"admin\"]",
+                "aws.openbao.config.auth[\"jwt/aws-0\"]",
+                "aws.openbao.config.jwt_config[\"jwt/aws-0\"]",
+                "aws.openbao.config.jwt_role[\"jwt/aws-0/cert-manager\"]",
+            ]
+        );
+        let get = |a: &str| resources.iter().find(|r| r.address.as_str() == a).unwrap();
+        let kv = get("aws.openbao.config.mount[\"platform\"]");
+        assert_eq!(kv.attributes["type"], Value::from("kv"));
+        assert_eq!(
+            kv.attributes["options"],
+            Value::Map(BTreeMap::from([("version".into(), Value::from("2"))]))
+        );
+        let role = get("aws.openbao.config.pki_role[\"ogenki\"]");
+        assert_eq!(role.attributes["ttl"], Value::Int(30 * 86400));
+        assert_eq!(role.attributes["max_ttl"], Value::Int(90 * 86400));
+        let deps = role.dependencies();
+        assert!(deps.contains(&Address::new("aws.openbao.config.pki_intermediate[\"pki_private_issuer\"]")));
+        assert!(deps.contains(&Address::new("aws.openbao.config.init")));
+        let user = get("aws.openbao.config.userpass_user[\"admin\"]");
+        assert_eq!(
+            user.attributes["password_secret"],
+            Value::from("openbao/aws-0/userpass/admin")
+        );
+        assert!(user.dependencies().contains(&Address::new("aws.openbao.config.policy[\"admin\"]")));
+        let jwt = get("aws.openbao.config.jwt_role[\"jwt/aws-0/cert-manager\"]");
+        assert_eq!(jwt.attributes["token_max_ttl"], Value::Int(1200));
+        let admin = get("aws.openbao.config.policy[\"admin\"]");
+        assert_eq!(
+            admin.attributes["policy"],
+            Value::from("# all\npath \"*\" {\n  capabilities = [\"sudo\"]\n}\n")
+        );
+        // No attribute anywhere carries a token or a key.
+        let text = format!("{resources:?}");
+        assert!(!text.contains("PRIVATE KEY") && !text.contains("token\": \"s."));
+    }
+
+    #[test]
+    fn validation_reports_each_problem() {
+        let mut config: OpenBaoConfig = toml::from_str(
+            r#"
+[mounts."bad path"]
+type = "kv-v2"
+[pki]
+mount = "pki"
+bundle_secret = "x"
+[pki.roles.r]
+allowed_domains = []
+ttl = "100d"
+[jwt.jwt]
+bound_issuer = "x"
+[jwt.jwt.roles.r]
+bound_audiences = []
+"#,
+        )
+        .unwrap();
+        let err = config.load_files(Path::new("/nonexistent")).unwrap_err();
+        let text = err.to_string();
+        for expected in [
+            "bad path",
+            "openbao.pki.mount",
+            "ttl exceeds max_ttl",
+            "allowed_domains is empty",
+            "exactly one of oidc_discovery_url",
+            "bound_audiences is empty",
+            "bound_subject or bound_claims",
+        ] {
+            assert!(text.contains(expected), "missing `{expected}` in:\n{text}");
+        }
+        assert!(toml::from_str::<OpenBaoConfig>("[mounts.a]\ntype = \"kv\"\nbogus = 1\n").is_err());
+        assert!(toml::from_str::<OpenBaoConfig>("[mounts.a]\ntype = \"kv\"\nmax_lease_ttl = \"3w\"\n").is_err());
+    }
+}

@@ -1,0 +1,134 @@
+//! What the OpenBao kinds need from outside OpenBao: a place to put the credentials they create
+//! (root token, recovery keys, generated passwords), a place to read the secrets they import
+//! (the intermediate CA bundle), and the newest raft snapshot to rehydrate from.
+//!
+//! In production these are AWS Secrets Manager and the S3 snapshot bucket; tests use
+//! [`MemorySecrets`] and a snapshot held in memory.
+
+use crate::Secret;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Mutex;
+
+/// A failed hook call. Must not contain secret values.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{0}")]
+pub struct HookError(pub String);
+
+/// Stores secrets the kinds create. `put` overwrites.
+#[async_trait::async_trait]
+pub trait SecretSink: Send + Sync {
+    async fn put(&self, name: &str, value: &Secret) -> Result<(), HookError>;
+}
+
+/// Reads secrets the kinds import.
+#[async_trait::async_trait]
+pub trait SecretSource: Send + Sync {
+    async fn get(&self, name: &str) -> Result<Option<Secret>, HookError>;
+}
+
+/// A raft snapshot.
+pub struct Snapshot {
+    /// Where it came from (e.g. the object key), for messages.
+    pub name: String,
+    pub data: Vec<u8>,
+}
+
+impl fmt::Debug for Snapshot {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Snapshot")
+            .field("name", &self.name)
+            .field("bytes", &self.data.len())
+            .finish()
+    }
+}
+
+/// Where snapshots of a previous OpenBao of the same lineage are kept.
+#[async_trait::async_trait]
+pub trait SnapshotSource: Send + Sync {
+    /// The newest snapshot, if there is one.
+    async fn newest(&self) -> Result<Option<Snapshot>, HookError>;
+}
+
+/// No secret store: `put` fails, `get` finds nothing.
+pub struct NoSecrets;
+
+#[async_trait::async_trait]
+impl SecretSink for NoSecrets {
+    async fn put(&self, name: &str, _value: &Secret) -> Result<(), HookError> {
+        Err(HookError(format!(
+            "no secret store is configured to keep `{name}`"
+        )))
+    }
+}
+
+#[async_trait::async_trait]
+impl SecretSource for NoSecrets {
+    async fn get(&self, _name: &str) -> Result<Option<Secret>, HookError> {
+        Ok(None)
+    }
+}
+
+/// No snapshots: every init is a fresh one.
+pub struct NoSnapshots;
+
+#[async_trait::async_trait]
+impl SnapshotSource for NoSnapshots {
+    async fn newest(&self) -> Result<Option<Snapshot>, HookError> {
+        Ok(None)
+    }
+}
+
+/// An in-memory secret store (tests, dry runs).
+#[derive(Default)]
+pub struct MemorySecrets {
+    values: Mutex<BTreeMap<String, Secret>>,
+}
+
+impl MemorySecrets {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The names stored so far.
+    pub fn names(&self) -> Vec<String> {
+        self.lock().keys().cloned().collect()
+    }
+
+    /// The value stored under `name`.
+    pub fn value(&self, name: &str) -> Option<Secret> {
+        self.lock().get(name).cloned()
+    }
+
+    /// Stores `value` under `name` directly.
+    pub fn insert(&self, name: &str, value: Secret) {
+        self.lock().insert(name.to_string(), value);
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, Secret>> {
+        self.values.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl fmt::Debug for MemorySecrets {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MemorySecrets")
+            .field("names", &self.names())
+            .finish()
+    }
+}
+
+#[async_trait::async_trait]
+impl SecretSink for MemorySecrets {
+    async fn put(&self, name: &str, value: &Secret) -> Result<(), HookError> {
+        self.insert(name, value.clone());
+        Ok(())
+    }
+}
+
+#[async_trait::async_trait]
+impl SecretSource for MemorySecrets {
+    async fn get(&self, name: &str) -> Result<Option<Secret>, HookError> {
+        Ok(self.value(name))
+    }
+}

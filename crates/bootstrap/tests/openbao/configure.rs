@@ -1,0 +1,362 @@
+//! The configuration kinds against a dev server, through the engine: apply, no-op re-plan,
+//! what the configuration does (certificates, logins), drift detection and repair, secrecy.
+
+use super::server::BaoServer;
+use super::support::{BaoProvider, JwtIssuer, assert_no_secret, engine};
+use engine::{Action, DriftStatus, Plan};
+use engine_bootstrap::openbao::{MemorySecrets, OpenBao, StaticConnector};
+use engine_bootstrap::{Secret, pki};
+use serde_json::{Value as Json, json};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+
+const ISSUER: &str = "https://issuer.test.local";
+
+fn section(jwt_public_key: &str) -> String {
+    format!(
+        r#"
+[openbao.mounts.platform]
+type = "kv-v2"
+description = "platform secrets"
+[openbao.mounts.apps]
+type = "kv-v2"
+[openbao.mounts.pki_private_issuer]
+type = "pki"
+description = "private issuer"
+max_lease_ttl = "5y"
+
+[openbao.policies]
+dir = "policies"
+inline = {{ reader = 'path "platform/data/*" {{ capabilities = ["read"] }}' }}
+
+[openbao.pki]
+mount = "pki_private_issuer"
+bundle_secret = "openbao/pki/intermediate-aws"
+issuer_name = "intermediate-aws"
+certificate_file = "intermediate-aws.crt"
+[openbao.pki.roles.ogenki]
+allowed_domains = ["priv.example.test"]
+allow_subdomains = true
+ttl = "30d"
+max_ttl = "90d"
+
+[openbao.userpass.users.admin]
+policies = ["admin"]
+token_ttl = "1h"
+
+[openbao.jwt."jwt/aws-0"]
+jwt_validation_pubkeys = ['''{jwt_public_key}''']
+bound_issuer = "{ISSUER}"
+[openbao.jwt."jwt/aws-0".roles.cert-manager]
+bound_audiences = ["openbao"]
+bound_subject = "system:serviceaccount:cert-manager:cert-manager"
+token_policies = ["cert-manager"]
+token_ttl = 600
+token_max_ttl = 1200
+"#
+    )
+}
+
+fn write_policies(dir: &Path) {
+    std::fs::create_dir_all(dir.join("policies")).unwrap();
+    std::fs::write(
+        dir.join("policies/admin.hcl"),
+        "# Everything, for the platform's administrators.\npath \"*\" {\n  capabilities = [\"create\", \"read\", \"update\", \"delete\", \"list\", \"sudo\"]\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("policies/cert-manager.hcl"),
+        "path \"pki_private_issuer/sign/ogenki\" {\n  capabilities = [\"update\"]\n}\npath \"pki_private_issuer/issue/ogenki\" {\n  capabilities = [\"update\"]\n}\n",
+    )
+    .unwrap();
+}
+
+fn changed(plan: &Plan) -> Vec<(String, Action, Vec<String>)> {
+    plan.actions()
+        .map(|c| {
+            (
+                c.address.to_string(),
+                c.action,
+                c.fields.iter().map(|f| f.name.clone()).collect(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn configures_openbao_then_detects_and_repairs_drift() {
+    let started = Instant::now();
+    let server = BaoServer::dev().await;
+    let root_token = server.root_token.clone().unwrap();
+    let work = tempfile::tempdir().unwrap();
+
+    // Offline PKI: the intermediate bundle goes to the secret store, its certificate to a file.
+    let root = pki::init_root(&work.path().join("pki")).unwrap();
+    let inter = pki::intermediate(&root, "aws").unwrap();
+    std::fs::write(work.path().join("intermediate-aws.crt"), &inter.cert_pem).unwrap();
+    let secrets = Arc::new(MemorySecrets::new());
+    secrets.insert("openbao/pki/intermediate-aws", inter.bundle_pem());
+    write_policies(work.path());
+    let jwt = JwtIssuer::new(ISSUER);
+
+    let bao = OpenBao::builder(Arc::new(StaticConnector(
+        server.connection(Some(root_token.clone())),
+    )))
+    .secret_sink(secrets.clone())
+    .secret_source(secrets.clone())
+    .build();
+    let provider = Arc::new(BaoProvider {
+        bao,
+        base: work.path().to_path_buf(),
+    });
+    let spec = section(&jwt.public_key_pem);
+    let engine = engine(provider.clone(), &spec, work.path());
+    let mut outputs: Vec<String> = Vec::new();
+
+    // 1. Everything is created.
+    let plan = engine.plan().await.unwrap();
+    outputs.push(format!("{plan:?}"));
+    let summary = plan.summary();
+    assert_eq!(summary.add, 13, "{:#?}", changed(&plan));
+    let applied = Instant::now();
+    let report = engine.apply(&plan).await.unwrap();
+    outputs.push(serde_json::to_string(&report).unwrap());
+    assert!(report.is_success(), "{report:#?}");
+    eprintln!(
+        "apply: {} creates in {:?}, {} API calls ({} writes)",
+        report.count(Action::Create),
+        applied.elapsed(),
+        report.api_calls.total(),
+        report.api_calls.mutating()
+    );
+
+    // 2. A second plan changes nothing and only reads.
+    let plan = engine.plan().await.unwrap();
+    outputs.push(format!("{plan:?}"));
+    assert!(!plan.has_changes(), "{:#?}", changed(&plan));
+    assert_eq!(plan.api_calls.mutating(), 0);
+    eprintln!(
+        "no-op plan of {} resources: {} API calls: {:?}",
+        plan.refreshed,
+        plan.api_calls.total(),
+        plan.api_calls.by_operation
+    );
+    assert!(plan.api_calls.total() <= plan.refreshed as u64);
+    let drift = engine.drift().await.unwrap();
+    assert!(drift.is_clean(), "{drift:#?}");
+
+    // 3. The configuration works.
+    let admin = server.root_client();
+    // A certificate from role `ogenki` chains to the offline root through the intermediate.
+    let issued = admin
+        .write(
+            "test",
+            "pki_private_issuer/issue/ogenki",
+            &json!({"common_name": "grafana.priv.example.test", "ttl": "24h"}),
+        )
+        .await
+        .unwrap()
+        .unwrap();
+    let cert = issued.pointer("/data/certificate").and_then(Json::as_str).unwrap();
+    let issuing_ca = issued.pointer("/data/issuing_ca").and_then(Json::as_str).unwrap();
+    assert_eq!(issuing_ca.trim(), inter.cert_pem.trim());
+    pki::verify_server_chain(
+        cert,
+        &[issuing_ca],
+        &root.cert_pem,
+        Some("grafana.priv.example.test"),
+    )
+    .unwrap();
+    // ... and it fails against another root.
+    let other = pki::init_root(&work.path().join("other")).unwrap();
+    assert!(pki::verify_server_chain(cert, &[issuing_ca], &other.cert_pem, None).is_err());
+    // The role refuses names outside its domains.
+    let refused = admin
+        .write(
+            "test",
+            "pki_private_issuer/issue/ogenki",
+            &json!({"common_name": "evil.example.org"}),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(refused.status(), Some(400), "{refused}");
+
+    // The admin logs in with the generated password, which only the secret store knows.
+    let password = secrets.value("openbao/userpass/admin").expect("password stored");
+    let login = admin
+        .write(
+            "test",
+            "auth/userpass/login/admin",
+            &json!({"password": password.expose()}),
+        )
+        .await
+        .unwrap()
+        .unwrap();
+    let policies = login.pointer("/auth/policies").unwrap().to_string();
+    assert!(policies.contains("\"admin\""), "{policies}");
+
+    // A workload logs in with a JWT signed by the local issuer.
+    let token = jwt.token("system:serviceaccount:cert-manager:cert-manager", "openbao");
+    let login = admin
+        .write(
+            "test",
+            "auth/jwt/aws-0/login",
+            &json!({"role": "cert-manager", "jwt": token.expose()}),
+        )
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(login.pointer("/auth/lease_duration"), Some(&json!(600)));
+    let policies = login.pointer("/auth/policies").unwrap().to_string();
+    assert!(policies.contains("\"cert-manager\""), "{policies}");
+    // The JWT's token can issue certificates (policy cert-manager) ...
+    let workload = server.client(Secret::new(
+        login.pointer("/auth/client_token").and_then(Json::as_str).unwrap(),
+    ));
+    workload
+        .write(
+            "test",
+            "pki_private_issuer/issue/ogenki",
+            &json!({"common_name": "app.priv.example.test"}),
+        )
+        .await
+        .unwrap();
+    // ... but not read secrets.
+    let denied = workload
+        .read("test", "platform/data/anything")
+        .await
+        .unwrap_err();
+    assert_eq!(denied.status(), Some(403));
+    // A token for another subject is refused.
+    let stranger = jwt.token("system:serviceaccount:default:default", "openbao");
+    let refused = admin
+        .write(
+            "test",
+            "auth/jwt/aws-0/login",
+            &json!({"role": "cert-manager", "jwt": stranger.expose()}),
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(refused.status(), Some(400 | 403)), "{refused}");
+    // kv-v2 really is version 2.
+    admin
+        .write("test", "platform/data/hello", &json!({"data": {"v": "1"}}))
+        .await
+        .unwrap();
+
+    // 4. Drift made behind the engine's back, with a client of the test's own.
+    admin
+        .put(
+            "test",
+            "sys/policies/acl/reader",
+            &json!({"policy": "path \"platform/data/*\" { capabilities = [\"read\", \"list\"] }"}),
+        )
+        .await
+        .unwrap();
+    admin
+        .patch("test", "pki_private_issuer/roles/ogenki", &json!({"ttl": "48h"}))
+        .await
+        .unwrap();
+    admin.delete("test", "sys/mounts/apps").await.unwrap();
+
+    let drift = engine.drift().await.unwrap();
+    outputs.push(serde_json::to_string(&drift).unwrap());
+    let mut found: Vec<(String, String)> = drift
+        .drifted
+        .iter()
+        .map(|d| {
+            let what = match &d.status {
+                DriftStatus::Deleted => "deleted".to_string(),
+                DriftStatus::Modified { fields } => fields
+                    .iter()
+                    .map(|f| f.name.clone())
+                    .collect::<Vec<_>>()
+                    .join(","),
+            };
+            (d.address.to_string(), what)
+        })
+        .collect();
+    found.sort();
+    assert_eq!(
+        found,
+        vec![
+            ("aws.openbao.config.mount[\"apps\"]".to_string(), "deleted".to_string()),
+            ("aws.openbao.config.pki_role[\"ogenki\"]".to_string(), "ttl".to_string()),
+            ("aws.openbao.config.policy[\"reader\"]".to_string(), "policy".to_string()),
+        ]
+    );
+    let ttl_drift = drift
+        .drifted
+        .iter()
+        .find_map(|d| match &d.status {
+            DriftStatus::Modified { fields } => fields.iter().find(|f| f.name == "ttl"),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!((ttl_drift.applied.clone(), ttl_drift.live.clone()), (json!(2592000), json!(172800)));
+
+    // The plan repairs exactly that: two updates and a create.
+    let plan = engine.plan().await.unwrap();
+    outputs.push(format!("{plan:?}"));
+    let mut actions = changed(&plan);
+    actions.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(
+        actions.iter().map(|(a, act, _)| (a.as_str(), *act)).collect::<Vec<_>>(),
+        vec![
+            ("aws.openbao.config.mount[\"apps\"]", Action::Create),
+            ("aws.openbao.config.pki_role[\"ogenki\"]", Action::Update),
+            ("aws.openbao.config.policy[\"reader\"]", Action::Update),
+        ]
+    );
+    assert_eq!(actions[1].2, vec!["ttl".to_string()]);
+    assert_eq!(actions[2].2, vec!["policy".to_string()]);
+    let report = engine.apply(&plan).await.unwrap();
+    outputs.push(serde_json::to_string(&report).unwrap());
+    assert!(report.is_success(), "{report:#?}");
+    let drift = engine.drift().await.unwrap();
+    assert!(drift.is_clean(), "{drift:#?}");
+    assert!(!engine.plan().await.unwrap().has_changes());
+    let role = admin
+        .read_data("test", "pki_private_issuer/roles/ogenki")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(role["ttl"], json!(2592000));
+
+    // 5. Errors name the problem but not the token.
+    let wrong = Secret::new("s.not-the-right-token-0123456789");
+    let denied_bao = OpenBao::builder(Arc::new(StaticConnector(server.connection(Some(wrong.clone())))))
+        .build();
+    let denied_engine = super::support::engine(
+        Arc::new(BaoProvider {
+            bao: denied_bao,
+            base: work.path().to_path_buf(),
+        }),
+        &spec,
+        &work.path().join("denied"),
+    );
+    let err = denied_engine.plan().await.unwrap_err();
+    let message = format!("{err} {err:?}");
+    assert!(message.contains("403"), "{message}");
+    outputs.push(message.clone());
+    assert_no_secret("an error", &message, &[("wrong token", &wrong)]);
+
+    // 6. No secret anywhere in what the engine produced or kept.
+    outputs.push(std::fs::read_to_string(work.path().join("aws.state.json")).unwrap());
+    let root_key = Secret::new(std::fs::read_to_string(&root.key_path).unwrap());
+    let everything = outputs.join("\n");
+    assert_no_secret(
+        "plans, reports, drift and state",
+        &everything,
+        &[
+            ("root token", &root_token),
+            ("admin password", &password),
+            ("intermediate key", inter.key_pem()),
+            ("root key", &root_key),
+            ("workload JWT", &token),
+        ],
+    );
+    assert!(everything.contains("intermediate-aws"));
+    eprintln!("configure test: {:?}", started.elapsed());
+}

@@ -1,0 +1,129 @@
+//! The engine side of the tests: a provider that owns the `[openbao]` section (the way the AWS
+//! provider will), a JWT issuer, and a check that secrets appear nowhere.
+
+use base64::Engine as _;
+use engine::spec::{SpecErrors, SpecSource};
+use engine::{ApiCalls, Engine, Kind, LocalBackend, Provider, ResourceSpec};
+use engine_bootstrap::Secret;
+use engine_bootstrap::openbao::{OpenBao, OpenBaoConfig, expand};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Expands `[openbao]` and supplies the OpenBao kinds.
+pub struct BaoProvider {
+    pub bao: OpenBao,
+    /// The spec's directory: policy files are relative to it.
+    pub base: PathBuf,
+}
+
+impl Provider for BaoProvider {
+    fn lane(&self) -> &'static str {
+        "aws"
+    }
+
+    fn sections(&self) -> &'static [&'static str] {
+        &["openbao"]
+    }
+
+    fn expand(&self, spec: &SpecSource) -> Result<Vec<ResourceSpec>, SpecErrors> {
+        let Some(mut config) = spec.section::<OpenBaoConfig>("openbao")? else {
+            return Ok(vec![]);
+        };
+        config.load_files(&self.base).map_err(|e| {
+            spec.errors(e.0.into_iter().map(|m| spec.general_error(m)).collect())
+        })?;
+        Ok(expand(&config))
+    }
+
+    fn kinds(&self) -> Vec<Arc<dyn Kind>> {
+        self.bao.kinds()
+    }
+
+    fn api_calls(&self) -> ApiCalls {
+        self.bao.api_calls()
+    }
+}
+
+pub const GLOBALS: &str = r#"
+[globals]
+cloud = "aws"
+region = "eu-west-3"
+cluster_name = "aws-0"
+domain = "example.test"
+"#;
+
+/// An engine for `openbao_section` (TOML under `[openbao]`), state in `dir`.
+pub fn engine(provider: Arc<BaoProvider>, openbao_section: &str, dir: &Path) -> Engine {
+    let text = format!("{GLOBALS}\n{openbao_section}");
+    Engine::builder()
+        .spec_str("specs/aws.toml", "aws", &text)
+        .provider(provider)
+        .state(LocalBackend::new(dir.join("aws.state.json")))
+        .retry_backoff(Duration::from_millis(100))
+        .build()
+        .unwrap_or_else(|e| panic!("spec is valid: {e:?}"))
+}
+
+/// A JWT issuer with an EC P-256 key (ES256).
+pub struct JwtIssuer {
+    pub issuer: String,
+    pub public_key_pem: String,
+    key_der: Secret,
+}
+
+impl JwtIssuer {
+    pub fn new(issuer: &str) -> JwtIssuer {
+        let key = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).unwrap();
+        JwtIssuer {
+            issuer: issuer.to_string(),
+            public_key_pem: key.public_key_pem(),
+            key_der: Secret::new(base64::engine::general_purpose::STANDARD.encode(key.serialize_der())),
+        }
+    }
+
+    /// A signed token for `subject` and `audience`, valid for five minutes.
+    pub fn token(&self, subject: &str, audience: &str) -> Secret {
+        use aws_lc_rs::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair};
+        let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs();
+        let header = serde_json::json!({"alg": "ES256", "typ": "JWT"});
+        let claims = serde_json::json!({
+            "iss": self.issuer, "sub": subject, "aud": [audience],
+            "iat": now, "nbf": now - 5, "exp": now + 300,
+        });
+        let signing_input = format!(
+            "{}.{}",
+            b64.encode(header.to_string()),
+            b64.encode(claims.to_string())
+        );
+        let der = base64::engine::general_purpose::STANDARD
+            .decode(self.key_der.expose())
+            .unwrap();
+        let key = EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &der).unwrap();
+        let sig = key
+            .sign(&aws_lc_rs::rand::SystemRandom::new(), signing_input.as_bytes())
+            .unwrap();
+        Secret::new(format!("{signing_input}.{}", b64.encode(sig.as_ref())))
+    }
+}
+
+/// Fails if any of `secrets` (or a recognisable piece of it) appears in `text`.
+pub fn assert_no_secret(what: &str, text: &str, secrets: &[(&str, &Secret)]) {
+    for (name, secret) in secrets {
+        let value = secret.expose().trim();
+        assert!(!value.is_empty(), "{name} is empty");
+        assert!(
+            !text.contains(value),
+            "{what} contains the {name}"
+        );
+        // PEM keys: any line of the base64 body is enough to leak.
+        for line in value.lines().filter(|l| l.len() >= 32 && !l.starts_with("-----")) {
+            assert!(!text.contains(line), "{what} contains part of the {name}");
+        }
+    }
+    assert!(!text.contains("PRIVATE KEY"), "{what} contains a private key");
+}

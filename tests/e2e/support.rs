@@ -1,0 +1,168 @@
+//! Shared helpers of the end-to-end tests.
+
+use engine::{Engine, LocalBackend};
+use engine_aws::AwsProvider;
+use engine_tests::Moto;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// An engine for `spec_text` against `moto`, with state in `dir`.
+pub async fn engine(moto: &Moto, spec_text: &str, dir: &Path) -> (Engine, Arc<AwsProvider>) {
+    let provider = Arc::new(AwsProvider::new(moto.sdk_config().await));
+    let engine = Engine::builder()
+        .spec_str("specs/aws.toml", "aws", spec_text)
+        .provider(provider.clone())
+        .state(LocalBackend::new(dir.join("aws.state.json")))
+        .retry_backoff(Duration::from_millis(50))
+        .build()
+        .expect("spec is valid");
+    (engine, provider)
+}
+
+/// Counts of what exists in the emulator carrying the spec's ownership tag.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Owned {
+    pub vpcs: usize,
+    pub subnets: usize,
+    pub route_tables: usize,
+    pub internet_gateways: usize,
+    pub nat_gateways: usize,
+    pub eips: usize,
+    pub security_groups: usize,
+    pub endpoints: usize,
+    pub flow_logs: usize,
+    pub private_zones: usize,
+    pub roles: usize,
+    pub log_groups: usize,
+}
+
+impl Owned {
+    pub fn total(&self) -> usize {
+        self.vpcs
+            + self.subnets
+            + self.route_tables
+            + self.internet_gateways
+            + self.nat_gateways
+            + self.eips
+            + self.security_groups
+            + self.endpoints
+            + self.flow_logs
+            + self.private_zones
+            + self.roles
+            + self.log_groups
+    }
+}
+
+fn owned_filter() -> aws_sdk_ec2::types::Filter {
+    aws_sdk_ec2::types::Filter::builder()
+        .name("tag:engine:spec")
+        .values("aws")
+        .build()
+}
+
+/// Reads the emulator with a client of its own (not the engine's).
+pub async fn owned(moto: &Moto) -> Owned {
+    let config = moto.sdk_config().await;
+    let ec2 = aws_sdk_ec2::Client::new(&config);
+    let r53 = aws_sdk_route53::Client::new(&config);
+    let iam = aws_sdk_iam::Client::new(&config);
+    let logs = aws_sdk_cloudwatchlogs::Client::new(&config);
+    let f = owned_filter;
+    let nat_gateways = ec2
+        .describe_nat_gateways()
+        .filter(f())
+        .send()
+        .await
+        .unwrap()
+        .nat_gateways()
+        .iter()
+        .filter(|n| {
+            !matches!(
+                n.state(),
+                Some(aws_sdk_ec2::types::NatGatewayState::Deleted)
+            )
+        })
+        .count();
+    let zones = r53.list_hosted_zones().send().await.unwrap();
+    let private_zones = zones
+        .hosted_zones()
+        .iter()
+        .filter(|z| z.name().starts_with("priv.aws."))
+        .count();
+    let roles = iam
+        .list_roles()
+        .send()
+        .await
+        .unwrap()
+        .roles()
+        .iter()
+        .filter(|r| r.role_name().starts_with("aws-0-"))
+        .count();
+    let log_groups = logs
+        .describe_log_groups()
+        .log_group_name_prefix("/aws/vpc/aws-0")
+        .send()
+        .await
+        .unwrap()
+        .log_groups()
+        .len();
+    Owned {
+        vpcs: ec2.describe_vpcs().filters(f()).send().await.unwrap().vpcs().len(),
+        subnets: ec2.describe_subnets().filters(f()).send().await.unwrap().subnets().len(),
+        route_tables: ec2.describe_route_tables().filters(f()).send().await.unwrap().route_tables().len(),
+        internet_gateways: ec2
+            .describe_internet_gateways()
+            .filters(f())
+            .send()
+            .await
+            .unwrap()
+            .internet_gateways()
+            .len(),
+        nat_gateways,
+        eips: ec2.describe_addresses().filters(f()).send().await.unwrap().addresses().len(),
+        security_groups: ec2
+            .describe_security_groups()
+            .filters(f())
+            .send()
+            .await
+            .unwrap()
+            .security_groups()
+            .len(),
+        endpoints: ec2
+            .describe_vpc_endpoints()
+            .filters(f())
+            .send()
+            .await
+            .unwrap()
+            .vpc_endpoints()
+            .iter()
+            .filter(|e| !e.state().is_some_and(|s| s.as_str().eq_ignore_ascii_case("deleted")))
+            .count(),
+        flow_logs: ec2.describe_flow_logs().filter(f()).send().await.unwrap().flow_logs().len(),
+        private_zones,
+        roles,
+        log_groups,
+    }
+}
+
+/// What the reference spec builds (single NAT, 3 AZs, 4 tiers).
+pub fn reference_counts() -> Owned {
+    Owned {
+        vpcs: 1,
+        subnets: 12,
+        route_tables: 3,
+        internet_gateways: 1,
+        nat_gateways: 1,
+        eips: 1,
+        security_groups: 1,
+        endpoints: 1,
+        flow_logs: 1,
+        private_zones: 1,
+        roles: 1,
+        log_groups: 1,
+    }
+}
+
+/// Resources in the reference spec's plan.
+pub const REFERENCE_RESOURCES: usize = 44;

@@ -1,0 +1,114 @@
+//! A moto server (the AWS emulator) on a free loopback port, one per test.
+
+use aws_config::{BehaviorVersion, SdkConfig};
+use std::net::{TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The moto version the test environment installs (testenv/install-moto.sh).
+pub const MOTO_VERSION: &str = "5.2.5";
+
+/// A running moto server; killed on drop.
+pub struct Moto {
+    child: Child,
+    port: u16,
+    log: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+fn moto_server_bin() -> PathBuf {
+    if let Ok(p) = std::env::var("ENGINE_MOTO_SERVER") {
+        return PathBuf::from(p);
+    }
+    let home = std::env::var("HOME").expect("HOME");
+    let bin = PathBuf::from(home).join(format!(".cache/engine/moto-{MOTO_VERSION}/bin/moto_server"));
+    assert!(
+        bin.exists(),
+        "moto {MOTO_VERSION} is not installed at {}: run testenv/install-moto.sh (or set ENGINE_MOTO_SERVER)",
+        bin.display()
+    );
+    bin
+}
+
+/// A port nothing listens on right now.
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+impl Moto {
+    /// Starts a fresh server and waits until it answers.
+    pub fn start() -> Moto {
+        let bin = moto_server_bin();
+        let dir = tempfile::tempdir().expect("temp dir");
+        for _ in 0..3 {
+            let port = free_port();
+            let log = dir.path().join(format!("moto-{port}.log"));
+            let file = std::fs::File::create(&log).expect("moto log");
+            let child = Command::new(&bin)
+                .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+                .env("MOTO_IAM_LOAD_MANAGED_POLICIES", "true")
+                .stdout(Stdio::from(file.try_clone().expect("log")))
+                .stderr(Stdio::from(file))
+                .spawn()
+                .unwrap_or_else(|e| panic!("cannot start {}: {e}", bin.display()));
+            let mut moto = Moto {
+                child,
+                port,
+                log,
+                _dir: tempfile::tempdir().expect("temp dir"),
+            };
+            if moto.wait_ready(Duration::from_secs(30)) {
+                moto._dir = dir;
+                return moto;
+            }
+        }
+        panic!("moto did not start; see logs in {}", dir.path().display());
+    }
+
+    fn wait_ready(&mut self, timeout: Duration) -> bool {
+        let started = Instant::now();
+        while started.elapsed() < timeout {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return false;
+            }
+            if TcpStream::connect(("127.0.0.1", self.port)).is_ok() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        false
+    }
+
+    /// `http://127.0.0.1:PORT`.
+    pub fn endpoint(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// The server's log (for failure messages).
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// An SDK config pointing at this server with test credentials.
+    pub async fn sdk_config(&self) -> SdkConfig {
+        aws_config::defaults(BehaviorVersion::latest())
+            .endpoint_url(self.endpoint())
+            .region(aws_config::Region::new("eu-west-3"))
+            .credentials_provider(aws_sdk_ec2::config::Credentials::new(
+                "test", "test", None, None, "tests",
+            ))
+            .load()
+            .await
+    }
+}
+
+impl Drop for Moto {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
