@@ -7,13 +7,28 @@ use engine_tests::{Moto, aws_spec_path, run_engine, text};
 fn an_unselected_lane_is_skipped_with_one_line() {
     let spec = aws_spec_path();
     // No endpoint is listening: a call would fail the command.
-    let out = run_engine("http://127.0.0.1:9", &["plan", spec.to_str().unwrap(), "--cloud", "gcp"], &[]);
+    let out = run_engine(
+        "http://127.0.0.1:9",
+        &["plan", spec.to_str().unwrap(), "--cloud", "gcp"],
+        &[],
+    );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(stdout.lines().count(), 1, "{stdout}");
-    assert!(stdout.starts_with("[skip] aws lane not selected"), "{stdout}");
-    let env = run_engine("http://127.0.0.1:9", &["plan", spec.to_str().unwrap()], &[("ENGINE_CLOUD", "gcp")]);
-    assert!(String::from_utf8_lossy(&env.stdout).starts_with("[skip]"), "{}", text(&env));
+    assert!(
+        stdout.starts_with("[skip] aws lane not selected"),
+        "{stdout}"
+    );
+    let env = run_engine(
+        "http://127.0.0.1:9",
+        &["plan", spec.to_str().unwrap()],
+        &[("ENGINE_CLOUD", "gcp")],
+    );
+    assert!(
+        String::from_utf8_lossy(&env.stdout).starts_with("[skip]"),
+        "{}",
+        text(&env)
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -28,22 +43,57 @@ async fn plan_exit_codes_json_targets_graph_and_state_commands() {
     let plan = run_engine(&e, &["plan", s, "--state", st, "--detailed-exitcode"], &[]);
     assert_eq!(plan.status.code(), Some(2), "{}", text(&plan));
     let stdout = String::from_utf8_lossy(&plan.stdout);
-    assert!(stdout.contains(&format!("Plan: {REFERENCE_RESOURCES} to add, 0 to change, 0 to destroy.")), "{stdout}");
-    assert!(stdout.contains("+ aws.network.vpc.main (aws_vpc)"), "{stdout}");
-    assert!(stdout.contains("vpc_id") && stdout.contains("(known after apply)"), "{stdout}");
+    assert!(
+        stdout.contains(&format!(
+            "Plan: {REFERENCE_RESOURCES} to add, 0 to change, 0 to destroy."
+        )),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("+ aws.network.vpc.main (aws_vpc)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("vpc_id") && stdout.contains("(known after apply)"),
+        "{stdout}"
+    );
 
     let json = run_engine(&e, &["plan", s, "--state", st, "--json"], &[]);
-    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap_or_else(|_| panic!("{}", text(&json)));
+    let v: serde_json::Value =
+        serde_json::from_slice(&json.stdout).unwrap_or_else(|_| panic!("{}", text(&json)));
     assert_eq!(v["format_version"], "1");
     assert_eq!(v["summary"]["add"], REFERENCE_RESOURCES);
     let changes = v["resource_changes"].as_array().unwrap();
-    let subnet = changes.iter().find(|c| c["address"] == "aws.network.subnet.private[\"eu-west-3a\"]").unwrap();
+    let subnet = changes
+        .iter()
+        .find(|c| c["address"] == "aws.network.subnet.private[\"eu-west-3a\"]")
+        .unwrap();
     assert_eq!(subnet["action"], "create");
-    let vpc_id = subnet["fields"].as_array().unwrap().iter().find(|f| f["name"] == "vpc_id").unwrap();
+    let vpc_id = subnet["fields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["name"] == "vpc_id")
+        .unwrap();
     assert_eq!(vpc_id["after_unknown"], true);
 
-    let targeted = run_engine(&e, &["plan", s, "--state", st, "--target", "aws.network.subnet.public"], &[]);
-    assert!(String::from_utf8_lossy(&targeted.stdout).contains("Plan: 4 to add"), "{}", text(&targeted));
+    let targeted = run_engine(
+        &e,
+        &[
+            "plan",
+            s,
+            "--state",
+            st,
+            "--target",
+            "aws.network.subnet.public",
+        ],
+        &[],
+    );
+    assert!(
+        String::from_utf8_lossy(&targeted.stdout).contains("Plan: 4 to add"),
+        "{}",
+        text(&targeted)
+    );
 
     // Without a terminal and without --auto-approve, apply refuses and changes nothing.
     let refused = run_engine(&e, &["apply", s, "--state", st], &[]);
@@ -57,18 +107,48 @@ async fn plan_exit_codes_json_targets_graph_and_state_commands() {
     assert_eq!(again.status.code(), Some(0), "{}", text(&again));
 
     let list = run_engine(&e, &["state", "list", "--state", st], &[]);
-    assert_eq!(String::from_utf8_lossy(&list.stdout).lines().count(), REFERENCE_RESOURCES, "{}", text(&list));
-    let show = run_engine(&e, &["state", "show", "aws.network.vpc.main", "--state", st], &[]);
-    assert!(String::from_utf8_lossy(&show.stdout).contains("id   = vpc-"), "{}", text(&show));
-    let output = run_engine(&e, &["output", "aws.network.vpc", "--state", st, "--json"], &[]);
-    let o: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap_or_else(|_| panic!("{}", text(&output)));
-    assert!(o["aws.network.vpc.main"]["id"].as_str().unwrap().starts_with("vpc-"));
+    assert_eq!(
+        String::from_utf8_lossy(&list.stdout).lines().count(),
+        REFERENCE_RESOURCES,
+        "{}",
+        text(&list)
+    );
+    let show = run_engine(
+        &e,
+        &["state", "show", "aws.network.vpc.main", "--state", st],
+        &[],
+    );
+    assert!(
+        String::from_utf8_lossy(&show.stdout).contains("id   = vpc-"),
+        "{}",
+        text(&show)
+    );
+    let output = run_engine(
+        &e,
+        &["output", "aws.network.vpc", "--state", st, "--json"],
+        &[],
+    );
+    let o: serde_json::Value =
+        serde_json::from_slice(&output.stdout).unwrap_or_else(|_| panic!("{}", text(&output)));
+    assert!(
+        o["aws.network.vpc.main"]["id"]
+            .as_str()
+            .unwrap()
+            .starts_with("vpc-")
+    );
 
     let graph = run_engine(&e, &["graph", s, "--format", "mermaid"], &[]);
     let g = String::from_utf8_lossy(&graph.stdout);
     assert!(g.starts_with("flowchart LR"), "{g}");
     assert!(g.matches("-->").count() > REFERENCE_RESOURCES, "{g}");
-    let dot = run_engine(&e, &["graph", s, "--target", "aws.network.nat_gateway"], &[]);
+    let dot = run_engine(
+        &e,
+        &["graph", s, "--target", "aws.network.nat_gateway"],
+        &[],
+    );
     let d = String::from_utf8_lossy(&dot.stdout);
-    assert!(d.contains("aws.network.eip.nat") && !d.contains("aws.network.route53_zone"), "{d}");
+    assert!(
+        d.contains("aws.network.eip.nat") && !d.contains("aws.network.route53_zone"),
+        "{d}"
+    );
 }

@@ -36,7 +36,10 @@ impl Tripwire {
 
 /// 1-based line of the first occurrence of `needle` in `text`.
 fn line_of(text: &str, needle: &str) -> usize {
-    text.lines().position(|l| l.contains(needle)).unwrap_or_else(|| panic!("`{needle}` not in spec")) + 1
+    text.lines()
+        .position(|l| l.contains(needle))
+        .unwrap_or_else(|| panic!("`{needle}` not in spec"))
+        + 1
 }
 
 struct Case {
@@ -122,29 +125,59 @@ fn invalid_specs_are_rejected_with_location_and_no_api_call() {
     let dir = tempfile::tempdir().unwrap();
     let base = aws_spec_text();
     for case in CASES {
-        assert!(base.contains(case.from), "{}: `{}` not in the reference spec", case.name, case.from);
+        assert!(
+            base.contains(case.from),
+            "{}: `{}` not in the reference spec",
+            case.name,
+            case.from
+        );
         let bad = base.replacen(case.from, case.to, 1);
         let path = dir.path().join("aws.toml");
         std::fs::write(&path, &bad).unwrap();
         let state = dir.path().join("state.json");
         for command in ["plan", "apply", "drift"] {
-            let mut args = vec![command, path.to_str().unwrap(), "--state", state.to_str().unwrap()];
+            let mut args = vec![
+                command,
+                path.to_str().unwrap(),
+                "--state",
+                state.to_str().unwrap(),
+            ];
             if command == "apply" {
                 args.push("--auto-approve");
             }
-            let out = engine_command(&tripwire.endpoint(), &args).output().unwrap();
+            let out = engine_command(&tripwire.endpoint(), &args)
+                .output()
+                .unwrap();
             let all = text(&out);
             assert_eq!(out.status.code(), Some(1), "{}: {all}", case.name);
             let line = line_of(&bad, case.line_with);
             let location = format!("{}:{line}:", path.display());
-            assert!(all.contains(&location), "{}: expected {location} in\n{all}", case.name);
-            assert!(all.contains(case.message), "{}: expected `{}` in\n{all}", case.name, case.message);
+            assert!(
+                all.contains(&location),
+                "{}: expected {location} in\n{all}",
+                case.name
+            );
+            assert!(
+                all.contains(case.message),
+                "{}: expected `{}` in\n{all}",
+                case.name,
+                case.message
+            );
             if !case.field.is_empty() {
-                assert!(all.contains(&format!(": {}: ", case.field)), "{}: expected field {} in\n{all}", case.name, case.field);
+                assert!(
+                    all.contains(&format!(": {}: ", case.field)),
+                    "{}: expected field {} in\n{all}",
+                    case.name,
+                    case.field
+                );
             }
             assert!(!state.exists(), "{}: no state written", case.name);
         }
     }
     std::thread::sleep(std::time::Duration::from_millis(100));
-    assert_eq!(tripwire.hits.load(Ordering::SeqCst), 0, "an API call was made for an invalid spec");
+    assert_eq!(
+        tripwire.hits.load(Ordering::SeqCst),
+        0,
+        "an API call was made for an invalid spec"
+    );
 }

@@ -108,9 +108,30 @@ pub async fn owned(moto: &Moto) -> Owned {
         .log_groups()
         .len();
     Owned {
-        vpcs: ec2.describe_vpcs().filters(f()).send().await.unwrap().vpcs().len(),
-        subnets: ec2.describe_subnets().filters(f()).send().await.unwrap().subnets().len(),
-        route_tables: ec2.describe_route_tables().filters(f()).send().await.unwrap().route_tables().len(),
+        vpcs: ec2
+            .describe_vpcs()
+            .filters(f())
+            .send()
+            .await
+            .unwrap()
+            .vpcs()
+            .len(),
+        subnets: ec2
+            .describe_subnets()
+            .filters(f())
+            .send()
+            .await
+            .unwrap()
+            .subnets()
+            .len(),
+        route_tables: ec2
+            .describe_route_tables()
+            .filters(f())
+            .send()
+            .await
+            .unwrap()
+            .route_tables()
+            .len(),
         internet_gateways: ec2
             .describe_internet_gateways()
             .filters(f())
@@ -120,7 +141,14 @@ pub async fn owned(moto: &Moto) -> Owned {
             .internet_gateways()
             .len(),
         nat_gateways,
-        eips: ec2.describe_addresses().filters(f()).send().await.unwrap().addresses().len(),
+        eips: ec2
+            .describe_addresses()
+            .filters(f())
+            .send()
+            .await
+            .unwrap()
+            .addresses()
+            .len(),
         security_groups: ec2
             .describe_security_groups()
             .filters(f())
@@ -137,9 +165,19 @@ pub async fn owned(moto: &Moto) -> Owned {
             .unwrap()
             .vpc_endpoints()
             .iter()
-            .filter(|e| !e.state().is_some_and(|s| s.as_str().eq_ignore_ascii_case("deleted")))
+            .filter(|e| {
+                !e.state()
+                    .is_some_and(|s| s.as_str().eq_ignore_ascii_case("deleted"))
+            })
             .count(),
-        flow_logs: ec2.describe_flow_logs().filter(f()).send().await.unwrap().flow_logs().len(),
+        flow_logs: ec2
+            .describe_flow_logs()
+            .filter(f())
+            .send()
+            .await
+            .unwrap()
+            .flow_logs()
+            .len(),
         private_zones,
         roles,
         log_groups,

@@ -22,7 +22,8 @@ fn moto_server_bin() -> PathBuf {
         return PathBuf::from(p);
     }
     let home = std::env::var("HOME").expect("HOME");
-    let bin = PathBuf::from(home).join(format!(".cache/engine/moto-{MOTO_VERSION}/bin/moto_server"));
+    let bin =
+        PathBuf::from(home).join(format!(".cache/engine/moto-{MOTO_VERSION}/bin/moto_server"));
     assert!(
         bin.exists(),
         "moto {MOTO_VERSION} is not installed at {}: run testenv/install-moto.sh (or set ENGINE_MOTO_SERVER)",

@@ -18,7 +18,10 @@ pub struct AwsClients {
 impl AwsClients {
     /// Clients for `region` built from `base` (credentials, endpoint, retry settings).
     pub fn new(base: &SdkConfig, region: &str, counter: &ApiCallCounter) -> Self {
-        let config = base.to_builder().region(Region::new(region.to_string())).build();
+        let config = base
+            .to_builder()
+            .region(Region::new(region.to_string()))
+            .build();
         let count = CountCalls(counter.clone());
         AwsClients {
             ec2: aws_sdk_ec2::Client::from_conf(

@@ -68,10 +68,10 @@ impl Provider for AwsProvider {
     fn expand(&self, spec: &SpecSource) -> Result<Vec<ResourceSpec>, SpecErrors> {
         let globals = spec.globals()?;
         let resources = network::expand(spec, &globals)?;
-        let _ = self
-            .shared
-            .clients
-            .set(AwsClients::new(&self.base, &globals.region, &self.counter));
+        let _ =
+            self.shared
+                .clients
+                .set(AwsClients::new(&self.base, &globals.region, &self.counter));
         Ok(resources)
     }
 

@@ -130,8 +130,9 @@ pub async fn ec2_retag(
 ) -> Result<engine::Live, KindError> {
     ec2_update(ec2, &current.id, &current.attributes, desired).await?;
     let mut updated = current.clone();
-    updated
-        .attributes
-        .insert("tags".into(), desired.get("tags").cloned().unwrap_or_default());
+    updated.attributes.insert(
+        "tags".into(),
+        desired.get("tags").cloned().unwrap_or_default(),
+    );
     Ok(updated)
 }

@@ -12,9 +12,8 @@
 
 use crate::secret::Secret;
 use rcgen::{
-    BasicConstraints, CertificateParams, DistinguishedName, DnType, ExtendedKeyUsagePurpose,
-    IsCa, Issuer, KeyPair, KeyUsagePurpose, PKCS_ECDSA_P256_SHA256, PKCS_ECDSA_P384_SHA384,
-    SerialNumber,
+    BasicConstraints, CertificateParams, DistinguishedName, DnType, ExtendedKeyUsagePurpose, IsCa,
+    Issuer, KeyPair, KeyUsagePurpose, PKCS_ECDSA_P256_SHA256, PKCS_ECDSA_P384_SHA384, SerialNumber,
 };
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, ServerName, UnixTime};
@@ -355,7 +354,11 @@ pub fn server_leaf(
     params.use_authority_key_identifier_extension = true;
     let cert = params.signed_by(&key, &issuer)?;
     Ok(ServerLeaf {
-        chain_pem: format!("{}\n{}\n", cert.pem().trim_end(), intermediate.cert_pem.trim_end()),
+        chain_pem: format!(
+            "{}\n{}\n",
+            cert.pem().trim_end(),
+            intermediate.cert_pem.trim_end()
+        ),
         cert_pem: cert.pem(),
         key_pem: Secret::new(key.serialize_pem()),
     })
@@ -479,11 +482,18 @@ mod tests {
 
         let der = parse(&root.cert_pem);
         let (_, cert) = X509Certificate::from_der(&der).unwrap();
-        let years = (cert.validity().not_after.timestamp() - cert.validity().not_before.timestamp())
+        let years = (cert.validity().not_after.timestamp()
+            - cert.validity().not_before.timestamp())
             / (365 * 86400);
         assert_eq!(years, 10);
         assert_eq!(
-            cert.public_key().algorithm.parameters.as_ref().unwrap().as_oid().unwrap(),
+            cert.public_key()
+                .algorithm
+                .parameters
+                .as_ref()
+                .unwrap()
+                .as_oid()
+                .unwrap(),
             x509_parser::oid_registry::OID_NIST_EC_P384
         );
         assert!(cert.basic_constraints().unwrap().unwrap().value.ca);
@@ -493,11 +503,18 @@ mod tests {
         let bc = cert.basic_constraints().unwrap().unwrap().value;
         assert!(bc.ca);
         assert_eq!(bc.path_len_constraint, Some(0));
-        let years = (cert.validity().not_after.timestamp() - cert.validity().not_before.timestamp())
+        let years = (cert.validity().not_after.timestamp()
+            - cert.validity().not_before.timestamp())
             / (365 * 86400);
         assert_eq!(years, 5);
         assert_eq!(
-            cert.public_key().algorithm.parameters.as_ref().unwrap().as_oid().unwrap(),
+            cert.public_key()
+                .algorithm
+                .parameters
+                .as_ref()
+                .unwrap()
+                .as_oid()
+                .unwrap(),
             x509_parser::oid_registry::OID_NIST_EC_P384
         );
         assert!(cert.subject().to_string().contains("gcp"));
@@ -506,7 +523,13 @@ mod tests {
         let (_, cert) = X509Certificate::from_der(&der).unwrap();
         assert!(!cert.is_ca());
         assert_eq!(
-            cert.public_key().algorithm.parameters.as_ref().unwrap().as_oid().unwrap(),
+            cert.public_key()
+                .algorithm
+                .parameters
+                .as_ref()
+                .unwrap()
+                .as_oid()
+                .unwrap(),
             x509_parser::oid_registry::OID_EC_P256
         );
         let sans: Vec<String> = cert
@@ -527,7 +550,10 @@ mod tests {
         use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
         let root = init_root(dir.path()).unwrap();
-        let mode = std::fs::metadata(&root.key_path).unwrap().permissions().mode();
+        let mode = std::fs::metadata(&root.key_path)
+            .unwrap()
+            .permissions()
+            .mode();
         assert_eq!(mode & 0o777, 0o600);
         let again = init_root(dir.path()).unwrap();
         assert_eq!(again.cert_pem, root.cert_pem);
@@ -544,12 +570,14 @@ mod tests {
         let back = IntermediateBundle::from_bundle_pem(&bundle).unwrap();
         assert_eq!(back.cert_pem.trim(), inter.cert_pem.trim());
         assert_eq!(back.root_cert_pem.trim(), root.cert_pem.trim());
-        assert_eq!(back.key_pem().expose().trim(), inter.key_pem().expose().trim());
+        assert_eq!(
+            back.key_pem().expose().trim(),
+            inter.key_pem().expose().trim()
+        );
         let shown = format!("{inter:?} {root:?} {bundle:?} {bundle}");
         assert!(!shown.contains("PRIVATE KEY"), "{shown}");
         // The re-parsed bundle still signs valid leaves.
         let leaf = server_leaf(&back, &["a.example.test"]).unwrap();
-        verify_server_chain(&leaf.chain_pem, &[], &root.cert_pem, Some("a.example.test"))
-            .unwrap();
+        verify_server_chain(&leaf.chain_pem, &[], &root.cert_pem, Some("a.example.test")).unwrap();
     }
 }

@@ -56,7 +56,8 @@ impl<'de> serde::Deserialize<'de> for Secret {
 pub fn random_secret(bytes: usize) -> Result<Secret, String> {
     use base64::Engine as _;
     let mut buf = vec![0u8; bytes];
-    aws_lc_rs::rand::fill(&mut buf).map_err(|_| "the system random generator failed".to_string())?;
+    aws_lc_rs::rand::fill(&mut buf)
+        .map_err(|_| "the system random generator failed".to_string())?;
     let out = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(&buf);
     buf.iter_mut().for_each(|b| *b = 0);
     Ok(Secret(out))

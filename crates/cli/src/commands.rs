@@ -22,30 +22,52 @@ const FAULT_ENV: &str = "ENGINE_FAULT_ABORT_AFTER_CREATE";
 pub async fn run(cli: Cli) -> Result<u8> {
     match cli.command {
         Command::Plan(a) => {
-            let Some(engine) = build(&a.common, 10, false).await? else { return Ok(OK) };
-            let plan = if a.destroy { engine.plan_destroy().await? } else { engine.plan().await? };
+            let Some(engine) = build(&a.common, 10, false).await? else {
+                return Ok(OK);
+            };
+            let plan = if a.destroy {
+                engine.plan_destroy().await?
+            } else {
+                engine.plan().await?
+            };
             if a.json {
-                println!("{}", serde_json::to_string_pretty(&json::plan(&plan)).into_diagnostic()?);
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&json::plan(&plan)).into_diagnostic()?
+                );
             } else {
                 print!("{}", render_plan::plan_text(&plan, &Style::stdout()));
             }
-            Ok(if a.detailed_exitcode && plan.has_changes() { CHANGES } else { OK })
+            Ok(if a.detailed_exitcode && plan.has_changes() {
+                CHANGES
+            } else {
+                OK
+            })
         }
         Command::Apply(a) => {
-            let Some(engine) = build(&a.common, a.parallelism, false).await? else { return Ok(OK) };
+            let Some(engine) = build(&a.common, a.parallelism, false).await? else {
+                return Ok(OK);
+            };
             let plan = engine.plan().await?;
             execute(&engine, plan, a.auto_approve, a.json).await
         }
         Command::Destroy(a) => {
-            let Some(engine) = build(&a.common, a.parallelism, a.confirm_protected).await? else { return Ok(OK) };
+            let Some(engine) = build(&a.common, a.parallelism, a.confirm_protected).await? else {
+                return Ok(OK);
+            };
             let plan = engine.plan_destroy().await?;
             execute(&engine, plan, a.auto_approve, false).await
         }
         Command::Drift(a) => {
-            let Some(engine) = build(&a.common, 10, false).await? else { return Ok(OK) };
+            let Some(engine) = build(&a.common, 10, false).await? else {
+                return Ok(OK);
+            };
             let report = engine.drift().await?;
             if a.json {
-                println!("{}", serde_json::to_string_pretty(&json::drift(&report)).into_diagnostic()?);
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&json::drift(&report)).into_diagnostic()?
+                );
             } else {
                 print!("{}", render_plan::drift_text(&report, &Style::stdout()));
             }
@@ -53,7 +75,10 @@ pub async fn run(cli: Cli) -> Result<u8> {
         }
         Command::Graph(a) => {
             let provider = Arc::new(AwsProvider::from_env().await);
-            let engine = Engine::builder().spec_file(&a.spec).provider(provider).build()?;
+            let engine = Engine::builder()
+                .spec_file(&a.spec)
+                .provider(provider)
+                .build()?;
             let format = match a.format {
                 GraphFormatArg::Dot => GraphFormat::Dot,
                 GraphFormatArg::Mermaid => GraphFormat::Mermaid,
@@ -64,7 +89,11 @@ pub async fn run(cli: Cli) -> Result<u8> {
             } else {
                 let keep = graph.select(&a.target, &[]);
                 let subset = engine::ResourceGraph::build(
-                    graph.resources().filter(|r| keep.contains(&r.address)).cloned().collect(),
+                    graph
+                        .resources()
+                        .filter(|r| keep.contains(&r.address))
+                        .cloned()
+                        .collect(),
                 )
                 .map_err(|e| miette!("{}", e.join("\n")))?;
                 print!("{}", subset.render(format));
@@ -98,7 +127,11 @@ pub async fn run(cli: Cli) -> Result<u8> {
             let selected: Vec<_> = doc
                 .resources
                 .iter()
-                .filter(|(a, _)| o.address.as_ref().is_none_or(|p| engine::Address::new(a.as_str()).matches_prefix(p)))
+                .filter(|(a, _)| {
+                    o.address
+                        .as_ref()
+                        .is_none_or(|p| engine::Address::new(a.as_str()).matches_prefix(p))
+                })
                 .collect();
             if o.json {
                 let map: serde_json::Map<String, serde_json::Value> = selected
@@ -122,8 +155,14 @@ pub async fn run(cli: Cli) -> Result<u8> {
         }
         Command::ForceUnlock(f) => {
             let backend = LocalBackend::new(state_path(&f.args)?);
-            backend.force_unlock(&f.lock_id).map_err(engine::EngineError::from)?;
-            println!("Lock {} removed from {}.", f.lock_id, backend.lock_path().display());
+            backend
+                .force_unlock(&f.lock_id)
+                .map_err(engine::EngineError::from)?;
+            println!(
+                "Lock {} removed from {}.",
+                f.lock_id,
+                backend.lock_path().display()
+            );
             Ok(OK)
         }
     }
@@ -131,9 +170,15 @@ pub async fn run(cli: Cli) -> Result<u8> {
 
 /// Builds the engine (all validation happens here, before any API call). `None` when the
 /// spec's lane is not selected: one `[skip]` line is printed.
-async fn build(common: &Common, parallelism: usize, confirm_protected: bool) -> Result<Option<Engine>> {
-    let selection = Selection::decide(common.cloud.as_deref(), &common.features, &|k| std::env::var(k).ok())
-        .map_err(|e| miette!("{e}"))?;
+async fn build(
+    common: &Common,
+    parallelism: usize,
+    confirm_protected: bool,
+) -> Result<Option<Engine>> {
+    let selection = Selection::decide(common.cloud.as_deref(), &common.features, &|k| {
+        std::env::var(k).ok()
+    })
+    .map_err(|e| miette!("{e}"))?;
     let provider = Arc::new(AwsProvider::from_env().await);
     let mut builder = Engine::builder()
         .spec_file(&common.spec)
@@ -170,7 +215,11 @@ async fn execute(engine: &Engine, plan: Plan, auto_approve: bool, as_json: bool)
     }
     if !plan.has_changes() {
         if as_json {
-            println!("{}", serde_json::to_string_pretty(&json::apply(&Default::default())).into_diagnostic()?);
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&json::apply(&Default::default()))
+                    .into_diagnostic()?
+            );
         }
         return Ok(OK);
     }
@@ -183,7 +232,10 @@ async fn execute(engine: &Engine, plan: Plan, auto_approve: bool, as_json: bool)
         print!("\nDo you want to perform these actions? Only 'yes' will be accepted: ");
         std::io::stdout().flush().into_diagnostic()?;
         let mut answer = String::new();
-        std::io::stdin().lock().read_line(&mut answer).into_diagnostic()?;
+        std::io::stdin()
+            .lock()
+            .read_line(&mut answer)
+            .into_diagnostic()?;
         if answer.trim() != "yes" {
             println!("Cancelled: nothing was changed.");
             return Ok(FAILED);
@@ -191,12 +243,19 @@ async fn execute(engine: &Engine, plan: Plan, auto_approve: bool, as_json: bool)
     }
     let report = engine.apply(&plan).await?;
     if as_json {
-        println!("{}", serde_json::to_string_pretty(&json::apply(&report)).into_diagnostic()?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json::apply(&report)).into_diagnostic()?
+        );
     } else {
         let done = |a| report.count(a);
         println!(
             "\n{} {} added, {} changed, {} destroyed in {:.1}s ({} API calls, {} mutating).",
-            style.bold(if report.is_success() { "Apply complete!" } else { "Apply failed." }),
+            style.bold(if report.is_success() {
+                "Apply complete!"
+            } else {
+                "Apply failed."
+            }),
             done(engine::Action::Create),
             done(engine::Action::Update),
             done(engine::Action::Delete),
@@ -209,7 +268,11 @@ async fn execute(engine: &Engine, plan: Plan, auto_approve: bool, as_json: bool)
                 println!("  {} {}: {why}", style.red("✗"), f.address);
             }
         }
-        let skipped = report.steps.iter().filter(|s| matches!(s.outcome, engine::StepOutcome::Skipped(_))).count();
+        let skipped = report
+            .steps
+            .iter()
+            .filter(|s| matches!(s.outcome, engine::StepOutcome::Skipped(_)))
+            .count();
         if skipped > 0 {
             println!("  {skipped} steps skipped because something they need failed.");
         }

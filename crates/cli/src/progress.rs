@@ -65,7 +65,10 @@ impl Observer for Progress {
                 let (doing, _) = verb(action);
                 if self.interactive {
                     let bar = self.multi.add(ProgressBar::new_spinner());
-                    bar.set_style(ProgressStyle::with_template("{spinner} {msg} ({elapsed})").unwrap_or_else(|_| ProgressStyle::default_spinner()));
+                    bar.set_style(
+                        ProgressStyle::with_template("{spinner} {msg} ({elapsed})")
+                            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+                    );
                     bar.set_message(format!("{doing} {address}"));
                     bar.enable_steady_tick(Duration::from_millis(120));
                     bars.insert(address, bar);
@@ -77,10 +80,19 @@ impl Observer for Progress {
                 Some(bar) => bar.set_message(format!("{address}: {message}")),
                 None => eprintln!("{address}: {message}"),
             },
-            Event::Retrying { address, attempt, error } => {
+            Event::Retrying {
+                address,
+                attempt,
+                error,
+            } => {
                 self.line(format!("{address}: retrying (attempt {attempt}): {error}"));
             }
-            Event::StepFinished { address, action, elapsed, id } => {
+            Event::StepFinished {
+                address,
+                action,
+                elapsed,
+                id,
+            } => {
                 if let Some(bar) = bars.remove(&address) {
                     bar.finish_and_clear();
                     self.multi.remove(&bar);
@@ -88,7 +100,11 @@ impl Observer for Progress {
                 let (_, done) = verb(action);
                 let id = id.map(|i| format!(" [{i}]")).unwrap_or_default();
                 drop(bars);
-                self.line(format!("{} {address}: {done}{id} after {:.1}s", self.style.green("✓"), elapsed.as_secs_f64()));
+                self.line(format!(
+                    "{} {address}: {done}{id} after {:.1}s",
+                    self.style.green("✓"),
+                    elapsed.as_secs_f64()
+                ));
             }
             Event::StepFailed { address, error } => {
                 if let Some(bar) = bars.remove(&address) {

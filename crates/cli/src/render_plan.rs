@@ -40,11 +40,23 @@ fn field_lines(out: &mut String, style: &Style, action: Action, f: &FieldChange,
     };
     match action {
         Action::Create => {
-            let _ = writeln!(out, "      {} {:width$} = {}", style.green("+"), f.name, show_after(&f.after));
+            let _ = writeln!(
+                out,
+                "      {} {:width$} = {}",
+                style.green("+"),
+                f.name,
+                show_after(&f.after)
+            );
         }
         Action::Delete => {
             let before = f.before.as_ref().map(show).unwrap_or_default();
-            let _ = writeln!(out, "      {} {:width$} = {}", style.red("-"), f.name, before);
+            let _ = writeln!(
+                out,
+                "      {} {:width$} = {}",
+                style.red("-"),
+                f.name,
+                before
+            );
         }
         _ => {
             let before = f.before.clone().unwrap_or(Json::Null);
@@ -56,13 +68,29 @@ fn field_lines(out: &mut String, style: &Style, action: Action, f: &FieldChange,
                     let name = format!("{}.{k}", f.name);
                     match (b.get(k), a.get(k)) {
                         (Some(x), Some(y)) if x != y => {
-                            let _ = writeln!(out, "      {} {name:width$} = {} -> {}{note}", style.yellow("~"), show(x), show(y));
+                            let _ = writeln!(
+                                out,
+                                "      {} {name:width$} = {} -> {}{note}",
+                                style.yellow("~"),
+                                show(x),
+                                show(y)
+                            );
                         }
                         (Some(x), None) => {
-                            let _ = writeln!(out, "      {} {name:width$} = {}", style.red("-"), show(x));
+                            let _ = writeln!(
+                                out,
+                                "      {} {name:width$} = {}",
+                                style.red("-"),
+                                show(x)
+                            );
                         }
                         (None, Some(y)) => {
-                            let _ = writeln!(out, "      {} {name:width$} = {}", style.green("+"), show(y));
+                            let _ = writeln!(
+                                out,
+                                "      {} {name:width$} = {}",
+                                style.green("+"),
+                                show(y)
+                            );
                         }
                         _ => {}
                     }
@@ -93,17 +121,41 @@ pub fn plan_text(plan: &Plan, style: &Style) -> String {
             Action::Adopt => "exists (found by its ownership tags) and will be recorded in state",
             Action::NoOp => "",
         };
-        let id = c.id.as_deref().map(|i| format!(" [{i}]")).unwrap_or_default();
-        let _ = writeln!(out, "  {} {}", style.dim("#"), style.dim(&format!("{} {verb}", c.address)));
-        let _ = writeln!(out, "  {} {} ({}){}", symbol(style, c.action), style.bold(c.address.as_str()), c.kind, id);
-        let width = c.fields.iter().map(|f| f.name.len()).max().unwrap_or(0).min(28);
+        let id =
+            c.id.as_deref()
+                .map(|i| format!(" [{i}]"))
+                .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "  {} {}",
+            style.dim("#"),
+            style.dim(&format!("{} {verb}", c.address))
+        );
+        let _ = writeln!(
+            out,
+            "  {} {} ({}){}",
+            symbol(style, c.action),
+            style.bold(c.address.as_str()),
+            c.kind,
+            id
+        );
+        let width = c
+            .fields
+            .iter()
+            .map(|f| f.name.len())
+            .max()
+            .unwrap_or(0)
+            .min(28);
         for f in c.fields.iter().filter(|_| c.action != Action::Adopt) {
             field_lines(&mut out, style, c.action, f, width);
         }
         out.push('\n');
     }
     if !plan.kept.is_empty() {
-        let _ = writeln!(out, "  Kept (protected; destroy them with --confirm-protected):");
+        let _ = writeln!(
+            out,
+            "  Kept (protected; destroy them with --confirm-protected):"
+        );
         for k in &plan.kept {
             let _ = writeln!(out, "    {k}");
         }
@@ -111,8 +163,19 @@ pub fn plan_text(plan: &Plan, style: &Style) -> String {
     }
     let s = plan.summary();
     if plan.has_changes() {
-        let adopt = if s.adopt > 0 { format!(" ({} to adopt into state)", s.adopt) } else { String::new() };
-        let _ = writeln!(out, "{} {} to add, {} to change, {} to destroy.{adopt}", style.bold("Plan:"), s.add, s.change, s.destroy);
+        let adopt = if s.adopt > 0 {
+            format!(" ({} to adopt into state)", s.adopt)
+        } else {
+            String::new()
+        };
+        let _ = writeln!(
+            out,
+            "{} {} to add, {} to change, {} to destroy.{adopt}",
+            style.bold("Plan:"),
+            s.add,
+            s.change,
+            s.destroy
+        );
     } else {
         let what = match plan.mode {
             PlanMode::Apply => "No changes. The infrastructure matches the spec.",
@@ -129,23 +192,59 @@ pub fn drift_text(report: &DriftReport, style: &Style) -> String {
     for d in &report.drifted {
         match &d.status {
             DriftStatus::Deleted => {
-                let _ = writeln!(out, "  {} {} ({}) [{}]: deleted outside the engine", style.red("-"), style.bold(d.address.as_str()), d.kind, d.id);
+                let _ = writeln!(
+                    out,
+                    "  {} {} ({}) [{}]: deleted outside the engine",
+                    style.red("-"),
+                    style.bold(d.address.as_str()),
+                    d.kind,
+                    d.id
+                );
             }
             DriftStatus::Modified { fields } => {
-                let _ = writeln!(out, "  {} {} ({}) [{}]: changed outside the engine", style.yellow("~"), style.bold(d.address.as_str()), d.kind, d.id);
+                let _ = writeln!(
+                    out,
+                    "  {} {} ({}) [{}]: changed outside the engine",
+                    style.yellow("~"),
+                    style.bold(d.address.as_str()),
+                    d.kind,
+                    d.id
+                );
                 for f in fields {
-                    let _ = writeln!(out, "      {} {} = {} (applied) -> {} (live)", style.yellow("~"), f.name, show(&f.applied), show(&f.live));
+                    let _ = writeln!(
+                        out,
+                        "      {} {} = {} (applied) -> {} (live)",
+                        style.yellow("~"),
+                        f.name,
+                        show(&f.applied),
+                        show(&f.live)
+                    );
                 }
             }
         }
     }
     if report.is_clean() {
-        let _ = writeln!(out, "{} {} resources match what was applied.", style.green("No drift:"), report.checked);
+        let _ = writeln!(
+            out,
+            "{} {} resources match what was applied.",
+            style.green("No drift:"),
+            report.checked
+        );
     } else {
-        let _ = writeln!(out, "{} {} of {} resources drifted.", style.red("Drift:"), report.drifted.len(), report.checked);
+        let _ = writeln!(
+            out,
+            "{} {} of {} resources drifted.",
+            style.red("Drift:"),
+            report.drifted.len(),
+            report.checked
+        );
     }
     if !report.not_applied.is_empty() {
-        let _ = writeln!(out, "{} resources of the spec were never applied.", report.not_applied.len());
+        let _ = writeln!(
+            out,
+            "{} resources of the spec were never applied.",
+            report.not_applied.len()
+        );
     }
     out
 }

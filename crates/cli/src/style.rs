@@ -22,22 +22,42 @@ impl Style {
     }
 
     pub fn green(&self, s: &str) -> String {
-        if self.color { s.green().to_string() } else { s.to_string() }
+        if self.color {
+            s.green().to_string()
+        } else {
+            s.to_string()
+        }
     }
 
     pub fn yellow(&self, s: &str) -> String {
-        if self.color { s.yellow().to_string() } else { s.to_string() }
+        if self.color {
+            s.yellow().to_string()
+        } else {
+            s.to_string()
+        }
     }
 
     pub fn red(&self, s: &str) -> String {
-        if self.color { s.red().to_string() } else { s.to_string() }
+        if self.color {
+            s.red().to_string()
+        } else {
+            s.to_string()
+        }
     }
 
     pub fn bold(&self, s: &str) -> String {
-        if self.color { s.bold().to_string() } else { s.to_string() }
+        if self.color {
+            s.bold().to_string()
+        } else {
+            s.to_string()
+        }
     }
 
     pub fn dim(&self, s: &str) -> String {
-        if self.color { s.dimmed().to_string() } else { s.to_string() }
+        if self.color {
+            s.dimmed().to_string()
+        } else {
+            s.to_string()
+        }
     }
 }

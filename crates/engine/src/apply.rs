@@ -377,7 +377,10 @@ async fn run_step_inner(
                     })
                     .await?;
                     if shared.settings.abort_after_create.as_ref() == Some(&change.address) {
-                        eprintln!("fault injection: aborting after creating {}", change.address);
+                        eprintln!(
+                            "fault injection: aborting after creating {}",
+                            change.address
+                        );
                         std::process::abort();
                     }
                     live
@@ -421,9 +424,13 @@ fn resolve_now(shared: &Shared, change: &ResourceChange) -> Result<Attrs, String
     let outputs = shared.outputs.lock().unwrap_or_else(|p| p.into_inner());
     let missing = std::cell::RefCell::new(Vec::new());
     let resolved = resolve(spec, &|r| {
-        let v = outputs.get(&r.address).and_then(|l| attribute_of(l, &r.attribute));
+        let v = outputs
+            .get(&r.address)
+            .and_then(|l| attribute_of(l, &r.attribute));
         if v.is_none() {
-            missing.borrow_mut().push(format!("{}.{}", r.address, r.attribute));
+            missing
+                .borrow_mut()
+                .push(format!("{}.{}", r.address, r.attribute));
         }
         v
     });

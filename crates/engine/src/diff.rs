@@ -56,7 +56,10 @@ pub(crate) fn attribute_of(live: &Live, attribute: &str) -> Option<Json> {
 }
 
 /// Resolves a resource's desired attributes with `lookup`.
-pub(crate) fn resolve(spec: &ResourceSpec, lookup: &dyn Fn(&Reference) -> Option<Json>) -> Resolved {
+pub(crate) fn resolve(
+    spec: &ResourceSpec,
+    lookup: &dyn Fn(&Reference) -> Option<Json>,
+) -> Resolved {
     spec.attributes
         .iter()
         .map(|(k, v)| (k.clone(), v.resolve(lookup)))
@@ -103,7 +106,13 @@ pub(crate) fn plan_changes(
         };
         let resolved = resolve(spec, &lookup);
         let kind = &kinds[&spec.kind];
-        let mut change = diff_one(spec, kind.as_ref(), &resolved, live.get(&spec.address), graph);
+        let mut change = diff_one(
+            spec,
+            kind.as_ref(),
+            &resolved,
+            live.get(&spec.address),
+            graph,
+        );
         if change.action == Action::NoOp && state.get(spec.address.as_str()).is_none() {
             change.action = Action::Adopt;
         }
@@ -120,33 +129,46 @@ pub(crate) fn plan_changes(
     // Deletes of resources no longer in the spec, dependents first.
     let mut deletes: Vec<ResourceChange> = orphans
         .iter()
-        .filter_map(|a| state.get(a.as_str()).map(|s| (a, s)))
-        .map(|(address, s)| ResourceChange {
-            address: address.clone(),
-            kind: s.kind.clone(),
-            action: Action::Delete,
-            id: live.get(address).map(|l| l.id.clone()),
-            fields: live
-                .get(address)
-                .map(|l| {
-                    l.attributes
-                        .iter()
-                        .map(|(k, v)| FieldChange {
-                            name: k.clone(),
-                            before: Some(v.clone()),
-                            after: PlannedValue::Known(Json::Null),
-                            forces_replacement: false,
-                        })
-                        .collect()
-                })
-                .unwrap_or_default(),
-            dependencies: s.dependencies.iter().map(|d| Address::new(d.clone())).collect(),
-            protected: s.protected,
-        })
+        .filter_map(|a| delete_change(a, state, live))
         .collect();
     order_deletes(&mut deletes);
     changes.extend(deletes);
     changes
+}
+
+/// The delete of the recorded resource at `address`: its live fields go away.
+pub(crate) fn delete_change(
+    address: &Address,
+    state: &StateDocument,
+    live: &HashMap<Address, Live>,
+) -> Option<ResourceChange> {
+    let recorded = state.get(address.as_str())?;
+    let current = live.get(address);
+    Some(ResourceChange {
+        address: address.clone(),
+        kind: recorded.kind.clone(),
+        action: Action::Delete,
+        id: Some(current.map_or_else(|| recorded.id.clone(), |l| l.id.clone())),
+        fields: current
+            .map(|l| {
+                l.attributes
+                    .iter()
+                    .map(|(k, v)| FieldChange {
+                        name: k.clone(),
+                        before: Some(v.clone()),
+                        after: PlannedValue::Known(Json::Null),
+                        forces_replacement: false,
+                    })
+                    .collect()
+            })
+            .unwrap_or_default(),
+        dependencies: recorded
+            .dependencies
+            .iter()
+            .map(|d| Address::new(d.clone()))
+            .collect(),
+        protected: recorded.protected,
+    })
 }
 
 /// Sorts deletes so that a resource comes before what it depends on.
@@ -202,7 +224,11 @@ fn diff_one(
                 forces_replacement: false,
             });
         }
-        for f in kind.fields().iter().filter(|f| f.update == FieldUpdate::Computed) {
+        for f in kind
+            .fields()
+            .iter()
+            .filter(|f| f.update == FieldUpdate::Computed)
+        {
             if !resolved.iter().any(|(n, _)| n == f.name) {
                 change.fields.push(FieldChange {
                     name: f.name.to_string(),
@@ -222,7 +248,11 @@ fn diff_one(
         let Some((_, desired)) = resolved.iter().find(|(n, _)| n == field.name) else {
             continue;
         };
-        let before = live.attributes.get(field.name).cloned().unwrap_or(Json::Null);
+        let before = live
+            .attributes
+            .get(field.name)
+            .cloned()
+            .unwrap_or(Json::Null);
         let differs = match desired {
             None => true,
             Some(d) => !same_value(d, &before, field.unordered),

@@ -81,7 +81,11 @@ pub(crate) fn compare(
             continue;
         };
         let mut fields = Vec::new();
-        for f in kind.fields().iter().filter(|f| f.update != FieldUpdate::Computed) {
+        for f in kind
+            .fields()
+            .iter()
+            .filter(|f| f.update != FieldUpdate::Computed)
+        {
             let Some(was) = applied.attributes.get(f.name) else {
                 continue;
             };

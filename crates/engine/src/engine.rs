@@ -1,13 +1,12 @@
 //! `Engine`: the library's entry point. Plan, apply, drift and destroy one spec.
 
 use crate::apply::{ExecSettings, execute};
-use crate::diff::{order_deletes, plan_changes};
+use crate::diff::{delete_change, order_deletes, plan_changes};
 use crate::graph::ResourceGraph;
 use crate::spec::{SpecErrors, SpecSource};
 use crate::{
-    Action, Address, ApiCalls, ApplyReport, Context, DriftReport, EngineError, Event, FieldChange,
-    Kind, Lane, Live, NullObserver, Observer, Plan, PlanMode, PlannedValue, Provider,
-    ResourceChange, Selection, drift, refresh,
+    Address, ApiCalls, ApplyReport, Context, DriftReport, EngineError, Event, Kind, Lane, Live,
+    NullObserver, Observer, Plan, PlanMode, Provider, ResourceChange, Selection, drift, refresh,
 };
 use engine_state::{Journal, LocalBackend, StateDocument};
 use std::collections::{BTreeSet, HashMap};
@@ -163,7 +162,12 @@ impl EngineBuilder {
         errors.into_result()?;
         let resources = provider.expand(&spec)?;
         let graph = ResourceGraph::build(resources).map_err(|messages| {
-            spec.errors(messages.into_iter().map(|m| spec.general_error(m)).collect())
+            spec.errors(
+                messages
+                    .into_iter()
+                    .map(|m| spec.general_error(m))
+                    .collect(),
+            )
         })?;
         let mut kinds: HashMap<String, Arc<dyn Kind>> = HashMap::new();
         for p in &self.providers {
@@ -311,6 +315,16 @@ impl Engine {
             && !self.excludes.iter().any(|e| address.matches_prefix(e))
     }
 
+    /// Addresses recorded in `state` that `--target`/`--exclude` let this run touch.
+    fn recorded_in_scope(&self, state: &StateDocument) -> BTreeSet<Address> {
+        state
+            .resources
+            .keys()
+            .map(|a| Address::new(a.clone()))
+            .filter(|a| self.in_scope(a))
+            .collect()
+    }
+
     /// Refreshes and diffs: what `apply` would do.
     pub async fn plan(&self) -> Result<Plan, EngineError> {
         let state = self.state.load_or_new(&self.name)?;
@@ -326,9 +340,14 @@ impl Engine {
         self.observer.event(Event::RefreshStarted {
             count: wanted.len(),
         });
-        let live =
-            refresh::refresh(&self.context(), &self.kinds, Some(&self.graph), &state, &wanted)
-                .await?;
+        let live = refresh::refresh(
+            &self.context(),
+            &self.kinds,
+            Some(&self.graph),
+            &state,
+            &wanted,
+        )
+        .await?;
         let changes = plan_changes(&self.graph, &selected, &orphans, &state, &live, &self.kinds);
         Ok(Plan {
             spec: self.name.clone(),
@@ -348,12 +367,7 @@ impl Engine {
     pub async fn plan_destroy(&self) -> Result<Plan, EngineError> {
         let state = self.state.load_or_new(&self.name)?;
         let before = self.provider.api_calls();
-        let scope: BTreeSet<Address> = state
-            .resources
-            .keys()
-            .map(|a| Address::new(a.clone()))
-            .filter(|a| self.in_scope(a))
-            .collect();
+        let scope = self.recorded_in_scope(&state);
         let mut kept: BTreeSet<Address> = BTreeSet::new();
         if !self.confirm_protected {
             let mut stack: Vec<Address> = scope
@@ -373,37 +387,10 @@ impl Engine {
         self.observer.event(Event::RefreshStarted {
             count: wanted.len(),
         });
-        let live =
-            refresh::refresh(&self.context(), &self.kinds, None, &state, &wanted).await?;
+        let live = refresh::refresh(&self.context(), &self.kinds, None, &state, &wanted).await?;
         let mut changes: Vec<ResourceChange> = wanted
             .iter()
-            .filter_map(|a| state.get(a.as_str()).map(|s| (a, s)))
-            .map(|(a, s)| ResourceChange {
-                address: a.clone(),
-                kind: s.kind.clone(),
-                action: Action::Delete,
-                id: Some(s.id.clone()),
-                fields: live
-                    .get(a)
-                    .map(|l| {
-                        l.attributes
-                            .iter()
-                            .map(|(k, v)| FieldChange {
-                                name: k.clone(),
-                                before: Some(v.clone()),
-                                after: PlannedValue::Known(serde_json::Value::Null),
-                                forces_replacement: false,
-                            })
-                            .collect()
-                    })
-                    .unwrap_or_default(),
-                dependencies: s
-                    .dependencies
-                    .iter()
-                    .map(|d| Address::new(d.clone()))
-                    .collect(),
-                protected: s.protected,
-            })
+            .filter_map(|a| delete_change(a, &state, &live))
             .collect();
         order_deletes(&mut changes);
         Ok(Plan {
@@ -484,18 +471,17 @@ impl Engine {
     pub async fn drift(&self) -> Result<DriftReport, EngineError> {
         let state = self.state.load_or_new(&self.name)?;
         let before = self.provider.api_calls();
-        let scope: BTreeSet<Address> = state
-            .resources
-            .keys()
-            .map(|a| Address::new(a.clone()))
-            .filter(|a| self.in_scope(a))
-            .collect();
-        self.observer.event(Event::RefreshStarted {
-            count: scope.len(),
-        });
-        let live: HashMap<Address, Live> =
-            refresh::refresh(&self.context(), &self.kinds, Some(&self.graph), &state, &scope)
-                .await?;
+        let scope = self.recorded_in_scope(&state);
+        self.observer
+            .event(Event::RefreshStarted { count: scope.len() });
+        let live: HashMap<Address, Live> = refresh::refresh(
+            &self.context(),
+            &self.kinds,
+            Some(&self.graph),
+            &state,
+            &scope,
+        )
+        .await?;
         let drifted = drift::compare(&state, &scope, &live, &self.kinds);
         let not_applied = self
             .graph

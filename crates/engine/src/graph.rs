@@ -173,10 +173,7 @@ impl ResourceGraph {
                 .fold((0.0, None), |acc, x| if x.0 > acc.0 { x } else { acc });
             best.insert(n, (base + cost(&self.graph[n]), prev));
         }
-        let Some((&end, &(total, _))) = best
-            .iter()
-            .max_by(|a, b| a.1.0.total_cmp(&b.1.0))
-        else {
+        let Some((&end, &(total, _))) = best.iter().max_by(|a, b| a.1.0.total_cmp(&b.1.0)) else {
             return (0.0, vec![]);
         };
         let mut path = vec![self.graph[end].address.clone()];
@@ -253,7 +250,10 @@ mod tests {
     #[test]
     fn orders_dependencies_first_and_selects_targets_with_their_dependencies() {
         let g = ResourceGraph::build(vec![
-            res("aws.network.route.private", &["aws.network.rtb.private", "aws.network.nat.a"]),
+            res(
+                "aws.network.route.private",
+                &["aws.network.rtb.private", "aws.network.nat.a"],
+            ),
             res("aws.network.vpc.main", &[]),
             res("aws.network.rtb.private", &["aws.network.vpc.main"]),
             res("aws.network.nat.a", &["aws.network.vpc.main"]),
@@ -269,12 +269,21 @@ mod tests {
         let names: Vec<_> = t.iter().map(|a| a.to_string()).collect();
         assert_eq!(
             names,
-            ["aws.eks.cluster", "aws.network.rtb.private", "aws.network.vpc.main"]
+            [
+                "aws.eks.cluster",
+                "aws.network.rtb.private",
+                "aws.network.vpc.main"
+            ]
         );
         let x = g.select(&[], &["aws.network.rtb".into()]);
-        assert_eq!(x.len(), 2, "excluding rtb drops it and its dependents: {x:?}");
         assert_eq!(
-            g.dependencies_of(&Address::new("aws.network.route.private")).len(),
+            x.len(),
+            2,
+            "excluding rtb drops it and its dependents: {x:?}"
+        );
+        assert_eq!(
+            g.dependencies_of(&Address::new("aws.network.route.private"))
+                .len(),
             2
         );
     }
@@ -299,7 +308,13 @@ mod tests {
             res("subnet", &["vpc"]),
         ])
         .unwrap();
-        let (t, path) = g.critical_path(&|r| if r.address.as_str() == "nat" { 90.0 } else { 1.0 });
+        let (t, path) = g.critical_path(&|r| {
+            if r.address.as_str() == "nat" {
+                90.0
+            } else {
+                1.0
+            }
+        });
         assert_eq!(t, 92.0);
         let names: Vec<_> = path.iter().map(|a| a.to_string()).collect();
         assert_eq!(names, ["vpc", "nat", "route"]);

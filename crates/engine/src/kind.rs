@@ -229,6 +229,10 @@ pub trait Kind: Send + Sync {
     ) -> Result<Live, KindError>;
 
     /// Deletes the resource, waiting until the cloud lets its dependencies go.
-    async fn delete(&self, ctx: &Context, address: &Address, current: &Live)
-    -> Result<(), KindError>;
+    async fn delete(
+        &self,
+        ctx: &Context,
+        address: &Address,
+        current: &Live,
+    ) -> Result<(), KindError>;
 }

@@ -27,7 +27,12 @@ pub(crate) async fn refresh(
         }
         state
             .get(a.as_str())
-            .map(|s| s.dependencies.iter().map(|d| Address::new(d.clone())).collect())
+            .map(|s| {
+                s.dependencies
+                    .iter()
+                    .map(|d| Address::new(d.clone()))
+                    .collect()
+            })
             .unwrap_or_default()
     };
     let kind_of = |a: &Address| -> Option<String> {
@@ -65,17 +70,25 @@ pub(crate) async fn refresh(
     for a in wanted {
         let w = wave_of(a, wanted, &deps_of, &mut wave, 0);
         let Some(kind) = kind_of(a) else { continue };
-        waves.entry(w).or_default().entry(kind).or_default().push(a.clone());
+        waves
+            .entry(w)
+            .or_default()
+            .entry(kind)
+            .or_default()
+            .push(a.clone());
     }
 
     let mut live: HashMap<Address, Live> = HashMap::new();
     for (_, by_kind) in waves {
         let mut reads = Vec::new();
         for (kind_name, addresses) in by_kind {
-            let kind = kinds.get(&kind_name).cloned().ok_or_else(|| EngineError::UnknownKind {
-                kind: kind_name.clone(),
-                address: addresses[0].clone(),
-            })?;
+            let kind = kinds
+                .get(&kind_name)
+                .cloned()
+                .ok_or_else(|| EngineError::UnknownKind {
+                    kind: kind_name.clone(),
+                    address: addresses[0].clone(),
+                })?;
             let requests: Vec<ReadRequest> = addresses
                 .iter()
                 .map(|a| ReadRequest {
@@ -84,21 +97,23 @@ pub(crate) async fn refresh(
                         .get(a.as_str())
                         .filter(|s| s.kind == kind_name)
                         .map(|s| s.id.clone()),
-                    desired: graph.and_then(|g| g.get(a)).map(|spec| {
-                        known(&resolve(spec, &|r| live_lookup(&live, state, r)))
-                    }),
+                    desired: graph
+                        .and_then(|g| g.get(a))
+                        .map(|spec| known(&resolve(spec, &|r| live_lookup(&live, state, r)))),
                 })
                 .collect();
             let ctx = ctx.clone();
             reads.push(async move {
-                let span = tracing::info_span!("refresh", kind = %kind_name, count = requests.len());
+                let span =
+                    tracing::info_span!("refresh", kind = %kind_name, count = requests.len());
                 let _e = span.enter();
-                let found = kind.read(&ctx, &requests).await.map_err(|source| {
-                    EngineError::Refresh {
-                        kind: kind_name.clone(),
-                        source,
-                    }
-                })?;
+                let found =
+                    kind.read(&ctx, &requests)
+                        .await
+                        .map_err(|source| EngineError::Refresh {
+                            kind: kind_name.clone(),
+                            source,
+                        })?;
                 Ok::<_, EngineError>(
                     requests
                         .into_iter()

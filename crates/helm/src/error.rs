@@ -5,8 +5,8 @@ use crate::template::TemplateError;
 /// Everything that can go wrong loading, pulling or rendering a chart.
 #[derive(Debug, thiserror::Error)]
 pub enum HelmError {
-    /// Filesystem error.
-    #[error("{0}: {1}")]
+    /// Filesystem error on the given path.
+    #[error("{0}")]
     Io(String, #[source] std::io::Error),
     /// Malformed chart.
     #[error("chart: {0}")]

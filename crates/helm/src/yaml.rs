@@ -259,7 +259,6 @@ pub(crate) enum Resolved {
     Float,
     Timestamp,
     Str,
-    Merge,
 }
 
 pub(crate) fn resolve_tag(s: &str) -> Resolved {
@@ -271,7 +270,6 @@ pub(crate) fn resolve_tag(s: &str) -> Resolved {
         "" | "~" | "null" | "Null" | "NULL" => return Resolved::Null,
         ".nan" | ".NaN" | ".NAN" | ".inf" | ".Inf" | ".INF" | "+.inf" | "+.Inf" | "+.INF"
         | "-.inf" | "-.Inf" | "-.INF" => return Resolved::Float,
-        "<<" => return Resolved::Merge,
         _ => {}
     }
     let c = s.as_bytes()[0];
@@ -336,7 +334,7 @@ fn resolve_plain(s: &str) -> Value {
                 Value::str(s)
             }
         }
-        Resolved::Timestamp | Resolved::Str | Resolved::Merge => Value::str(s),
+        Resolved::Timestamp | Resolved::Str => Value::str(s),
     }
 }
 
@@ -572,14 +570,14 @@ struct Analysis {
     block_allowed: bool,
 }
 
+/// go-yaml v2's byte-level `is_printable`: no C1 controls, no
+/// characters outside the BMP, no BOM / U+FFFE / U+FFFF.
 fn is_printable(c: char) -> bool {
     let u = c as u32;
     u == 0x0A
         || (0x20..=0x7E).contains(&u)
-        || u == 0x85
-        || ((0xA0..=0xD7FF).contains(&u))
+        || (0xA0..=0xD7FF).contains(&u)
         || ((0xE000..=0xFFFD).contains(&u) && u != 0xFEFF)
-        || (0x10000..=0x10FFFF).contains(&u)
 }
 
 fn is_break(c: char) -> bool {

@@ -41,10 +41,11 @@ impl LocalBackend {
                 });
             }
         };
-        let doc: StateDocument = serde_json::from_str(&text).map_err(|source| StateError::Parse {
-            path: self.path.clone(),
-            source,
-        })?;
+        let doc: StateDocument =
+            serde_json::from_str(&text).map_err(|source| StateError::Parse {
+                path: self.path.clone(),
+                source,
+            })?;
         if doc.version != FORMAT_VERSION {
             return Err(StateError::Version {
                 path: self.path.clone(),

@@ -11,7 +11,7 @@ mod journal;
 mod lock;
 
 pub use backend::LocalBackend;
-pub use document::{ResourceState, StateDocument, FORMAT_VERSION};
+pub use document::{FORMAT_VERSION, ResourceState, StateDocument};
 pub use journal::Journal;
 pub use lock::{LockHolder, RunLock};
 
@@ -35,24 +35,23 @@ pub enum StateError {
         path: PathBuf,
         source: serde_json::Error,
     },
-    #[error(
-        "state file {path} has format version {found}; this engine reads version {expected}"
-    )]
+    #[error("state file {path} has format version {found}; this engine reads version {expected}")]
     Version {
         path: PathBuf,
         found: u32,
         expected: u32,
     },
-    #[error(
-        "state {path} belongs to spec `{found}`, not `{expected}`; pass another --state path"
-    )]
+    #[error("state {path} belongs to spec `{found}`, not `{expected}`; pass another --state path")]
     SpecMismatch {
         path: PathBuf,
         found: String,
         expected: String,
     },
     #[error("state is locked by {holder} (lock file {path}); if that run is gone, remove the lock with `engine force-unlock {id}`", id = holder.id)]
-    Locked { path: PathBuf, holder: LockHolder },
+    Locked {
+        path: PathBuf,
+        holder: Box<LockHolder>,
+    },
     #[error("lock file {path} is held by lock {found}, not {expected}")]
     LockMismatch {
         path: PathBuf,

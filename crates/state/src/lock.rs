@@ -69,7 +69,9 @@ impl RunLock {
                 Ok(RunLock { path, holder })
             }
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                if let Some(stale) = read_holder(&path).filter(|h| h.host == holder.host && !process_alive(h.pid)) {
+                if let Some(stale) =
+                    read_holder(&path).filter(|h| h.host == holder.host && !process_alive(h.pid))
+                {
                     // The holder ran on this machine and is gone (killed): its lock protects
                     // nothing. Take it over, once.
                     tracing::warn!(
@@ -88,7 +90,10 @@ impl RunLock {
                     created: "unknown".into(),
                     operation: "unknown".into(),
                 });
-                Err(StateError::Locked { path, holder })
+                Err(StateError::Locked {
+                    path,
+                    holder: Box::new(holder),
+                })
             }
             Err(source) => Err(StateError::Lock { path, source }),
         }
@@ -183,7 +188,10 @@ mod tests {
         holder.host = "elsewhere".into();
         drop(taken);
         fs::write(backend.lock_path(), serde_json::to_vec(&holder).unwrap()).unwrap();
-        assert!(matches!(backend.lock("apply"), Err(StateError::Locked { .. })));
+        assert!(matches!(
+            backend.lock("apply"),
+            Err(StateError::Locked { .. })
+        ));
     }
 
     #[test]

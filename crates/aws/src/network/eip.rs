@@ -36,7 +36,10 @@ impl Eip {
                 live(
                     a.allocation_id().unwrap_or_default(),
                     [
-                        ("domain", json!(a.domain().map(|d| d.as_str()).unwrap_or("vpc"))),
+                        (
+                            "domain",
+                            json!(a.domain().map(|d| d.as_str()).unwrap_or("vpc")),
+                        ),
                         ("tags", tags::ec2_to_json(a.tags())),
                         ("public_ip", json!(a.public_ip().unwrap_or_default())),
                     ],
@@ -56,11 +59,20 @@ impl Kind for Eip {
         FIELDS
     }
 
-    async fn read(&self, ctx: &Context, requests: &[ReadRequest]) -> Result<Vec<Option<Live>>, KindError> {
+    async fn read(
+        &self,
+        ctx: &Context,
+        requests: &[ReadRequest],
+    ) -> Result<Vec<Option<Live>>, KindError> {
         read_owned_then_ids(ctx, requests, "allocation-id", |f| self.describe(f)).await
     }
 
-    async fn create(&self, _ctx: &Context, _address: &Address, desired: &Attrs) -> Result<Live, KindError> {
+    async fn create(
+        &self,
+        _ctx: &Context,
+        _address: &Address,
+        desired: &Attrs,
+    ) -> Result<Live, KindError> {
         let ec2 = &self.0.clients()?.ec2;
         let out = ec2
             .allocate_address()
@@ -74,23 +86,46 @@ impl Kind for Eip {
             .ok_or_else(|| KindError::new("AllocateAddress returned no allocation id"))?
             .to_string();
         read_back(&format!("EIP {id}"), || async {
-            Ok(self.describe(filter("allocation-id", vec![id.clone()])).await?.into_iter().next())
+            Ok(self
+                .describe(filter("allocation-id", vec![id.clone()]))
+                .await?
+                .into_iter()
+                .next())
         })
         .await
     }
 
-    async fn update(&self, _ctx: &Context, _address: &Address, current: &Live, desired: &Attrs) -> Result<Live, KindError> {
+    async fn update(
+        &self,
+        _ctx: &Context,
+        _address: &Address,
+        current: &Live,
+        desired: &Attrs,
+    ) -> Result<Live, KindError> {
         tags::ec2_retag(&self.0.clients()?.ec2, current, desired).await
     }
 
-    async fn delete(&self, _ctx: &Context, _address: &Address, current: &Live) -> Result<(), KindError> {
+    async fn delete(
+        &self,
+        _ctx: &Context,
+        _address: &Address,
+        current: &Live,
+    ) -> Result<(), KindError> {
         let ec2 = &self.0.clients()?.ec2;
-        match ec2.release_address().allocation_id(&current.id).send().await {
+        match ec2
+            .release_address()
+            .allocation_id(&current.id)
+            .send()
+            .await
+        {
             Ok(_) => Ok(()),
             Err(e) if has_code(&e, "InvalidAllocationID.NotFound") => Ok(()),
             // Still associated with a NAT gateway that is being deleted.
             Err(e) if has_code(&e, "AuthFailure") || has_code(&e, "InvalidIPAddress.InUse") => {
-                Err(KindError::retryable(format!("ec2:ReleaseAddress: {} is still in use", current.id)))
+                Err(KindError::retryable(format!(
+                    "ec2:ReleaseAddress: {} is still in use",
+                    current.id
+                )))
             }
             Err(e) => Err(api_error("ec2:ReleaseAddress", e)),
         }

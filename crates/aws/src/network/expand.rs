@@ -57,9 +57,15 @@ pub fn resources(spec_name: &str, globals: &Globals, net: &NetworkSpec) -> Vec<R
                 .attr("cidr_block", cidr.as_str())
                 .attr("availability_zone", az.as_str())
                 .attr("map_public_ip_on_launch", tier_name == "public")
-                .attr("tags", tag(&a, &format!("{cluster}-{tier_name}-{az}"), Some(&tier.tags)));
+                .attr(
+                    "tags",
+                    tag(&a, &format!("{cluster}-{tier_name}-{az}"), Some(&tier.tags)),
+                );
             // A subnet in a secondary CIDR needs the association first.
-            let in_primary = match (cidr.parse::<ipnet::Ipv4Net>(), net.vpc_cidr.parse::<ipnet::Ipv4Net>()) {
+            let in_primary = match (
+                cidr.parse::<ipnet::Ipv4Net>(),
+                net.vpc_cidr.parse::<ipnet::Ipv4Net>(),
+            ) {
                 (Ok(s), Ok(v)) => v.contains(&s),
                 _ => true,
             };
@@ -119,7 +125,10 @@ pub fn resources(spec_name: &str, globals: &Globals, net: &NetworkSpec) -> Vec<R
         );
         let nat = addr("nat_gateway.main").index(az);
         let mut r = ResourceSpec::new(nat.clone(), "aws_nat_gateway")
-            .attr("subnet_id", Value::reference(&subnets[&("public", az.as_str())], "id"))
+            .attr(
+                "subnet_id",
+                Value::reference(&subnets[&("public", az.as_str())], "id"),
+            )
             .attr("allocation_id", Value::reference(&eip, "id"))
             .attr("connectivity_type", "public")
             .attr("tags", tag(&nat, &format!("{cluster}-{az}"), None));
@@ -142,16 +151,28 @@ pub fn resources(spec_name: &str, globals: &Globals, net: &NetworkSpec) -> Vec<R
     let needs_private_rt = net.subnets.private.is_some() || net.subnets.pod.is_some();
     let mut private_tables: Vec<Address> = Vec::new();
     if needs_private_rt {
-        let keys: Vec<&String> = if per_az_private { net.azs.iter().collect() } else { net.azs.iter().take(1).collect() };
+        let keys: Vec<&String> = if per_az_private {
+            net.azs.iter().collect()
+        } else {
+            net.azs.iter().take(1).collect()
+        };
         for az in keys {
             let rt = private_rt(az);
-            let name = if per_az_private { format!("{cluster}-private-{az}") } else { format!("{cluster}-private") };
+            let name = if per_az_private {
+                format!("{cluster}-private-{az}")
+            } else {
+                format!("{cluster}-private")
+            };
             out.push(
                 ResourceSpec::new(rt.clone(), "aws_route_table")
                     .attr("vpc_id", vpc_id.clone())
                     .attr("tags", tag(&rt, &name, None)),
             );
-            let nat = if per_az_private { nats.get(az.as_str()) } else { nats.values().next() };
+            let nat = if per_az_private {
+                nats.get(az.as_str())
+            } else {
+                nats.values().next()
+            };
             if let Some(nat) = nat {
                 let route = if per_az_private {
                     addr("route.private_nat").index(az)
@@ -195,14 +216,20 @@ pub fn resources(spec_name: &str, globals: &Globals, net: &NetworkSpec) -> Vec<R
     // S3 gateway endpoint on the private (and intra) route tables.
     if net.s3_gateway_endpoint {
         let ep = addr("vpc_endpoint.s3");
-        let mut tables: Vec<Value> = private_tables.iter().map(|t| Value::reference(t, "id")).collect();
+        let mut tables: Vec<Value> = private_tables
+            .iter()
+            .map(|t| Value::reference(t, "id"))
+            .collect();
         if net.subnets.intra.is_some() {
             tables.push(Value::reference(&intra_rt, "id"));
         }
         out.push(
             ResourceSpec::new(ep.clone(), "aws_vpc_endpoint")
                 .attr("vpc_id", vpc_id.clone())
-                .attr("service_name", format!("com.amazonaws.{}.s3", globals.region))
+                .attr(
+                    "service_name",
+                    format!("com.amazonaws.{}.s3", globals.region),
+                )
                 .attr("vpc_endpoint_type", "Gateway")
                 .attr("route_table_ids", Value::List(tables))
                 .attr("tags", tag(&ep, &format!("{cluster}-s3"), None)),
@@ -216,7 +243,10 @@ pub fn resources(spec_name: &str, globals: &Globals, net: &NetworkSpec) -> Vec<R
         out.push(
             ResourceSpec::new(sg.clone(), "aws_security_group")
                 .attr("name", sg_name.as_str())
-                .attr("description", "Private access to the VPC from the operator network")
+                .attr(
+                    "description",
+                    "Private access to the VPC from the operator network",
+                )
                 .attr("vpc_id", vpc_id.clone())
                 .attr("tags", tag(&sg, &sg_name, None)),
         );
@@ -321,7 +351,10 @@ pub fn resources(spec_name: &str, globals: &Globals, net: &NetworkSpec) -> Vec<R
                 .attr("resource_id", vpc_id.clone())
                 .attr("traffic_type", fl.traffic_type.as_str())
                 .attr("log_group_name", Value::reference(&group, "name"))
-                .attr("deliver_logs_permission_arn", Value::reference(&role, "arn"))
+                .attr(
+                    "deliver_logs_permission_arn",
+                    Value::reference(&role, "arn"),
+                )
                 .attr("tags", tag(&flow, &format!("{cluster}-flow-logs"), None)),
         );
     }

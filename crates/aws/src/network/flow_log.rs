@@ -41,9 +41,18 @@ impl FlowLog {
                     f.flow_log_id().unwrap_or_default(),
                     [
                         ("resource_id", json!(f.resource_id().unwrap_or_default())),
-                        ("traffic_type", json!(f.traffic_type().map(|t| t.as_str()).unwrap_or_default())),
-                        ("log_group_name", json!(f.log_group_name().unwrap_or_default())),
-                        ("deliver_logs_permission_arn", json!(f.deliver_logs_permission_arn().unwrap_or_default())),
+                        (
+                            "traffic_type",
+                            json!(f.traffic_type().map(|t| t.as_str()).unwrap_or_default()),
+                        ),
+                        (
+                            "log_group_name",
+                            json!(f.log_group_name().unwrap_or_default()),
+                        ),
+                        (
+                            "deliver_logs_permission_arn",
+                            json!(f.deliver_logs_permission_arn().unwrap_or_default()),
+                        ),
                         ("tags", tags::ec2_to_json(f.tags())),
                     ],
                 )
@@ -62,11 +71,20 @@ impl Kind for FlowLog {
         FIELDS
     }
 
-    async fn read(&self, ctx: &Context, requests: &[ReadRequest]) -> Result<Vec<Option<Live>>, KindError> {
+    async fn read(
+        &self,
+        ctx: &Context,
+        requests: &[ReadRequest],
+    ) -> Result<Vec<Option<Live>>, KindError> {
         read_owned_then_ids(ctx, requests, "flow-log-id", |f| self.describe(f)).await
     }
 
-    async fn create(&self, _ctx: &Context, _address: &Address, desired: &Attrs) -> Result<Live, KindError> {
+    async fn create(
+        &self,
+        _ctx: &Context,
+        _address: &Address,
+        desired: &Attrs,
+    ) -> Result<Live, KindError> {
         let ec2 = &self.0.clients()?.ec2;
         let out = ec2
             .create_flow_logs()
@@ -81,7 +99,10 @@ impl Kind for FlowLog {
             .await
             .map_err(|e| api_error("ec2:CreateFlowLogs", e))?;
         if let Some(err) = out.unsuccessful().first() {
-            let msg = err.error().and_then(|e| e.message()).unwrap_or("unknown error");
+            let msg = err
+                .error()
+                .and_then(|e| e.message())
+                .unwrap_or("unknown error");
             return Err(KindError::new(format!("ec2:CreateFlowLogs: {msg}")));
         }
         let id = out
@@ -90,18 +111,38 @@ impl Kind for FlowLog {
             .ok_or_else(|| KindError::new("CreateFlowLogs returned no id"))?
             .clone();
         read_back(&format!("flow log {id}"), || async {
-            Ok(self.describe(filter("flow-log-id", vec![id.clone()])).await?.into_iter().next())
+            Ok(self
+                .describe(filter("flow-log-id", vec![id.clone()]))
+                .await?
+                .into_iter()
+                .next())
         })
         .await
     }
 
-    async fn update(&self, _ctx: &Context, _address: &Address, current: &Live, desired: &Attrs) -> Result<Live, KindError> {
+    async fn update(
+        &self,
+        _ctx: &Context,
+        _address: &Address,
+        current: &Live,
+        desired: &Attrs,
+    ) -> Result<Live, KindError> {
         tags::ec2_retag(&self.0.clients()?.ec2, current, desired).await
     }
 
-    async fn delete(&self, _ctx: &Context, _address: &Address, current: &Live) -> Result<(), KindError> {
+    async fn delete(
+        &self,
+        _ctx: &Context,
+        _address: &Address,
+        current: &Live,
+    ) -> Result<(), KindError> {
         let ec2 = &self.0.clients()?.ec2;
-        match ec2.delete_flow_logs().flow_log_ids(&current.id).send().await {
+        match ec2
+            .delete_flow_logs()
+            .flow_log_ids(&current.id)
+            .send()
+            .await
+        {
             Ok(_) => Ok(()),
             Err(e) if has_code(&e, "InvalidFlowLogId.NotFound") => Ok(()),
             Err(e) => Err(api_error("ec2:DeleteFlowLogs", e)),

@@ -59,7 +59,10 @@ impl IamRole {
             name,
             [
                 ("name", json!(role.role_name())),
-                ("assume_role_policy", policy_document(role.assume_role_policy_document().unwrap_or_default())),
+                (
+                    "assume_role_policy",
+                    policy_document(role.assume_role_policy_document().unwrap_or_default()),
+                ),
                 ("tags", tags),
                 ("arn", json!(role.arn())),
             ],
@@ -70,7 +73,13 @@ impl IamRole {
 fn iam_tags(attrs: &Attrs) -> Result<Vec<Tag>, KindError> {
     crate::tags::from_attrs(attrs)
         .into_iter()
-        .map(|(k, v)| Tag::builder().key(k).value(v).build().map_err(|e| KindError::new(e.to_string())))
+        .map(|(k, v)| {
+            Tag::builder()
+                .key(k)
+                .value(v)
+                .build()
+                .map_err(|e| KindError::new(e.to_string()))
+        })
         .collect()
 }
 
@@ -84,7 +93,11 @@ impl Kind for IamRole {
         ROLE_FIELDS
     }
 
-    async fn read(&self, _ctx: &Context, requests: &[ReadRequest]) -> Result<Vec<Option<Live>>, KindError> {
+    async fn read(
+        &self,
+        _ctx: &Context,
+        requests: &[ReadRequest],
+    ) -> Result<Vec<Option<Live>>, KindError> {
         let mut out = Vec::new();
         for r in requests {
             out.push(match wanted_name(r, "name") {
@@ -95,10 +108,19 @@ impl Kind for IamRole {
         Ok(out)
     }
 
-    async fn create(&self, _ctx: &Context, _address: &Address, desired: &Attrs) -> Result<Live, KindError> {
+    async fn create(
+        &self,
+        _ctx: &Context,
+        _address: &Address,
+        desired: &Attrs,
+    ) -> Result<Live, KindError> {
         let iam = &self.0.clients()?.iam;
         let name = str_attr(desired, "name")?;
-        let policy = desired.get("assume_role_policy").cloned().unwrap_or_default().to_string();
+        let policy = desired
+            .get("assume_role_policy")
+            .cloned()
+            .unwrap_or_default()
+            .to_string();
         iam.create_role()
             .role_name(name)
             .assume_role_policy_document(policy)
@@ -114,20 +136,36 @@ impl Kind for IamRole {
         .await
     }
 
-    async fn update(&self, _ctx: &Context, _address: &Address, current: &Live, desired: &Attrs) -> Result<Live, KindError> {
+    async fn update(
+        &self,
+        _ctx: &Context,
+        _address: &Address,
+        current: &Live,
+        desired: &Attrs,
+    ) -> Result<Live, KindError> {
         let iam = &self.0.clients()?.iam;
         let name = str_attr(desired, "name")?;
         if current.attributes.get("assume_role_policy") != desired.get("assume_role_policy") {
             iam.update_assume_role_policy()
                 .role_name(name)
-                .policy_document(desired.get("assume_role_policy").cloned().unwrap_or_default().to_string())
+                .policy_document(
+                    desired
+                        .get("assume_role_policy")
+                        .cloned()
+                        .unwrap_or_default()
+                        .to_string(),
+                )
                 .send()
                 .await
                 .map_err(|e| api_error("iam:UpdateAssumeRolePolicy", e))?;
         }
         let have = crate::tags::from_attrs(&current.attributes);
         let want = crate::tags::from_attrs(desired);
-        let remove: Vec<String> = have.keys().filter(|k| !want.contains_key(*k)).cloned().collect();
+        let remove: Vec<String> = have
+            .keys()
+            .filter(|k| !want.contains_key(*k))
+            .cloned()
+            .collect();
         if !remove.is_empty() {
             iam.untag_role()
                 .role_name(name)
@@ -149,13 +187,21 @@ impl Kind for IamRole {
             .ok_or_else(|| KindError::new(format!("role {name} vanished")))
     }
 
-    async fn delete(&self, _ctx: &Context, _address: &Address, current: &Live) -> Result<(), KindError> {
+    async fn delete(
+        &self,
+        _ctx: &Context,
+        _address: &Address,
+        current: &Live,
+    ) -> Result<(), KindError> {
         let iam = &self.0.clients()?.iam;
         match iam.delete_role().role_name(&current.id).send().await {
             Ok(_) => Ok(()),
             Err(e) if has_code(&e, "NoSuchEntity") => Ok(()),
             // Inline policies are deleted first by their own resources; retry while they go.
-            Err(e) if has_code(&e, "DeleteConflict") => Err(KindError::retryable(format!("iam:DeleteRole: {} still has policies", current.id))),
+            Err(e) if has_code(&e, "DeleteConflict") => Err(KindError::retryable(format!(
+                "iam:DeleteRole: {} still has policies",
+                current.id
+            ))),
             Err(e) => Err(api_error("iam:DeleteRole", e)),
         }
     }
@@ -164,7 +210,13 @@ impl Kind for IamRole {
 impl IamRolePolicy {
     async fn read_one(&self, role: &str, name: &str) -> Result<Option<Live>, KindError> {
         let iam = &self.0.clients()?.iam;
-        match iam.get_role_policy().role_name(role).policy_name(name).send().await {
+        match iam
+            .get_role_policy()
+            .role_name(role)
+            .policy_name(name)
+            .send()
+            .await
+        {
             Ok(out) => Ok(Some(live(
                 format!("{role}:{name}"),
                 [
@@ -185,7 +237,13 @@ impl IamRolePolicy {
         iam.put_role_policy()
             .role_name(role)
             .policy_name(name)
-            .policy_document(desired.get("policy").cloned().unwrap_or_default().to_string())
+            .policy_document(
+                desired
+                    .get("policy")
+                    .cloned()
+                    .unwrap_or_default()
+                    .to_string(),
+            )
             .send()
             .await
             .map_err(|e| api_error("iam:PutRolePolicy", e))?;
@@ -210,13 +268,23 @@ impl Kind for IamRolePolicy {
         POLICY_FIELDS
     }
 
-    async fn read(&self, _ctx: &Context, requests: &[ReadRequest]) -> Result<Vec<Option<Live>>, KindError> {
+    async fn read(
+        &self,
+        _ctx: &Context,
+        requests: &[ReadRequest],
+    ) -> Result<Vec<Option<Live>>, KindError> {
         let mut out = Vec::new();
         for r in requests {
             let from_desired = r.desired.as_ref().and_then(|d| {
-                Some((d.get("role_name")?.as_str()?.to_string(), d.get("name")?.as_str()?.to_string()))
+                Some((
+                    d.get("role_name")?.as_str()?.to_string(),
+                    d.get("name")?.as_str()?.to_string(),
+                ))
             });
-            let from_id = r.id.as_ref().and_then(|id| id.split_once(':')).map(|(a, b)| (a.to_string(), b.to_string()));
+            let from_id =
+                r.id.as_ref()
+                    .and_then(|id| id.split_once(':'))
+                    .map(|(a, b)| (a.to_string(), b.to_string()));
             out.push(match from_desired.or(from_id) {
                 Some((role, name)) => self.read_one(&role, &name).await?,
                 None => None,
@@ -225,22 +293,44 @@ impl Kind for IamRolePolicy {
         Ok(out)
     }
 
-    async fn create(&self, _ctx: &Context, _address: &Address, desired: &Attrs) -> Result<Live, KindError> {
+    async fn create(
+        &self,
+        _ctx: &Context,
+        _address: &Address,
+        desired: &Attrs,
+    ) -> Result<Live, KindError> {
         // PutRolePolicy is idempotent: retrying it cannot make a second policy.
         self.put(desired).await
     }
 
-    async fn update(&self, _ctx: &Context, _address: &Address, _current: &Live, desired: &Attrs) -> Result<Live, KindError> {
+    async fn update(
+        &self,
+        _ctx: &Context,
+        _address: &Address,
+        _current: &Live,
+        desired: &Attrs,
+    ) -> Result<Live, KindError> {
         self.put(desired).await
     }
 
-    async fn delete(&self, _ctx: &Context, _address: &Address, current: &Live) -> Result<(), KindError> {
+    async fn delete(
+        &self,
+        _ctx: &Context,
+        _address: &Address,
+        current: &Live,
+    ) -> Result<(), KindError> {
         let iam = &self.0.clients()?.iam;
         let (role, name) = current
             .id
             .split_once(':')
             .ok_or_else(|| KindError::new(format!("bad role policy id {}", current.id)))?;
-        match iam.delete_role_policy().role_name(role).policy_name(name).send().await {
+        match iam
+            .delete_role_policy()
+            .role_name(role)
+            .policy_name(name)
+            .send()
+            .await
+        {
             Ok(_) => Ok(()),
             Err(e) if has_code(&e, "NoSuchEntity") => Ok(()),
             Err(e) => Err(api_error("iam:DeleteRolePolicy", e)),

@@ -26,7 +26,10 @@ const ATTACHMENT_FIELDS: &[Field] = &[
 ];
 
 /// Internet gateways matching `filter`, with the VPCs each is attached to.
-async fn describe(shared: &Shared, filter: aws_sdk_ec2::types::Filter) -> Result<Vec<Live>, KindError> {
+async fn describe(
+    shared: &Shared,
+    filter: aws_sdk_ec2::types::Filter,
+) -> Result<Vec<Live>, KindError> {
     let ec2 = &shared.clients()?.ec2;
     let igws: Vec<_> = ec2
         .describe_internet_gateways()
@@ -43,7 +46,10 @@ async fn describe(shared: &Shared, filter: aws_sdk_ec2::types::Filter) -> Result
             let vpcs: Vec<&str> = g.attachments().iter().filter_map(|a| a.vpc_id()).collect();
             live(
                 g.internet_gateway_id().unwrap_or_default(),
-                [("tags", tags::ec2_to_json(g.tags())), ("attached_vpc_ids", json!(vpcs))],
+                [
+                    ("tags", tags::ec2_to_json(g.tags())),
+                    ("attached_vpc_ids", json!(vpcs)),
+                ],
             )
         })
         .collect())
@@ -59,11 +65,23 @@ impl Kind for InternetGateway {
         IGW_FIELDS
     }
 
-    async fn read(&self, ctx: &Context, requests: &[ReadRequest]) -> Result<Vec<Option<Live>>, KindError> {
-        read_owned_then_ids(ctx, requests, "internet-gateway-id", |f| describe(&self.0, f)).await
+    async fn read(
+        &self,
+        ctx: &Context,
+        requests: &[ReadRequest],
+    ) -> Result<Vec<Option<Live>>, KindError> {
+        read_owned_then_ids(ctx, requests, "internet-gateway-id", |f| {
+            describe(&self.0, f)
+        })
+        .await
     }
 
-    async fn create(&self, _ctx: &Context, _address: &Address, desired: &Attrs) -> Result<Live, KindError> {
+    async fn create(
+        &self,
+        _ctx: &Context,
+        _address: &Address,
+        desired: &Attrs,
+    ) -> Result<Live, KindError> {
         let ec2 = &self.0.clients()?.ec2;
         let out = ec2
             .create_internet_gateway()
@@ -77,21 +95,39 @@ impl Kind for InternetGateway {
             .ok_or_else(|| KindError::new("CreateInternetGateway returned no id"))?
             .to_string();
         read_back(&format!("internet gateway {id}"), || async {
-            Ok(describe(&self.0, filter("internet-gateway-id", vec![id.clone()]))
-                .await?
-                .into_iter()
-                .next())
+            Ok(
+                describe(&self.0, filter("internet-gateway-id", vec![id.clone()]))
+                    .await?
+                    .into_iter()
+                    .next(),
+            )
         })
         .await
     }
 
-    async fn update(&self, _ctx: &Context, _address: &Address, current: &Live, desired: &Attrs) -> Result<Live, KindError> {
+    async fn update(
+        &self,
+        _ctx: &Context,
+        _address: &Address,
+        current: &Live,
+        desired: &Attrs,
+    ) -> Result<Live, KindError> {
         tags::ec2_retag(&self.0.clients()?.ec2, current, desired).await
     }
 
-    async fn delete(&self, _ctx: &Context, _address: &Address, current: &Live) -> Result<(), KindError> {
+    async fn delete(
+        &self,
+        _ctx: &Context,
+        _address: &Address,
+        current: &Live,
+    ) -> Result<(), KindError> {
         let ec2 = &self.0.clients()?.ec2;
-        match ec2.delete_internet_gateway().internet_gateway_id(&current.id).send().await {
+        match ec2
+            .delete_internet_gateway()
+            .internet_gateway_id(&current.id)
+            .send()
+            .await
+        {
             Ok(_) => Ok(()),
             Err(e) if has_code(&e, "InvalidInternetGatewayID.NotFound") => Ok(()),
             Err(e) => Err(api_error("ec2:DeleteInternetGateway", e)),
@@ -117,7 +153,11 @@ impl Kind for InternetGatewayAttachment {
         ATTACHMENT_FIELDS
     }
 
-    async fn read(&self, ctx: &Context, requests: &[ReadRequest]) -> Result<Vec<Option<Live>>, KindError> {
+    async fn read(
+        &self,
+        ctx: &Context,
+        requests: &[ReadRequest],
+    ) -> Result<Vec<Option<Live>>, KindError> {
         // The gateway named by the spec, or by the recorded id.
         let igw_of = |r: &ReadRequest| -> Option<String> {
             r.desired
@@ -125,7 +165,10 @@ impl Kind for InternetGatewayAttachment {
                 .and_then(|d| d.get("internet_gateway_id"))
                 .and_then(|v| v.as_str())
                 .map(str::to_string)
-                .or_else(|| r.id.as_ref().and_then(|id| id.split('/').next().map(str::to_string)))
+                .or_else(|| {
+                    r.id.as_ref()
+                        .and_then(|id| id.split('/').next().map(str::to_string))
+                })
         };
         let mut found: Vec<Live> = owned(ctx, "internet-gateway-id", &|f| describe(&self.0, f))
             .await?
@@ -150,7 +193,11 @@ impl Kind for InternetGatewayAttachment {
                     .attributes
                     .get("attached_vpc_ids")
                     .and_then(|v| v.as_array())
-                    .map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_string)).collect())
+                    .map(|a| {
+                        a.iter()
+                            .filter_map(|v| v.as_str().map(str::to_string))
+                            .collect()
+                    })
                     .unwrap_or_default();
                 let want_vpc = r
                     .desired
@@ -158,7 +205,10 @@ impl Kind for InternetGatewayAttachment {
                     .and_then(|d| d.get("vpc_id"))
                     .and_then(|v| v.as_str())
                     .map(str::to_string)
-                    .or_else(|| r.id.as_ref().and_then(|id| id.split('/').nth(1).map(str::to_string)));
+                    .or_else(|| {
+                        r.id.as_ref()
+                            .and_then(|id| id.split('/').nth(1).map(str::to_string))
+                    });
                 let vpc = match want_vpc {
                     Some(v) if vpcs.contains(&v) => v,
                     _ => vpcs.first()?.clone(),
@@ -168,7 +218,12 @@ impl Kind for InternetGatewayAttachment {
             .collect())
     }
 
-    async fn create(&self, _ctx: &Context, _address: &Address, desired: &Attrs) -> Result<Live, KindError> {
+    async fn create(
+        &self,
+        _ctx: &Context,
+        _address: &Address,
+        desired: &Attrs,
+    ) -> Result<Live, KindError> {
         let ec2 = &self.0.clients()?.ec2;
         let igw = str_attr(desired, "internet_gateway_id")?;
         let vpc = str_attr(desired, "vpc_id")?;
@@ -181,19 +236,41 @@ impl Kind for InternetGatewayAttachment {
         Ok(attachment(igw, vpc))
     }
 
-    async fn update(&self, _ctx: &Context, _address: &Address, current: &Live, _desired: &Attrs) -> Result<Live, KindError> {
+    async fn update(
+        &self,
+        _ctx: &Context,
+        _address: &Address,
+        current: &Live,
+        _desired: &Attrs,
+    ) -> Result<Live, KindError> {
         Ok(current.clone())
     }
 
-    async fn delete(&self, _ctx: &Context, _address: &Address, current: &Live) -> Result<(), KindError> {
+    async fn delete(
+        &self,
+        _ctx: &Context,
+        _address: &Address,
+        current: &Live,
+    ) -> Result<(), KindError> {
         let ec2 = &self.0.clients()?.ec2;
         let (igw, vpc) = current
             .id
             .split_once('/')
             .ok_or_else(|| KindError::new(format!("bad attachment id {}", current.id)))?;
-        match ec2.detach_internet_gateway().internet_gateway_id(igw).vpc_id(vpc).send().await {
+        match ec2
+            .detach_internet_gateway()
+            .internet_gateway_id(igw)
+            .vpc_id(vpc)
+            .send()
+            .await
+        {
             Ok(_) => Ok(()),
-            Err(e) if has_code(&e, "Gateway.NotAttached") || has_code(&e, "InvalidInternetGatewayID.NotFound") => Ok(()),
+            Err(e)
+                if has_code(&e, "Gateway.NotAttached")
+                    || has_code(&e, "InvalidInternetGatewayID.NotFound") =>
+            {
+                Ok(())
+            }
             Err(e) => Err(api_error("ec2:DetachInternetGateway", e)),
         }
     }

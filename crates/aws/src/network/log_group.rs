@@ -28,7 +28,11 @@ impl LogGroup {
             .send()
             .await
             .map_err(|e| api_error("logs:DescribeLogGroups", e))?;
-        let Some(g) = out.log_groups().iter().find(|g| g.log_group_name() == Some(name)) else {
+        let Some(g) = out
+            .log_groups()
+            .iter()
+            .find(|g| g.log_group_name() == Some(name))
+        else {
             return Ok(None);
         };
         let arn = g
@@ -44,7 +48,11 @@ impl LogGroup {
             .map_err(|e| api_error("logs:ListTagsForResource", e))?;
         let tags = crate::tags::to_json(
             tags.tags()
-                .map(|m| m.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect::<Vec<_>>())
+                .map(|m| {
+                    m.iter()
+                        .map(|(k, v)| (k.as_str(), v.as_str()))
+                        .collect::<Vec<_>>()
+                })
                 .unwrap_or_default(),
         );
         Ok(Some(live(
@@ -90,7 +98,11 @@ impl Kind for LogGroup {
         FIELDS
     }
 
-    async fn read(&self, _ctx: &Context, requests: &[ReadRequest]) -> Result<Vec<Option<Live>>, KindError> {
+    async fn read(
+        &self,
+        _ctx: &Context,
+        requests: &[ReadRequest],
+    ) -> Result<Vec<Option<Live>>, KindError> {
         // Log groups are named by the spec: one lookup per group (the spec has one).
         let mut out = Vec::new();
         for r in requests {
@@ -109,7 +121,12 @@ impl Kind for LogGroup {
         Ok(out)
     }
 
-    async fn create(&self, _ctx: &Context, _address: &Address, desired: &Attrs) -> Result<Live, KindError> {
+    async fn create(
+        &self,
+        _ctx: &Context,
+        _address: &Address,
+        desired: &Attrs,
+    ) -> Result<Live, KindError> {
         let logs = &self.0.clients()?.logs;
         let name = str_attr(desired, "name")?;
         match logs
@@ -134,16 +151,34 @@ impl Kind for LogGroup {
         .await
     }
 
-    async fn update(&self, _ctx: &Context, _address: &Address, current: &Live, desired: &Attrs) -> Result<Live, KindError> {
+    async fn update(
+        &self,
+        _ctx: &Context,
+        _address: &Address,
+        current: &Live,
+        desired: &Attrs,
+    ) -> Result<Live, KindError> {
         let logs = &self.0.clients()?.logs;
         let name = str_attr(desired, "name")?;
         if current.attributes.get("retention_in_days") != desired.get("retention_in_days") {
-            self.set_retention(name, desired.get("retention_in_days").and_then(Json::as_i64)).await?;
+            self.set_retention(
+                name,
+                desired.get("retention_in_days").and_then(Json::as_i64),
+            )
+            .await?;
         }
-        let arn = current.attributes.get("arn").and_then(Json::as_str).unwrap_or_default();
+        let arn = current
+            .attributes
+            .get("arn")
+            .and_then(Json::as_str)
+            .unwrap_or_default();
         let have = crate::tags::from_attrs(&current.attributes);
         let want = crate::tags::from_attrs(desired);
-        let remove: Vec<String> = have.keys().filter(|k| !want.contains_key(*k)).cloned().collect();
+        let remove: Vec<String> = have
+            .keys()
+            .filter(|k| !want.contains_key(*k))
+            .cloned()
+            .collect();
         if !remove.is_empty() {
             logs.untag_resource()
                 .resource_arn(arn)
@@ -165,9 +200,19 @@ impl Kind for LogGroup {
             .ok_or_else(|| KindError::new(format!("log group {name} vanished")))
     }
 
-    async fn delete(&self, _ctx: &Context, _address: &Address, current: &Live) -> Result<(), KindError> {
+    async fn delete(
+        &self,
+        _ctx: &Context,
+        _address: &Address,
+        current: &Live,
+    ) -> Result<(), KindError> {
         let logs = &self.0.clients()?.logs;
-        match logs.delete_log_group().log_group_name(&current.id).send().await {
+        match logs
+            .delete_log_group()
+            .log_group_name(&current.id)
+            .send()
+            .await
+        {
             Ok(_) => Ok(()),
             Err(e) if has_code(&e, "ResourceNotFoundException") => Ok(()),
             Err(e) => Err(api_error("logs:DeleteLogGroup", e)),

@@ -40,10 +40,9 @@ pub(crate) fn missing_ids(requests: &[ReadRequest], found: &[Live]) -> Vec<Strin
 
 /// A string attribute of desired attributes.
 pub(crate) fn str_attr<'a>(attrs: &'a Attrs, name: &str) -> Result<&'a str, engine::KindError> {
-    attrs
-        .get(name)
-        .and_then(Json::as_str)
-        .ok_or_else(|| engine::KindError::new(format!("attribute `{name}` is missing or not a string")))
+    attrs.get(name).and_then(Json::as_str).ok_or_else(|| {
+        engine::KindError::new(format!("attribute `{name}` is missing or not a string"))
+    })
 }
 
 /// A boolean attribute of desired attributes (false when absent).
@@ -52,36 +51,13 @@ pub(crate) fn bool_attr(attrs: &Attrs, name: &str) -> bool {
 }
 
 /// Builds a `Live` from an id and attribute pairs.
-pub(crate) fn live(id: impl Into<String>, attrs: impl IntoIterator<Item = (&'static str, Json)>) -> Live {
+pub(crate) fn live(
+    id: impl Into<String>,
+    attrs: impl IntoIterator<Item = (&'static str, Json)>,
+) -> Live {
     Live {
         id: id.into(),
         attributes: attrs.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use engine::Address;
-    use serde_json::json;
-
-    #[test]
-    fn matches_by_id_then_by_address_tag() {
-        let found = vec![
-            live("vpc-1", [("tags", json!({"engine:address": "a"}))]),
-            live("vpc-2", [("tags", json!({"engine:address": "b"}))]),
-        ];
-        let req = |a: &str, id: Option<&str>| ReadRequest {
-            address: Address::new(a),
-            id: id.map(str::to_string),
-            desired: None,
-        };
-        let requests = [req("a", Some("vpc-2")), req("b", None), req("c", Some("vpc-9"))];
-        let m = match_requests(&requests, &found);
-        assert_eq!(m[0].as_ref().unwrap().id, "vpc-2");
-        assert_eq!(m[1].as_ref().unwrap().id, "vpc-2");
-        assert!(m[2].is_none());
-        assert_eq!(missing_ids(&requests, &found), ["vpc-9"]);
     }
 }
 
@@ -132,6 +108,38 @@ where
     F: Fn(aws_sdk_ec2::types::Filter) -> Fut,
     Fut: std::future::Future<Output = Result<Vec<Live>, engine::KindError>>,
 {
-    ctx.memo(&format!("ec2:owned:{id_filter}"), || describe(owned_filter(ctx)))
-        .await
+    ctx.memo(&format!("ec2:owned:{id_filter}"), || {
+        describe(owned_filter(ctx))
+    })
+    .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use engine::Address;
+    use serde_json::json;
+
+    #[test]
+    fn matches_by_id_then_by_address_tag() {
+        let found = vec![
+            live("vpc-1", [("tags", json!({"engine:address": "a"}))]),
+            live("vpc-2", [("tags", json!({"engine:address": "b"}))]),
+        ];
+        let req = |a: &str, id: Option<&str>| ReadRequest {
+            address: Address::new(a),
+            id: id.map(str::to_string),
+            desired: None,
+        };
+        let requests = [
+            req("a", Some("vpc-2")),
+            req("b", None),
+            req("c", Some("vpc-9")),
+        ];
+        let m = match_requests(&requests, &found);
+        assert_eq!(m[0].as_ref().unwrap().id, "vpc-2");
+        assert_eq!(m[1].as_ref().unwrap().id, "vpc-2");
+        assert!(m[2].is_none());
+        assert_eq!(missing_ids(&requests, &found), ["vpc-9"]);
+    }
 }

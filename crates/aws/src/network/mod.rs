@@ -36,7 +36,10 @@ pub fn expand(spec: &SpecSource, globals: &Globals) -> Result<Vec<ResourceSpec>,
     };
     let mut errors = spec::validate(spec, globals, &net);
     if globals.cloud != "aws" {
-        errors.push(spec.error(&FieldPath::root("globals").key("cloud"), "`[network]` here is the AWS network"));
+        errors.push(spec.error(
+            &FieldPath::root("globals").key("cloud"),
+            "`[network]` here is the AWS network",
+        ));
     }
     spec.errors(errors).into_result()?;
     Ok(expand::resources(&spec.name(), globals, &net))
@@ -54,7 +57,9 @@ pub(crate) fn kinds(shared: &Arc<Shared>) -> Vec<Arc<dyn Kind>> {
         Arc::new(nat_gateway::NatGateway(shared.clone())),
         Arc::new(route_table::RouteTable(shared.clone())),
         Arc::new(route::Route(shared.clone())),
-        Arc::new(route_table_association::RouteTableAssociation(shared.clone())),
+        Arc::new(route_table_association::RouteTableAssociation(
+            shared.clone(),
+        )),
         Arc::new(vpc_endpoint::VpcEndpoint(shared.clone())),
         Arc::new(security_group::SecurityGroup(shared.clone())),
         Arc::new(security_group_rule::SecurityGroupRule(shared.clone())),

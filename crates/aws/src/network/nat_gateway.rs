@@ -26,7 +26,10 @@ const TIMEOUT: Duration = Duration::from_secs(15 * 60);
 
 impl NatGateway {
     /// NAT gateways matching `filter`, with their state; deleted ones are left out.
-    async fn describe(&self, filter: aws_sdk_ec2::types::Filter) -> Result<Vec<(Live, NatGatewayState)>, KindError> {
+    async fn describe(
+        &self,
+        filter: aws_sdk_ec2::types::Filter,
+    ) -> Result<Vec<(Live, NatGatewayState)>, KindError> {
         let ec2 = &self.0.clients()?.ec2;
         let nats: Vec<_> = ec2
             .describe_nat_gateways()
@@ -57,7 +60,11 @@ impl NatGateway {
                             ("allocation_id", json!(allocation)),
                             (
                                 "connectivity_type",
-                                json!(n.connectivity_type().map(|c| c.as_str()).unwrap_or("public")),
+                                json!(
+                                    n.connectivity_type()
+                                        .map(|c| c.as_str())
+                                        .unwrap_or("public")
+                                ),
                             ),
                             ("tags", tags::ec2_to_json(n.tags())),
                         ],
@@ -93,8 +100,13 @@ impl NatGateway {
                     TIMEOUT.as_secs()
                 )));
             }
-            let state = found.map(|(_, s)| s.as_str().to_string()).unwrap_or_else(|| "not visible yet".into());
-            ctx.waiting(format!("NAT gateway {id}: {state} ({} s)", started.elapsed().as_secs()));
+            let state = found
+                .map(|(_, s)| s.as_str().to_string())
+                .unwrap_or_else(|| "not visible yet".into());
+            ctx.waiting(format!(
+                "NAT gateway {id}: {state} ({} s)",
+                started.elapsed().as_secs()
+            ));
             tokio::time::sleep(pause).await;
             pause = (pause * 2).min(Duration::from_secs(10));
         }
@@ -111,14 +123,28 @@ impl Kind for NatGateway {
         FIELDS
     }
 
-    async fn read(&self, ctx: &Context, requests: &[ReadRequest]) -> Result<Vec<Option<Live>>, KindError> {
+    async fn read(
+        &self,
+        ctx: &Context,
+        requests: &[ReadRequest],
+    ) -> Result<Vec<Option<Live>>, KindError> {
         read_owned_then_ids(ctx, requests, "nat-gateway-id", |f| async {
-            Ok(self.describe(f).await?.into_iter().map(|(l, _)| l).collect())
+            Ok(self
+                .describe(f)
+                .await?
+                .into_iter()
+                .map(|(l, _)| l)
+                .collect())
         })
         .await
     }
 
-    async fn create(&self, ctx: &Context, _address: &Address, desired: &Attrs) -> Result<Live, KindError> {
+    async fn create(
+        &self,
+        ctx: &Context,
+        _address: &Address,
+        desired: &Attrs,
+    ) -> Result<Live, KindError> {
         let ec2 = &self.0.clients()?.ec2;
         let out = ec2
             .create_nat_gateway()
@@ -140,15 +166,34 @@ impl Kind for NatGateway {
             .ok_or_else(|| KindError::new(format!("NAT gateway {id} vanished")))
     }
 
-    async fn update(&self, _ctx: &Context, _address: &Address, current: &Live, desired: &Attrs) -> Result<Live, KindError> {
+    async fn update(
+        &self,
+        _ctx: &Context,
+        _address: &Address,
+        current: &Live,
+        desired: &Attrs,
+    ) -> Result<Live, KindError> {
         tags::ec2_retag(&self.0.clients()?.ec2, current, desired).await
     }
 
-    async fn delete(&self, ctx: &Context, _address: &Address, current: &Live) -> Result<(), KindError> {
+    async fn delete(
+        &self,
+        ctx: &Context,
+        _address: &Address,
+        current: &Live,
+    ) -> Result<(), KindError> {
         let ec2 = &self.0.clients()?.ec2;
-        match ec2.delete_nat_gateway().nat_gateway_id(&current.id).send().await {
+        match ec2
+            .delete_nat_gateway()
+            .nat_gateway_id(&current.id)
+            .send()
+            .await
+        {
             Ok(_) => {}
-            Err(e) if has_code(&e, "NatGatewayNotFound") || has_code(&e, "InvalidNatGatewayID.NotFound") => {
+            Err(e)
+                if has_code(&e, "NatGatewayNotFound")
+                    || has_code(&e, "InvalidNatGatewayID.NotFound") =>
+            {
                 return Ok(());
             }
             Err(e) => return Err(api_error("ec2:DeleteNatGateway", e)),

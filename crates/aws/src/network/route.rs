@@ -66,7 +66,11 @@ impl Kind for Route {
         FIELDS
     }
 
-    async fn read(&self, ctx: &Context, requests: &[ReadRequest]) -> Result<Vec<Option<Live>>, KindError> {
+    async fn read(
+        &self,
+        ctx: &Context,
+        requests: &[ReadRequest],
+    ) -> Result<Vec<Option<Live>>, KindError> {
         let targets: Vec<Option<(String, String)>> = requests.iter().map(target).collect();
         let ids: Vec<String> = targets.iter().flatten().map(|(t, _)| t.clone()).collect();
         let tables = route_tables(ctx, &self.0, &ids).await?;
@@ -74,7 +78,9 @@ impl Kind for Route {
             .iter()
             .map(|t| {
                 let (table, dest) = t.as_ref()?;
-                let rt = tables.iter().find(|x| x.route_table_id() == Some(table.as_str()))?;
+                let rt = tables
+                    .iter()
+                    .find(|x| x.route_table_id() == Some(table.as_str()))?;
                 let r = rt
                     .routes()
                     .iter()
@@ -84,7 +90,12 @@ impl Kind for Route {
             .collect())
     }
 
-    async fn create(&self, _ctx: &Context, _address: &Address, desired: &Attrs) -> Result<Live, KindError> {
+    async fn create(
+        &self,
+        _ctx: &Context,
+        _address: &Address,
+        desired: &Attrs,
+    ) -> Result<Live, KindError> {
         let ec2 = &self.0.clients()?.ec2;
         let table = str_attr(desired, "route_table_id")?;
         let dest = str_attr(desired, "destination_cidr_block")?;
@@ -101,7 +112,13 @@ impl Kind for Route {
         Ok(route_live(table, dest, gateway, nat))
     }
 
-    async fn update(&self, ctx: &Context, address: &Address, _current: &Live, desired: &Attrs) -> Result<Live, KindError> {
+    async fn update(
+        &self,
+        ctx: &Context,
+        address: &Address,
+        _current: &Live,
+        desired: &Attrs,
+    ) -> Result<Live, KindError> {
         let ec2 = &self.0.clients()?.ec2;
         let table = str_attr(desired, "route_table_id")?;
         let dest = str_attr(desired, "destination_cidr_block")?;
@@ -126,15 +143,31 @@ impl Kind for Route {
         Ok(route_live(table, dest, gateway, nat))
     }
 
-    async fn delete(&self, _ctx: &Context, _address: &Address, current: &Live) -> Result<(), KindError> {
+    async fn delete(
+        &self,
+        _ctx: &Context,
+        _address: &Address,
+        current: &Live,
+    ) -> Result<(), KindError> {
         let ec2 = &self.0.clients()?.ec2;
         let (table, dest) = current
             .id
             .split_once('/')
             .ok_or_else(|| KindError::new(format!("bad route id {}", current.id)))?;
-        match ec2.delete_route().route_table_id(table).destination_cidr_block(dest).send().await {
+        match ec2
+            .delete_route()
+            .route_table_id(table)
+            .destination_cidr_block(dest)
+            .send()
+            .await
+        {
             Ok(_) => Ok(()),
-            Err(e) if has_code(&e, "InvalidRoute.NotFound") || has_code(&e, "InvalidRouteTableID.NotFound") => Ok(()),
+            Err(e)
+                if has_code(&e, "InvalidRoute.NotFound")
+                    || has_code(&e, "InvalidRouteTableID.NotFound") =>
+            {
+                Ok(())
+            }
             Err(e) => Err(api_error("ec2:DeleteRoute", e)),
         }
     }

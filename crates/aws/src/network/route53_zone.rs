@@ -4,7 +4,7 @@
 //! in between) is adopted by name if it is private, untagged and associated with the same VPC.
 
 use super::lookup::{address_tag, live, str_attr};
-use crate::error::{api_error, has_code};
+use crate::error::{api_error, deleted, has_code};
 use crate::provider::Shared;
 use crate::settle::settle;
 use async_trait::async_trait;
@@ -47,9 +47,22 @@ impl Route53Zone {
             short_id(zone.id()),
             [
                 ("name", json!(zone.name().trim_end_matches('.'))),
-                ("vpc_id", json!(vpc.and_then(|v| v.vpc_id()).unwrap_or_default())),
-                ("vpc_region", json!(vpc.and_then(|v| v.vpc_region()).map(|r| r.as_str()).unwrap_or_default())),
-                ("comment", json!(zone.config().and_then(|c| c.comment()).unwrap_or_default())),
+                (
+                    "vpc_id",
+                    json!(vpc.and_then(|v| v.vpc_id()).unwrap_or_default()),
+                ),
+                (
+                    "vpc_region",
+                    json!(
+                        vpc.and_then(|v| v.vpc_region())
+                            .map(|r| r.as_str())
+                            .unwrap_or_default()
+                    ),
+                ),
+                (
+                    "comment",
+                    json!(zone.config().and_then(|c| c.comment()).unwrap_or_default()),
+                ),
                 ("tags", tags),
             ],
         )))
@@ -73,7 +86,13 @@ impl Route53Zone {
                         .iter()
                         .map(|t| (t.key().unwrap_or_default(), t.value().unwrap_or_default())),
                 );
-                out.push((set.resource_id().map(short_id).unwrap_or_default().to_string(), tags));
+                out.push((
+                    set.resource_id()
+                        .map(short_id)
+                        .unwrap_or_default()
+                        .to_string(),
+                    tags,
+                ));
             }
         }
         Ok(out)
@@ -88,7 +107,11 @@ impl Route53Zone {
             .filter(|(k, v)| have.get(*k) != Some(v))
             .map(|(k, v)| Tag::builder().key(k).value(v).build())
             .collect();
-        let remove: Vec<String> = have.keys().filter(|k| !want.contains_key(*k)).cloned().collect();
+        let remove: Vec<String> = have
+            .keys()
+            .filter(|k| !want.contains_key(*k))
+            .cloned()
+            .collect();
         if add.is_empty() && remove.is_empty() {
             return Ok(());
         }
@@ -114,7 +137,11 @@ impl Kind for Route53Zone {
         FIELDS
     }
 
-    async fn read(&self, _ctx: &Context, requests: &[ReadRequest]) -> Result<Vec<Option<Live>>, KindError> {
+    async fn read(
+        &self,
+        _ctx: &Context,
+        requests: &[ReadRequest],
+    ) -> Result<Vec<Option<Live>>, KindError> {
         let r53 = &self.0.clients()?.route53;
         let zones: Vec<_> = r53
             .list_hosted_zones()
@@ -126,20 +153,37 @@ impl Kind for Route53Zone {
             .map_err(|e| api_error("route53:ListHostedZones", e))?;
         let names: Vec<String> = requests
             .iter()
-            .filter_map(|r| r.desired.as_ref()?.get("name")?.as_str().map(str::to_string))
+            .filter_map(|r| {
+                r.desired
+                    .as_ref()?
+                    .get("name")?
+                    .as_str()
+                    .map(str::to_string)
+            })
             .collect();
         let ids: Vec<String> = requests.iter().filter_map(|r| r.id.clone()).collect();
         // Only private zones the requests could be about.
         let candidates: Vec<String> = zones
             .iter()
             .filter(|z| z.config().is_some_and(|c| c.private_zone()))
-            .filter(|z| ids.iter().any(|i| i == short_id(z.id())) || names.iter().any(|n| n == z.name().trim_end_matches('.')))
+            .filter(|z| {
+                ids.iter().any(|i| i == short_id(z.id()))
+                    || names.iter().any(|n| n == z.name().trim_end_matches('.'))
+            })
             .map(|z| short_id(z.id()).to_string())
             .collect();
-        let tags = if candidates.is_empty() { vec![] } else { self.tags(&candidates).await? };
+        let tags = if candidates.is_empty() {
+            vec![]
+        } else {
+            self.tags(&candidates).await?
+        };
         let mut found = Vec::new();
         for id in &candidates {
-            let t = tags.iter().find(|(i, _)| i == id).map(|(_, t)| t.clone()).unwrap_or(json!({}));
+            let t = tags
+                .iter()
+                .find(|(i, _)| i == id)
+                .map(|(_, t)| t.clone())
+                .unwrap_or(json!({}));
             if let Some(z) = self.zone(id, t).await? {
                 found.push(z);
             }
@@ -149,7 +193,11 @@ impl Kind for Route53Zone {
             .map(|r| {
                 r.id.as_ref()
                     .and_then(|id| found.iter().find(|z| &z.id == id))
-                    .or_else(|| found.iter().find(|z| address_tag(z) == Some(r.address.as_str())))
+                    .or_else(|| {
+                        found
+                            .iter()
+                            .find(|z| address_tag(z) == Some(r.address.as_str()))
+                    })
                     .or_else(|| {
                         let d = r.desired.as_ref()?;
                         found.iter().find(|z| {
@@ -163,17 +211,30 @@ impl Kind for Route53Zone {
             .collect())
     }
 
-    async fn create(&self, _ctx: &Context, address: &Address, desired: &Attrs) -> Result<Live, KindError> {
+    async fn create(
+        &self,
+        _ctx: &Context,
+        address: &Address,
+        desired: &Attrs,
+    ) -> Result<Live, KindError> {
         let r53 = &self.0.clients()?.route53;
         // Unique per call, as Route53 requires; at most 128 characters.
-        let caller_reference: String = format!("{}/{address}", uuid::Uuid::new_v4()).chars().take(128).collect();
+        let caller_reference: String = format!("{}/{address}", uuid::Uuid::new_v4())
+            .chars()
+            .take(128)
+            .collect();
         let out = r53
             .create_hosted_zone()
             .name(str_attr(desired, "name")?)
             .caller_reference(caller_reference)
             .hosted_zone_config(
                 HostedZoneConfig::builder()
-                    .comment(desired.get("comment").and_then(Json::as_str).unwrap_or_default())
+                    .comment(
+                        desired
+                            .get("comment")
+                            .and_then(Json::as_str)
+                            .unwrap_or_default(),
+                    )
                     .private_zone(true)
                     .build(),
             )
@@ -200,17 +261,29 @@ impl Kind for Route53Zone {
         .await
     }
 
-    async fn update(&self, _ctx: &Context, _address: &Address, current: &Live, desired: &Attrs) -> Result<Live, KindError> {
+    async fn update(
+        &self,
+        _ctx: &Context,
+        _address: &Address,
+        current: &Live,
+        desired: &Attrs,
+    ) -> Result<Live, KindError> {
         let r53 = &self.0.clients()?.route53;
         if current.attributes.get("comment") != desired.get("comment") {
             r53.update_hosted_zone_comment()
                 .id(&current.id)
-                .comment(desired.get("comment").and_then(Json::as_str).unwrap_or_default())
+                .comment(
+                    desired
+                        .get("comment")
+                        .and_then(Json::as_str)
+                        .unwrap_or_default(),
+                )
                 .send()
                 .await
                 .map_err(|e| api_error("route53:UpdateHostedZoneComment", e))?;
         }
-        self.set_tags(&current.id, &current.attributes, desired).await?;
+        self.set_tags(&current.id, &current.attributes, desired)
+            .await?;
         let mut l = current.clone();
         for k in ["comment", "tags"] {
             if let Some(v) = desired.get(k) {
@@ -220,12 +293,17 @@ impl Kind for Route53Zone {
         Ok(l)
     }
 
-    async fn delete(&self, _ctx: &Context, _address: &Address, current: &Live) -> Result<(), KindError> {
+    async fn delete(
+        &self,
+        _ctx: &Context,
+        _address: &Address,
+        current: &Live,
+    ) -> Result<(), KindError> {
         let r53 = &self.0.clients()?.route53;
-        match r53.delete_hosted_zone().id(&current.id).send().await {
-            Ok(_) => Ok(()),
-            Err(e) if has_code(&e, "NoSuchHostedZone") => Ok(()),
-            Err(e) => Err(api_error("route53:DeleteHostedZone", e)),
-        }
+        deleted(
+            "route53:DeleteHostedZone",
+            r53.delete_hosted_zone().id(&current.id).send().await,
+            &["NoSuchHostedZone"],
+        )
     }
 }

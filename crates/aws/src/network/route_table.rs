@@ -22,7 +22,10 @@ const FIELDS: &[Field] = &[
 /// Memo key of the owned route tables of this run.
 const MEMO: &str = "ec2:route-tables";
 
-async fn describe(shared: &Shared, filter: aws_sdk_ec2::types::Filter) -> Result<Vec<Ec2RouteTable>, KindError> {
+async fn describe(
+    shared: &Shared,
+    filter: aws_sdk_ec2::types::Filter,
+) -> Result<Vec<Ec2RouteTable>, KindError> {
     shared
         .clients()?
         .ec2
@@ -38,12 +41,22 @@ async fn describe(shared: &Shared, filter: aws_sdk_ec2::types::Filter) -> Result
 
 /// The spec's route tables, plus any of `ids` not among them: one call for everything owned
 /// (shared by route tables, routes and associations within a refresh), one more for the rest.
-pub(crate) async fn route_tables(ctx: &Context, shared: &Shared, ids: &[String]) -> Result<Vec<Ec2RouteTable>, KindError> {
-    let owned = ctx.memo(MEMO, || describe(shared, owned_filter(ctx))).await?;
+pub(crate) async fn route_tables(
+    ctx: &Context,
+    shared: &Shared,
+    ids: &[String],
+) -> Result<Vec<Ec2RouteTable>, KindError> {
+    let owned = ctx
+        .memo(MEMO, || describe(shared, owned_filter(ctx)))
+        .await?;
     let mut tables: Vec<Ec2RouteTable> = owned.as_ref().clone();
     let missing: Vec<String> = ids
         .iter()
-        .filter(|id| !tables.iter().any(|t| t.route_table_id() == Some(id.as_str())))
+        .filter(|id| {
+            !tables
+                .iter()
+                .any(|t| t.route_table_id() == Some(id.as_str()))
+        })
         .cloned()
         .collect();
     if !missing.is_empty() {
@@ -72,17 +85,35 @@ impl Kind for RouteTable {
         FIELDS
     }
 
-    async fn read(&self, ctx: &Context, requests: &[ReadRequest]) -> Result<Vec<Option<Live>>, KindError> {
-        let owned: Vec<Live> = route_tables(ctx, &self.0, &[]).await?.iter().map(to_live).collect();
+    async fn read(
+        &self,
+        ctx: &Context,
+        requests: &[ReadRequest],
+    ) -> Result<Vec<Option<Live>>, KindError> {
+        let owned: Vec<Live> = route_tables(ctx, &self.0, &[])
+            .await?
+            .iter()
+            .map(to_live)
+            .collect();
         let missing = missing_ids(requests, &owned);
         let mut found = owned;
         if !missing.is_empty() {
-            found.extend(route_tables(ctx, &self.0, &missing).await?.iter().map(to_live));
+            found.extend(
+                route_tables(ctx, &self.0, &missing)
+                    .await?
+                    .iter()
+                    .map(to_live),
+            );
         }
         Ok(match_requests(requests, &found))
     }
 
-    async fn create(&self, _ctx: &Context, _address: &Address, desired: &Attrs) -> Result<Live, KindError> {
+    async fn create(
+        &self,
+        _ctx: &Context,
+        _address: &Address,
+        desired: &Attrs,
+    ) -> Result<Live, KindError> {
         let ec2 = &self.0.clients()?.ec2;
         let out = ec2
             .create_route_table()
@@ -97,21 +128,39 @@ impl Kind for RouteTable {
             .ok_or_else(|| KindError::new("CreateRouteTable returned no id"))?
             .to_string();
         read_back(&format!("route table {id}"), || async {
-            Ok(describe(&self.0, filter("route-table-id", vec![id.clone()]))
-                .await?
-                .first()
-                .map(to_live))
+            Ok(
+                describe(&self.0, filter("route-table-id", vec![id.clone()]))
+                    .await?
+                    .first()
+                    .map(to_live),
+            )
         })
         .await
     }
 
-    async fn update(&self, _ctx: &Context, _address: &Address, current: &Live, desired: &Attrs) -> Result<Live, KindError> {
+    async fn update(
+        &self,
+        _ctx: &Context,
+        _address: &Address,
+        current: &Live,
+        desired: &Attrs,
+    ) -> Result<Live, KindError> {
         tags::ec2_retag(&self.0.clients()?.ec2, current, desired).await
     }
 
-    async fn delete(&self, _ctx: &Context, _address: &Address, current: &Live) -> Result<(), KindError> {
+    async fn delete(
+        &self,
+        _ctx: &Context,
+        _address: &Address,
+        current: &Live,
+    ) -> Result<(), KindError> {
         let ec2 = &self.0.clients()?.ec2;
-        match ec2.delete_route_table().route_table_id(&current.id).send().await {
+        match ec2
+            .delete_route_table()
+            .route_table_id(&current.id)
+            .send()
+            .await
+        {
             Ok(_) => Ok(()),
             Err(e) if has_code(&e, "InvalidRouteTableID.NotFound") => Ok(()),
             Err(e) => Err(api_error("ec2:DeleteRouteTable", e)),

@@ -35,17 +35,26 @@ impl Kind for RouteTableAssociation {
         FIELDS
     }
 
-    async fn read(&self, ctx: &Context, requests: &[ReadRequest]) -> Result<Vec<Option<Live>>, KindError> {
-        let wanted_tables: Vec<String> = requests.iter().filter_map(|r| desired_str(r, "route_table_id")).collect();
+    async fn read(
+        &self,
+        ctx: &Context,
+        requests: &[ReadRequest],
+    ) -> Result<Vec<Option<Live>>, KindError> {
+        let wanted_tables: Vec<String> = requests
+            .iter()
+            .filter_map(|r| desired_str(r, "route_table_id"))
+            .collect();
         let mut tables = route_tables(ctx, &self.0, &wanted_tables).await?;
         // Associations recorded in state but on a table the spec does not name.
         let unknown: Vec<String> = requests
             .iter()
             .filter_map(|r| r.id.clone())
             .filter(|id| {
-                !tables
-                    .iter()
-                    .any(|t| t.associations().iter().any(|a| a.route_table_association_id() == Some(id.as_str())))
+                !tables.iter().any(|t| {
+                    t.associations()
+                        .iter()
+                        .any(|a| a.route_table_association_id() == Some(id.as_str()))
+                })
             })
             .collect();
         if !unknown.is_empty() {
@@ -54,7 +63,10 @@ impl Kind for RouteTableAssociation {
                 .clients()?
                 .ec2
                 .describe_route_tables()
-                .filters(super::lookup::filter("association.route-table-association-id", unknown))
+                .filters(super::lookup::filter(
+                    "association.route-table-association-id",
+                    unknown,
+                ))
                 .send()
                 .await
                 .map_err(|e| api_error("ec2:DescribeRouteTables", e))?;
@@ -69,7 +81,10 @@ impl Kind for RouteTableAssociation {
                         a.route_table_association_id().unwrap_or_default(),
                         [
                             ("subnet_id", json!(subnet)),
-                            ("route_table_id", json!(t.route_table_id().unwrap_or_default())),
+                            (
+                                "route_table_id",
+                                json!(t.route_table_id().unwrap_or_default()),
+                            ),
                         ],
                     ))
                 })
@@ -78,19 +93,27 @@ impl Kind for RouteTableAssociation {
         Ok(requests
             .iter()
             .map(|r| {
-                let by_id = r.id.as_ref().and_then(|id| associations.iter().find(|a| &a.id == id));
+                let by_id =
+                    r.id.as_ref()
+                        .and_then(|id| associations.iter().find(|a| &a.id == id));
                 let by_subnet = || {
                     let subnet = desired_str(r, "subnet_id")?;
-                    associations
-                        .iter()
-                        .find(|a| a.attributes.get("subnet_id").and_then(|v| v.as_str()) == Some(subnet.as_str()))
+                    associations.iter().find(|a| {
+                        a.attributes.get("subnet_id").and_then(|v| v.as_str())
+                            == Some(subnet.as_str())
+                    })
                 };
                 by_id.or_else(by_subnet).cloned()
             })
             .collect())
     }
 
-    async fn create(&self, _ctx: &Context, _address: &Address, desired: &Attrs) -> Result<Live, KindError> {
+    async fn create(
+        &self,
+        _ctx: &Context,
+        _address: &Address,
+        desired: &Attrs,
+    ) -> Result<Live, KindError> {
         let ec2 = &self.0.clients()?.ec2;
         let subnet = str_attr(desired, "subnet_id")?;
         let table = str_attr(desired, "route_table_id")?;
@@ -104,10 +127,22 @@ impl Kind for RouteTableAssociation {
         let id = out
             .association_id()
             .ok_or_else(|| KindError::new("AssociateRouteTable returned no id"))?;
-        Ok(live(id, [("subnet_id", json!(subnet)), ("route_table_id", json!(table))]))
+        Ok(live(
+            id,
+            [
+                ("subnet_id", json!(subnet)),
+                ("route_table_id", json!(table)),
+            ],
+        ))
     }
 
-    async fn update(&self, _ctx: &Context, _address: &Address, current: &Live, desired: &Attrs) -> Result<Live, KindError> {
+    async fn update(
+        &self,
+        _ctx: &Context,
+        _address: &Address,
+        current: &Live,
+        desired: &Attrs,
+    ) -> Result<Live, KindError> {
         let ec2 = &self.0.clients()?.ec2;
         let table = str_attr(desired, "route_table_id")?;
         let out = ec2
@@ -120,13 +155,26 @@ impl Kind for RouteTableAssociation {
         let id = out.new_association_id().unwrap_or(&current.id);
         Ok(live(
             id,
-            [("subnet_id", json!(str_attr(desired, "subnet_id")?)), ("route_table_id", json!(table))],
+            [
+                ("subnet_id", json!(str_attr(desired, "subnet_id")?)),
+                ("route_table_id", json!(table)),
+            ],
         ))
     }
 
-    async fn delete(&self, _ctx: &Context, _address: &Address, current: &Live) -> Result<(), KindError> {
+    async fn delete(
+        &self,
+        _ctx: &Context,
+        _address: &Address,
+        current: &Live,
+    ) -> Result<(), KindError> {
         let ec2 = &self.0.clients()?.ec2;
-        match ec2.disassociate_route_table().association_id(&current.id).send().await {
+        match ec2
+            .disassociate_route_table()
+            .association_id(&current.id)
+            .send()
+            .await
+        {
             Ok(_) => Ok(()),
             Err(e) if has_code(&e, "InvalidAssociationID.NotFound") => Ok(()),
             Err(e) => Err(api_error("ec2:DisassociateRouteTable", e)),

@@ -58,7 +58,13 @@ impl SecurityGroup {
             .ip_protocol("-1")
             .ip_ranges(IpRange::builder().cidr_ip("0.0.0.0/0").build())
             .build();
-        match ec2.revoke_security_group_egress().group_id(id).ip_permissions(all).send().await {
+        match ec2
+            .revoke_security_group_egress()
+            .group_id(id)
+            .ip_permissions(all)
+            .send()
+            .await
+        {
             Ok(_) => Ok(()),
             Err(e) if has_code(&e, "InvalidPermission.NotFound") => Ok(()),
             Err(e) => Err(api_error("ec2:RevokeSecurityGroupEgress", e)),
@@ -76,11 +82,20 @@ impl Kind for SecurityGroup {
         FIELDS
     }
 
-    async fn read(&self, ctx: &Context, requests: &[ReadRequest]) -> Result<Vec<Option<Live>>, KindError> {
+    async fn read(
+        &self,
+        ctx: &Context,
+        requests: &[ReadRequest],
+    ) -> Result<Vec<Option<Live>>, KindError> {
         read_owned_then_ids(ctx, requests, "group-id", |f| self.describe(f)).await
     }
 
-    async fn create(&self, _ctx: &Context, _address: &Address, desired: &Attrs) -> Result<Live, KindError> {
+    async fn create(
+        &self,
+        _ctx: &Context,
+        _address: &Address,
+        desired: &Attrs,
+    ) -> Result<Live, KindError> {
         let ec2 = &self.0.clients()?.ec2;
         let out = ec2
             .create_security_group()
@@ -97,18 +112,38 @@ impl Kind for SecurityGroup {
             .to_string();
         settle(|| self.revoke_default_egress(&id)).await?;
         read_back(&format!("security group {id}"), || async {
-            Ok(self.describe(filter("group-id", vec![id.clone()])).await?.into_iter().next())
+            Ok(self
+                .describe(filter("group-id", vec![id.clone()]))
+                .await?
+                .into_iter()
+                .next())
         })
         .await
     }
 
-    async fn update(&self, _ctx: &Context, _address: &Address, current: &Live, desired: &Attrs) -> Result<Live, KindError> {
+    async fn update(
+        &self,
+        _ctx: &Context,
+        _address: &Address,
+        current: &Live,
+        desired: &Attrs,
+    ) -> Result<Live, KindError> {
         tags::ec2_retag(&self.0.clients()?.ec2, current, desired).await
     }
 
-    async fn delete(&self, _ctx: &Context, _address: &Address, current: &Live) -> Result<(), KindError> {
+    async fn delete(
+        &self,
+        _ctx: &Context,
+        _address: &Address,
+        current: &Live,
+    ) -> Result<(), KindError> {
         let ec2 = &self.0.clients()?.ec2;
-        match ec2.delete_security_group().group_id(&current.id).send().await {
+        match ec2
+            .delete_security_group()
+            .group_id(&current.id)
+            .send()
+            .await
+        {
             Ok(_) => Ok(()),
             Err(e) if has_code(&e, "InvalidGroup.NotFound") => Ok(()),
             Err(e) => Err(api_error("ec2:DeleteSecurityGroup", e)),

@@ -135,13 +135,21 @@ struct Cidr {
 }
 
 /// Parses a CIDR that must be a network address (no host bits).
-fn parse_cidr(spec: &SpecSource, path: &FieldPath, text: &str, errors: &mut Vec<SpecError>) -> Option<Ipv4Net> {
+fn parse_cidr(
+    spec: &SpecSource,
+    path: &FieldPath,
+    text: &str,
+    errors: &mut Vec<SpecError>,
+) -> Option<Ipv4Net> {
     match text.parse::<Ipv4Net>() {
         Ok(net) if net.trunc() == net => Some(net),
         Ok(net) => {
             errors.push(spec.error(
                 path,
-                format!("`{text}` has host bits set; did you mean `{}`?", net.trunc()),
+                format!(
+                    "`{text}` has host bits set; did you mean `{}`?",
+                    net.trunc()
+                ),
             ));
             None
         }
@@ -174,7 +182,10 @@ pub fn check_tags(
     for (k, v) in tags {
         let p = path.key(k);
         if k.is_empty() || k.chars().count() > MAX_KEY_LEN {
-            errors.push(spec.error(&p, format!("tag keys must be 1 to {MAX_KEY_LEN} characters")));
+            errors.push(spec.error(
+                &p,
+                format!("tag keys must be 1 to {MAX_KEY_LEN} characters"),
+            ));
         }
         if k.to_ascii_lowercase().starts_with("aws:") {
             errors.push(spec.error(&p, "tag keys starting with `aws:` are reserved by AWS"));
@@ -183,7 +194,10 @@ pub fn check_tags(
             errors.push(spec.error(&p, "tag keys starting with `engine:` are the engine's own"));
         }
         if v.chars().count() > MAX_VALUE_LEN {
-            errors.push(spec.error(&p, format!("tag values must be at most {MAX_VALUE_LEN} characters")));
+            errors.push(spec.error(
+                &p,
+                format!("tag values must be at most {MAX_VALUE_LEN} characters"),
+            ));
         }
     }
 }
@@ -196,7 +210,10 @@ pub fn validate(spec: &SpecSource, globals: &Globals, net: &NetworkSpec) -> Vec<
     if !valid_region(&globals.region) {
         errors.push(spec.error(
             &g.key("region"),
-            format!("`{}` is not an AWS region name (like eu-west-3)", globals.region),
+            format!(
+                "`{}` is not an AWS region name (like eu-west-3)",
+                globals.region
+            ),
         ));
     }
     check_tags(spec, &g.key("tags"), &globals.tags, &mut errors);
@@ -206,7 +223,10 @@ pub fn validate(spec: &SpecSource, globals: &Globals, net: &NetworkSpec) -> Vec<
     let mut vpc_nets = Vec::new();
     if let Some(n) = parse_cidr(spec, &root.key("vpc_cidr"), &net.vpc_cidr, &mut errors) {
         if !(16..=28).contains(&n.prefix_len()) {
-            errors.push(spec.error(&root.key("vpc_cidr"), "a VPC CIDR must be between /16 and /28"));
+            errors.push(spec.error(
+                &root.key("vpc_cidr"),
+                "a VPC CIDR must be between /16 and /28",
+            ));
         }
         vpc_nets.push(n);
     }
@@ -280,10 +300,16 @@ pub fn validate(spec: &SpecSource, globals: &Globals, net: &NetworkSpec) -> Vec<
                 let vpcs: Vec<String> = vpc_nets.iter().map(|v| v.to_string()).collect();
                 errors.push(spec.error(
                     &p,
-                    format!("subnet `{c}` is not inside the VPC CIDRs ({})", vpcs.join(", ")),
+                    format!(
+                        "subnet `{c}` is not inside the VPC CIDRs ({})",
+                        vpcs.join(", ")
+                    ),
                 ));
             }
-            if let Some(other) = all.iter().find(|o| o.net.contains(&n) || n.contains(&o.net)) {
+            if let Some(other) = all
+                .iter()
+                .find(|o| o.net.contains(&n) || n.contains(&o.net))
+            {
                 errors.push(spec.error(
                     &p,
                     format!("subnet `{c}` overlaps `{}` ({})", other.net, other.path),
@@ -299,7 +325,10 @@ pub fn validate(spec: &SpecSource, globals: &Globals, net: &NetworkSpec) -> Vec<
         if !RETENTION_DAYS.contains(&fl.retention_days) {
             errors.push(spec.error(
                 &root.key("flow_logs").key("retention_days"),
-                format!("{} is not a CloudWatch retention period ({RETENTION_DAYS:?})", fl.retention_days),
+                format!(
+                    "{} is not a CloudWatch retention period ({RETENTION_DAYS:?})",
+                    fl.retention_days
+                ),
             ));
         }
         if !["ALL", "ACCEPT", "REJECT"].contains(&fl.traffic_type.as_str()) {
@@ -311,7 +340,12 @@ pub fn validate(spec: &SpecSource, globals: &Globals, net: &NetworkSpec) -> Vec<
     }
     if let Some(pa) = &net.private_access {
         for (i, c) in pa.allowed_cidrs.iter().enumerate() {
-            parse_cidr(spec, &root.key("private_access").key("allowed_cidrs").index(i), c, &mut errors);
+            parse_cidr(
+                spec,
+                &root.key("private_access").key("allowed_cidrs").index(i),
+                c,
+                &mut errors,
+            );
         }
     }
     errors

@@ -1,7 +1,7 @@
 //! `aws_subnet`: a subnet of one tier in one availability zone.
 
 use super::lookup::{bool_attr, filter, live, read_owned_then_ids, str_attr};
-use crate::error::{api_error, has_code};
+use crate::error::{api_error, deleted};
 use crate::provider::Shared;
 use crate::settle::{read_back, settle};
 use crate::tags;
@@ -43,8 +43,14 @@ impl Subnet {
                     [
                         ("vpc_id", json!(s.vpc_id().unwrap_or_default())),
                         ("cidr_block", json!(s.cidr_block().unwrap_or_default())),
-                        ("availability_zone", json!(s.availability_zone().unwrap_or_default())),
-                        ("map_public_ip_on_launch", json!(s.map_public_ip_on_launch().unwrap_or(false))),
+                        (
+                            "availability_zone",
+                            json!(s.availability_zone().unwrap_or_default()),
+                        ),
+                        (
+                            "map_public_ip_on_launch",
+                            json!(s.map_public_ip_on_launch().unwrap_or(false)),
+                        ),
                         ("tags", tags::ec2_to_json(s.tags())),
                         ("arn", json!(s.subnet_arn().unwrap_or_default())),
                     ],
@@ -86,11 +92,20 @@ impl Kind for Subnet {
         FIELDS
     }
 
-    async fn read(&self, ctx: &Context, requests: &[ReadRequest]) -> Result<Vec<Option<Live>>, KindError> {
+    async fn read(
+        &self,
+        ctx: &Context,
+        requests: &[ReadRequest],
+    ) -> Result<Vec<Option<Live>>, KindError> {
         read_owned_then_ids(ctx, requests, "subnet-id", |f| self.describe(f)).await
     }
 
-    async fn create(&self, _ctx: &Context, _address: &Address, desired: &Attrs) -> Result<Live, KindError> {
+    async fn create(
+        &self,
+        _ctx: &Context,
+        _address: &Address,
+        desired: &Attrs,
+    ) -> Result<Live, KindError> {
         let ec2 = &self.0.clients()?.ec2;
         let out = ec2
             .create_subnet()
@@ -112,7 +127,13 @@ impl Kind for Subnet {
         self.read_one(&id).await
     }
 
-    async fn update(&self, _ctx: &Context, _address: &Address, current: &Live, desired: &Attrs) -> Result<Live, KindError> {
+    async fn update(
+        &self,
+        _ctx: &Context,
+        _address: &Address,
+        current: &Live,
+        desired: &Attrs,
+    ) -> Result<Live, KindError> {
         let ec2 = &self.0.clients()?.ec2;
         let want = bool_attr(desired, "map_public_ip_on_launch");
         if bool_attr(&current.attributes, "map_public_ip_on_launch") != want {
@@ -122,12 +143,17 @@ impl Kind for Subnet {
         self.read_one(&current.id).await
     }
 
-    async fn delete(&self, _ctx: &Context, _address: &Address, current: &Live) -> Result<(), KindError> {
+    async fn delete(
+        &self,
+        _ctx: &Context,
+        _address: &Address,
+        current: &Live,
+    ) -> Result<(), KindError> {
         let ec2 = &self.0.clients()?.ec2;
-        match ec2.delete_subnet().subnet_id(&current.id).send().await {
-            Ok(_) => Ok(()),
-            Err(e) if has_code(&e, "InvalidSubnetID.NotFound") => Ok(()),
-            Err(e) => Err(api_error("ec2:DeleteSubnet", e)),
-        }
+        deleted(
+            "ec2:DeleteSubnet",
+            ec2.delete_subnet().subnet_id(&current.id).send().await,
+            &["InvalidSubnetID.NotFound"],
+        )
     }
 }

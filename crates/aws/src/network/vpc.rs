@@ -23,7 +23,10 @@ const FIELDS: &[Field] = &[
 ];
 
 impl Vpc {
-    pub(crate) async fn describe(&self, filter: aws_sdk_ec2::types::Filter) -> Result<Vec<Live>, KindError> {
+    pub(crate) async fn describe(
+        &self,
+        filter: aws_sdk_ec2::types::Filter,
+    ) -> Result<Vec<Live>, KindError> {
         let ec2 = &self.0.clients()?.ec2;
         let vpcs: Vec<_> = ec2
             .describe_vpcs()
@@ -37,8 +40,12 @@ impl Vpc {
         let mut out = Vec::new();
         for v in vpcs {
             let id = v.vpc_id().unwrap_or_default().to_string();
-            let hostnames = self.attribute(&id, VpcAttributeName::EnableDnsHostnames).await?;
-            let support = self.attribute(&id, VpcAttributeName::EnableDnsSupport).await?;
+            let hostnames = self
+                .attribute(&id, VpcAttributeName::EnableDnsHostnames)
+                .await?;
+            let support = self
+                .attribute(&id, VpcAttributeName::EnableDnsSupport)
+                .await?;
             out.push(live(
                 id,
                 [
@@ -83,7 +90,12 @@ impl Vpc {
         Ok(value.and_then(|v| v.value()).unwrap_or(false))
     }
 
-    async fn set_dns(&self, id: &str, current: Option<&Attrs>, desired: &Attrs) -> Result<(), KindError> {
+    async fn set_dns(
+        &self,
+        id: &str,
+        current: Option<&Attrs>,
+        desired: &Attrs,
+    ) -> Result<(), KindError> {
         let ec2 = &self.0.clients()?.ec2;
         // One attribute per call, as the API demands.
         for name in ["enable_dns_support", "enable_dns_hostnames"] {
@@ -127,11 +139,20 @@ impl Kind for Vpc {
         FIELDS
     }
 
-    async fn read(&self, ctx: &Context, requests: &[ReadRequest]) -> Result<Vec<Option<Live>>, KindError> {
+    async fn read(
+        &self,
+        ctx: &Context,
+        requests: &[ReadRequest],
+    ) -> Result<Vec<Option<Live>>, KindError> {
         read_owned_then_ids(ctx, requests, "vpc-id", |f| self.describe(f)).await
     }
 
-    async fn create(&self, _ctx: &Context, _address: &Address, desired: &Attrs) -> Result<Live, KindError> {
+    async fn create(
+        &self,
+        _ctx: &Context,
+        _address: &Address,
+        desired: &Attrs,
+    ) -> Result<Live, KindError> {
         let ec2 = &self.0.clients()?.ec2;
         let out = ec2
             .create_vpc()
@@ -149,14 +170,26 @@ impl Kind for Vpc {
         self.read_one(&id).await
     }
 
-    async fn update(&self, _ctx: &Context, _address: &Address, current: &Live, desired: &Attrs) -> Result<Live, KindError> {
+    async fn update(
+        &self,
+        _ctx: &Context,
+        _address: &Address,
+        current: &Live,
+        desired: &Attrs,
+    ) -> Result<Live, KindError> {
         let ec2 = &self.0.clients()?.ec2;
-        self.set_dns(&current.id, Some(&current.attributes), desired).await?;
+        self.set_dns(&current.id, Some(&current.attributes), desired)
+            .await?;
         tags::ec2_update(ec2, &current.id, &current.attributes, desired).await?;
         self.read_one(&current.id).await
     }
 
-    async fn delete(&self, _ctx: &Context, _address: &Address, current: &Live) -> Result<(), KindError> {
+    async fn delete(
+        &self,
+        _ctx: &Context,
+        _address: &Address,
+        current: &Live,
+    ) -> Result<(), KindError> {
         let ec2 = &self.0.clients()?.ec2;
         match ec2.delete_vpc().vpc_id(&current.id).send().await {
             Ok(_) => Ok(()),

@@ -1,13 +1,13 @@
 //! `aws_vpc_cidr_association`: a secondary IPv4 CIDR of the VPC.
 
+use super::lookup::owned;
 use super::lookup::str_attr;
+use super::vpc::Vpc;
 use crate::error::{api_error, has_code};
 use crate::provider::Shared;
 use crate::settle::read_back;
 use async_trait::async_trait;
 use engine::{Address, Attrs, Context, Field, Kind, KindError, Live, ReadRequest};
-use super::lookup::owned;
-use super::vpc::Vpc;
 use serde_json::{Value as Json, json};
 use std::sync::Arc;
 
@@ -23,7 +23,11 @@ const FIELDS: &[Field] = &[
 fn associations(vpcs: &[Live]) -> Vec<Live> {
     let mut out = Vec::new();
     for v in vpcs {
-        let Some(list) = v.attributes.get("cidr_associations").and_then(Json::as_array) else {
+        let Some(list) = v
+            .attributes
+            .get("cidr_associations")
+            .and_then(Json::as_array)
+        else {
             continue;
         };
         for a in list {
@@ -33,7 +37,13 @@ fn associations(vpcs: &[Live]) -> Vec<Live> {
             }
             out.push(super::lookup::live(
                 a.get("id").and_then(Json::as_str).unwrap_or_default(),
-                [("vpc_id", json!(v.id)), ("cidr_block", a.get("cidr_block").cloned().unwrap_or_default())],
+                [
+                    ("vpc_id", json!(v.id)),
+                    (
+                        "cidr_block",
+                        a.get("cidr_block").cloned().unwrap_or_default(),
+                    ),
+                ],
             ));
         }
     }
@@ -49,7 +59,12 @@ impl VpcCidrAssociation {
         if vpc_ids.is_empty() {
             return Ok(vec![]);
         }
-        Ok(associations(&self.vpcs().describe(super::lookup::filter("vpc-id", vpc_ids)).await?))
+        Ok(associations(
+            &self
+                .vpcs()
+                .describe(super::lookup::filter("vpc-id", vpc_ids))
+                .await?,
+        ))
     }
 }
 
@@ -72,7 +87,11 @@ impl Kind for VpcCidrAssociation {
         FIELDS
     }
 
-    async fn read(&self, ctx: &Context, requests: &[ReadRequest]) -> Result<Vec<Option<Live>>, KindError> {
+    async fn read(
+        &self,
+        ctx: &Context,
+        requests: &[ReadRequest],
+    ) -> Result<Vec<Option<Live>>, KindError> {
         let vpc = self.vpcs();
         let owned = owned(ctx, "vpc-id", &|f| vpc.describe(f)).await?;
         let mut found = associations(&owned);
@@ -110,19 +129,27 @@ impl Kind for VpcCidrAssociation {
         Ok(requests
             .iter()
             .map(|r| {
-                let by_id = r.id.as_ref().and_then(|id| found.iter().find(|l| &l.id == id));
+                let by_id =
+                    r.id.as_ref()
+                        .and_then(|id| found.iter().find(|l| &l.id == id));
                 let by_cidr = || {
                     let d = r.desired.as_ref()?;
-                    found
-                        .iter()
-                        .find(|l| l.attributes.get("cidr_block") == d.get("cidr_block") && l.attributes.get("vpc_id") == d.get("vpc_id"))
+                    found.iter().find(|l| {
+                        l.attributes.get("cidr_block") == d.get("cidr_block")
+                            && l.attributes.get("vpc_id") == d.get("vpc_id")
+                    })
                 };
                 by_id.or_else(by_cidr).cloned()
             })
             .collect())
     }
 
-    async fn create(&self, _ctx: &Context, _address: &Address, desired: &Attrs) -> Result<Live, KindError> {
+    async fn create(
+        &self,
+        _ctx: &Context,
+        _address: &Address,
+        desired: &Attrs,
+    ) -> Result<Live, KindError> {
         let ec2 = &self.0.clients()?.ec2;
         let vpc_id = str_attr(desired, "vpc_id")?;
         let out = ec2
@@ -147,12 +174,23 @@ impl Kind for VpcCidrAssociation {
         .await
     }
 
-    async fn update(&self, _ctx: &Context, _address: &Address, current: &Live, _desired: &Attrs) -> Result<Live, KindError> {
+    async fn update(
+        &self,
+        _ctx: &Context,
+        _address: &Address,
+        current: &Live,
+        _desired: &Attrs,
+    ) -> Result<Live, KindError> {
         // Every field forces replacement; nothing changes in place.
         Ok(current.clone())
     }
 
-    async fn delete(&self, _ctx: &Context, _address: &Address, current: &Live) -> Result<(), KindError> {
+    async fn delete(
+        &self,
+        _ctx: &Context,
+        _address: &Address,
+        current: &Live,
+    ) -> Result<(), KindError> {
         let ec2 = &self.0.clients()?.ec2;
         match ec2
             .disassociate_vpc_cidr_block()

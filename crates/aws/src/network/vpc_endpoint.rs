@@ -26,7 +26,11 @@ fn strings(attrs: &Attrs, name: &str) -> Vec<String> {
     attrs
         .get(name)
         .and_then(Json::as_array)
-        .map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_string)).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -49,7 +53,11 @@ fn to_live(e: &aws_sdk_ec2::types::VpcEndpoint) -> Live {
             ("service_name", json!(e.service_name().unwrap_or_default())),
             (
                 "vpc_endpoint_type",
-                json!(e.vpc_endpoint_type().map(|t| t.as_str()).unwrap_or("Gateway")),
+                json!(
+                    e.vpc_endpoint_type()
+                        .map(|t| t.as_str())
+                        .unwrap_or("Gateway")
+                ),
             ),
             ("route_table_ids", json!(tables)),
             ("tags", tags::ec2_to_json(e.tags())),
@@ -79,7 +87,12 @@ impl VpcEndpoint {
     /// One endpoint by id (`None` when it does not exist).
     async fn by_id(&self, id: &str) -> Result<Option<Live>, KindError> {
         let ec2 = &self.0.clients()?.ec2;
-        match ec2.describe_vpc_endpoints().vpc_endpoint_ids(id).send().await {
+        match ec2
+            .describe_vpc_endpoints()
+            .vpc_endpoint_ids(id)
+            .send()
+            .await
+        {
             Ok(out) => Ok(out
                 .vpc_endpoints()
                 .iter()
@@ -105,7 +118,11 @@ impl Kind for VpcEndpoint {
         FIELDS
     }
 
-    async fn read(&self, ctx: &Context, requests: &[ReadRequest]) -> Result<Vec<Option<Live>>, KindError> {
+    async fn read(
+        &self,
+        ctx: &Context,
+        requests: &[ReadRequest],
+    ) -> Result<Vec<Option<Live>>, KindError> {
         // DescribeVpcEndpoints has no id filter everywhere: recorded ids not tagged as ours are
         // looked up one by one (rare: someone removed the tags).
         let mut found = self.describe(owned_filter(ctx)).await?;
@@ -115,13 +132,21 @@ impl Kind for VpcEndpoint {
         Ok(match_requests(requests, &found))
     }
 
-    async fn create(&self, _ctx: &Context, _address: &Address, desired: &Attrs) -> Result<Live, KindError> {
+    async fn create(
+        &self,
+        _ctx: &Context,
+        _address: &Address,
+        desired: &Attrs,
+    ) -> Result<Live, KindError> {
         let ec2 = &self.0.clients()?.ec2;
         let out = ec2
             .create_vpc_endpoint()
             .vpc_id(str_attr(desired, "vpc_id")?)
             .service_name(str_attr(desired, "service_name")?)
-            .vpc_endpoint_type(VpcEndpointType::from(str_attr(desired, "vpc_endpoint_type")?))
+            .vpc_endpoint_type(VpcEndpointType::from(str_attr(
+                desired,
+                "vpc_endpoint_type",
+            )?))
             .set_route_table_ids(Some(strings(desired, "route_table_ids")))
             .tag_specifications(tags::ec2_spec(ResourceType::VpcEndpoint, desired))
             .send()
@@ -135,7 +160,13 @@ impl Kind for VpcEndpoint {
         self.read_one(&id).await
     }
 
-    async fn update(&self, _ctx: &Context, _address: &Address, current: &Live, desired: &Attrs) -> Result<Live, KindError> {
+    async fn update(
+        &self,
+        _ctx: &Context,
+        _address: &Address,
+        current: &Live,
+        desired: &Attrs,
+    ) -> Result<Live, KindError> {
         let ec2 = &self.0.clients()?.ec2;
         let have = strings(&current.attributes, "route_table_ids");
         let want = strings(desired, "route_table_ids");
@@ -154,9 +185,19 @@ impl Kind for VpcEndpoint {
         self.read_one(&current.id).await
     }
 
-    async fn delete(&self, _ctx: &Context, _address: &Address, current: &Live) -> Result<(), KindError> {
+    async fn delete(
+        &self,
+        _ctx: &Context,
+        _address: &Address,
+        current: &Live,
+    ) -> Result<(), KindError> {
         let ec2 = &self.0.clients()?.ec2;
-        match ec2.delete_vpc_endpoints().vpc_endpoint_ids(&current.id).send().await {
+        match ec2
+            .delete_vpc_endpoints()
+            .vpc_endpoint_ids(&current.id)
+            .send()
+            .await
+        {
             Ok(_) => Ok(()),
             Err(e) if has_code(&e, "InvalidVpcEndpointId.NotFound") => Ok(()),
             Err(e) => Err(api_error("ec2:DeleteVpcEndpoints", e)),

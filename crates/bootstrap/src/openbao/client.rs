@@ -181,7 +181,9 @@ pub(crate) fn http_client(
                 .map_err(|e| BaoError::Config(format!("CA bundle: {e}")))?;
         }
         if roots.is_empty() {
-            return Err(BaoError::Config("the CA bundle holds no certificate".into()));
+            return Err(BaoError::Config(
+                "the CA bundle holds no certificate".into(),
+            ));
         }
     }
     let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
@@ -208,7 +210,11 @@ impl BaoClient {
     /// A client for `connection` with its own HTTP connection pool.
     pub fn new(connection: &BaoConnection) -> Result<Self, BaoError> {
         let http = http_client(&connection.address, connection.ca_bundle.as_deref())?;
-        Ok(Self::from_parts(http, connection, ApiCallCounter::default()))
+        Ok(Self::from_parts(
+            http,
+            connection,
+            ApiCallCounter::default(),
+        ))
     }
 
     pub(crate) fn from_parts(
@@ -386,7 +392,12 @@ impl BaoClient {
             .as_ref()
             .and_then(|b| b.pointer("/data/keys"))
             .and_then(Json::as_array)
-            .map(|a| a.iter().filter_map(Json::as_str).map(String::from).collect())
+            .map(|a| {
+                a.iter()
+                    .filter_map(Json::as_str)
+                    .map(String::from)
+                    .collect()
+            })
             .unwrap_or_default())
     }
 
@@ -404,8 +415,14 @@ impl BaoClient {
 
     /// PATCH `path` with a JSON merge patch.
     pub async fn patch(&self, op: &str, path: &str, body: &Json) -> Result<Option<Json>, BaoError> {
-        self.call(op, reqwest::Method::PATCH, path, Body::MergePatch(body), false)
-            .await
+        self.call(
+            op,
+            reqwest::Method::PATCH,
+            path,
+            Body::MergePatch(body),
+            false,
+        )
+        .await
     }
 
     /// DELETE `path`; already absent is fine.
@@ -417,13 +434,17 @@ impl BaoClient {
 
     /// The HTTP status of a GET (for `sys/health`, whose status is the answer).
     pub async fn status(&self, op: &str, path: &str) -> Result<u16, BaoError> {
-        let resp = self.send(op, reqwest::Method::GET, path, Body::None).await?;
+        let resp = self
+            .send(op, reqwest::Method::GET, path, Body::None)
+            .await?;
         Ok(resp.status().as_u16())
     }
 
     /// GET `path` as raw bytes (e.g. a raft snapshot).
     pub async fn read_bytes(&self, op: &str, path: &str) -> Result<Vec<u8>, BaoError> {
-        let resp = self.send(op, reqwest::Method::GET, path, Body::None).await?;
+        let resp = self
+            .send(op, reqwest::Method::GET, path, Body::None)
+            .await?;
         if !resp.status().is_success() {
             return Err(self.api_error(op, resp).await);
         }
@@ -506,7 +527,11 @@ mod tests {
         assert!(err.is_retryable());
         let kind: KindError = err.into();
         assert!(kind.retryable);
-        assert!(kind.message.starts_with("GetMounts: cannot reach"), "{}", kind.message);
+        assert!(
+            kind.message.starts_with("GetMounts: cannot reach"),
+            "{}",
+            kind.message
+        );
         assert!(!kind.message.contains("topsecret"));
     }
 }

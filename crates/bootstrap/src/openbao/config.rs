@@ -84,7 +84,11 @@ impl Ttl {
                 'h' => 3600,
                 'd' => 86400,
                 'y' => 365 * 86400,
-                _ => return Err(format!("`{text}`: unknown duration unit `{c}` (use s, m, h, d, y)")),
+                _ => {
+                    return Err(format!(
+                        "`{text}`: unknown duration unit `{c}` (use s, m, h, d, y)"
+                    ));
+                }
             };
             let n: i64 = number
                 .parse()
@@ -97,7 +101,9 @@ impl Ttl {
             any = true;
         }
         if !number.is_empty() || !any {
-            return Err(format!("`{text}`: expected a duration such as 600s, 12h or 30d"));
+            return Err(format!(
+                "`{text}`: expected a duration such as 600s, 12h or 30d"
+            ));
         }
         Ok(Ttl(total))
     }
@@ -408,10 +414,9 @@ impl OpenBaoConfig {
                             Ok(text) => {
                                 dir_policies.insert(stem, text);
                             }
-                            Err(e) => errors.push(format!(
-                                "openbao.policies.dir: {}: {e}",
-                                p.display()
-                            )),
+                            Err(e) => {
+                                errors.push(format!("openbao.policies.dir: {}: {e}", p.display()))
+                            }
                         }
                     }
                 }
@@ -618,7 +623,10 @@ pub fn expand_at(config: &OpenBaoConfig, stage: &str) -> Vec<ResourceSpec> {
     for (path, m) in &config.mounts {
         let a = addr("mount").index(path);
         let (kind, mut options) = match m.kind.as_str() {
-            "kv-v2" => ("kv", BTreeMap::from([("version".to_string(), "2".to_string())])),
+            "kv-v2" => (
+                "kv",
+                BTreeMap::from([("version".to_string(), "2".to_string())]),
+            ),
             other => (other, BTreeMap::new()),
         };
         options.extend(m.options.clone());
@@ -714,12 +722,13 @@ pub fn expand_at(config: &OpenBaoConfig, stage: &str) -> Vec<ResourceSpec> {
                 .password_secret
                 .clone()
                 .unwrap_or_else(|| format!("{prefix}/userpass/{name}"));
-            let mut r = ResourceSpec::new(addr("userpass_user").index(name), "openbao_userpass_user")
-                .attr("mount", u.mount.as_str())
-                .attr("username", name.as_str())
-                .attr("token_policies", strings(&user.policies))
-                .attr("password_secret", secret)
-                .after(&auth);
+            let mut r =
+                ResourceSpec::new(addr("userpass_user").index(name), "openbao_userpass_user")
+                    .attr("mount", u.mount.as_str())
+                    .attr("username", name.as_str())
+                    .attr("token_policies", strings(&user.policies))
+                    .attr("password_secret", secret)
+                    .after(&auth);
             if let Some(t) = user.token_ttl {
                 r = r.attr("token_ttl", t.0);
             }
@@ -744,9 +753,10 @@ pub fn expand_at(config: &OpenBaoConfig, stage: &str) -> Vec<ResourceSpec> {
             .attr("bound_issuer", j.bound_issuer.clone().unwrap_or_default())
             .after(&auth);
         if let Some(url) = &j.oidc_discovery_url {
-            r = r
-                .attr("oidc_discovery_url", url.as_str())
-                .attr("oidc_discovery_ca_pem", j.oidc_discovery_ca_pem.clone().unwrap_or_default());
+            r = r.attr("oidc_discovery_url", url.as_str()).attr(
+                "oidc_discovery_ca_pem",
+                j.oidc_discovery_ca_pem.clone().unwrap_or_default(),
+            );
         } else {
             r = r.attr(
                 "jwt_validation_pubkeys",
@@ -769,7 +779,10 @@ pub fn expand_at(config: &OpenBaoConfig, stage: &str) -> Vec<ResourceSpec> {
             .attr("role_type", role.role_type.as_str())
             .attr("bound_audiences", strings(&role.bound_audiences))
             .attr("user_claim", role.user_claim.as_str())
-            .attr("bound_subject", role.bound_subject.clone().unwrap_or_default())
+            .attr(
+                "bound_subject",
+                role.bound_subject.clone().unwrap_or_default(),
+            )
             .attr("token_policies", strings(&role.token_policies))
             .after(&cfg);
             if !role.bound_claims.is_empty() {
@@ -891,14 +904,19 @@ token_max_ttl = "20m"
         assert_eq!(role.attributes["ttl"], Value::Int(30 * 86400));
         assert_eq!(role.attributes["max_ttl"], Value::Int(90 * 86400));
         let deps = role.dependencies();
-        assert!(deps.contains(&Address::new("aws.openbao.config.pki_intermediate[\"pki_private_issuer\"]")));
+        assert!(deps.contains(&Address::new(
+            "aws.openbao.config.pki_intermediate[\"pki_private_issuer\"]"
+        )));
         assert!(deps.contains(&Address::new("aws.openbao.config.init")));
         let user = get("aws.openbao.config.userpass_user[\"admin\"]");
         assert_eq!(
             user.attributes["password_secret"],
             Value::from("openbao/aws-0/userpass/admin")
         );
-        assert!(user.dependencies().contains(&Address::new("aws.openbao.config.policy[\"admin\"]")));
+        assert!(
+            user.dependencies()
+                .contains(&Address::new("aws.openbao.config.policy[\"admin\"]"))
+        );
         let jwt = get("aws.openbao.config.jwt_role[\"jwt/aws-0/cert-manager\"]");
         assert_eq!(jwt.attributes["token_max_ttl"], Value::Int(1200));
         let admin = get("aws.openbao.config.policy[\"admin\"]");
@@ -944,6 +962,9 @@ bound_audiences = []
             assert!(text.contains(expected), "missing `{expected}` in:\n{text}");
         }
         assert!(toml::from_str::<OpenBaoConfig>("[mounts.a]\ntype = \"kv\"\nbogus = 1\n").is_err());
-        assert!(toml::from_str::<OpenBaoConfig>("[mounts.a]\ntype = \"kv\"\nmax_lease_ttl = \"3w\"\n").is_err());
+        assert!(
+            toml::from_str::<OpenBaoConfig>("[mounts.a]\ntype = \"kv\"\nmax_lease_ttl = \"3w\"\n")
+                .is_err()
+        );
     }
 }

@@ -145,7 +145,12 @@ impl Init {
         }
     }
 
-    async fn unseal(&self, client: &BaoClient, keys: &[Secret], threshold: usize) -> Result<(), KindError> {
+    async fn unseal(
+        &self,
+        client: &BaoClient,
+        keys: &[Secret],
+        threshold: usize,
+    ) -> Result<(), KindError> {
         for key in keys.iter().take(threshold.max(1)) {
             let resp = client
                 .put("Unseal", "sys/unseal", &json!({ "key": key.expose() }))
@@ -171,8 +176,11 @@ impl Init {
             .get(&name)
             .await
             .map_err(|e| KindError::retryable(format!("reading `{name}`: {e}")))?
-            .ok_or_else(|| KindError::new(format!("OpenBao is sealed and `{name}` is not stored")))?;
-        self.unseal(client, &keys_from_json(&keys)?, threshold).await
+            .ok_or_else(|| {
+                KindError::new(format!("OpenBao is sealed and `{name}` is not stored"))
+            })?;
+        self.unseal(client, &keys_from_json(&keys)?, threshold)
+            .await
     }
 
     /// Hands the credentials to the sink, trying a few times: after init they exist nowhere else.
@@ -239,6 +247,10 @@ impl Kind for Init {
         let status = seal_status(&client).await?;
         if status.initialized {
             // Initialised since the plan was made: adopt it.
+            if status.sealed && !status.auto_unseal() {
+                self.unseal_with_stored_keys(&client, prefix, status.t.max(1) as usize)
+                    .await?;
+            }
             self.wait_active(ctx, &client).await?;
             return self.read_back(&client, None).await;
         }
@@ -259,13 +271,18 @@ impl Kind for Init {
             .put("Initialize", "sys/init", &body)
             .await?
             .ok_or_else(|| KindError::new("Initialize: empty answer"))?;
-        let init: InitResponse = serde_json::from_value(resp)
-            .map_err(|e| {
-                // serde's message may quote a value: report only the kind of problem.
-                KindError::new(format!("Initialize: unexpected answer ({:?})", e.classify()))
-            })?;
+        let init: InitResponse = serde_json::from_value(resp).map_err(|e| {
+            // serde's message may quote a value: report only the kind of problem.
+            KindError::new(format!(
+                "Initialize: unexpected answer ({:?})",
+                e.classify()
+            ))
+        })?;
         let (keys, keys_name) = if auto {
-            (&init.recovery_keys_base64, format!("{prefix}/recovery-keys"))
+            (
+                &init.recovery_keys_base64,
+                format!("{prefix}/recovery-keys"),
+            )
         } else {
             (&init.keys_base64, format!("{prefix}/unseal-keys"))
         };
@@ -288,7 +305,11 @@ impl Kind for Init {
                 ctx.waiting(format!("restoring snapshot {}", snapshot.name));
                 tracing::info!(snapshot = %snapshot.name, bytes = snapshot.data.len(), "restoring OpenBao snapshot");
                 admin
-                    .write_bytes("RestoreSnapshot", "sys/storage/raft/snapshot-force", snapshot.data)
+                    .write_bytes(
+                        "RestoreSnapshot",
+                        "sys/storage/raft/snapshot-force",
+                        snapshot.data,
+                    )
                     .await?;
                 if !auto {
                     // The restored barrier is sealed with the lineage's keys.
@@ -354,7 +375,10 @@ mod tests {
         }))
         .unwrap();
         let shown = format!("{:?} {:?}", resp.root_token, resp.keys_base64);
-        assert!(!shown.contains("s.root") && !shown.contains("a2V5"), "{shown}");
+        assert!(
+            !shown.contains("s.root") && !shown.contains("a2V5"),
+            "{shown}"
+        );
         let stored = keys_json(&resp.keys_base64);
         assert_eq!(stored.expose(), r#"["a2V5"]"#);
         assert_eq!(keys_from_json(&stored).unwrap(), resp.keys_base64);

@@ -98,7 +98,9 @@ impl JwtConfig {
         let Some(client) = self.0.reader("GetJwtConfig").await? else {
             return Ok(None);
         };
-        let Some(d) = self.0.read_data(&client, "GetJwtConfig", &format!("auth/{mount}/config"))
+        let Some(d) = self
+            .0
+            .read_data(&client, "GetJwtConfig", &format!("auth/{mount}/config"))
             .await?
         else {
             return Ok(None);
@@ -119,7 +121,10 @@ impl JwtConfig {
                 ),
                 (
                     "jwt_validation_pubkeys",
-                    keys_like_desired(d.get("jwt_validation_pubkeys"), want("jwt_validation_pubkeys")),
+                    keys_like_desired(
+                        d.get("jwt_validation_pubkeys"),
+                        want("jwt_validation_pubkeys"),
+                    ),
                 ),
                 ("bound_issuer", string(d.get("bound_issuer"))),
             ],
@@ -135,9 +140,11 @@ impl JwtConfig {
                 &settings(desired, CONFIG_SETTINGS),
             )
             .await?;
-        self.read_mount(mount, Some(desired))
-            .await?
-            .ok_or_else(|| KindError::retryable(format!("JWT config of `{mount}` not found after writing it")))
+        self.read_mount(mount, Some(desired)).await?.ok_or_else(|| {
+            KindError::retryable(format!(
+                "JWT config of `{mount}` not found after writing it"
+            ))
+        })
     }
 }
 
@@ -157,7 +164,9 @@ impl Kind for JwtConfig {
         requests: &[ReadRequest],
     ) -> Result<Vec<Option<Live>>, KindError> {
         let reads = requests.iter().map(|r| async move {
-            match wanted_id(r, |d| d.get("mount").and_then(Json::as_str).map(String::from)) {
+            match wanted_id(r, |d| {
+                d.get("mount").and_then(Json::as_str).map(String::from)
+            }) {
                 Some(mount) => self.read_mount(&mount, r.desired.as_ref()).await,
                 None => Ok(None),
             }
@@ -215,7 +224,9 @@ impl JwtRole {
         let Some(client) = self.0.reader("GetJwtRole").await? else {
             return Ok(None);
         };
-        let Some(d) = self.0.read_data(&client, "GetJwtRole", &format!("auth/{mount}/role/{name}"))
+        let Some(d) = self
+            .0
+            .read_data(&client, "GetJwtRole", &format!("auth/{mount}/role/{name}"))
             .await?
         else {
             return Ok(None);
@@ -251,9 +262,9 @@ impl JwtRole {
                 &settings(desired, ROLE_SETTINGS),
             )
             .await?;
-        self.read_id(id)
-            .await?
-            .ok_or_else(|| KindError::retryable(format!("JWT role `{id}` not found after writing it")))
+        self.read_id(id).await?.ok_or_else(|| {
+            KindError::retryable(format!("JWT role `{id}` not found after writing it"))
+        })
     }
 }
 

@@ -46,9 +46,8 @@ pub use client::{
     BaoClient, BaoConnection, BaoConnector, BaoError, StaticConnector, StoredTokenConnector,
 };
 pub use config::{
-    ConfigError, InitConfig, JwtMountConfig, JwtRoleConfig, MountConfig, OpenBaoConfig,
-    PkiConfig, PkiRoleConfig, PoliciesConfig, STAGE, Ttl, UserConfig, UserpassConfig, expand,
-    expand_at,
+    ConfigError, InitConfig, JwtMountConfig, JwtRoleConfig, MountConfig, OpenBaoConfig, PkiConfig,
+    PkiRoleConfig, PoliciesConfig, STAGE, Ttl, UserConfig, UserpassConfig, expand, expand_at,
 };
 pub use hooks::{
     HookError, MemorySecrets, NoSecrets, NoSnapshots, SecretSink, SecretSource, Snapshot,
@@ -159,4 +158,23 @@ impl OpenBaoBuilder {
 /// (enough for configuration kinds other than init and userpass users).
 pub fn kinds(connector: Arc<dyn BaoConnector>) -> Vec<Arc<dyn Kind>> {
     OpenBao::builder(connector).build().kinds()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_is_named_openbao_and_unique() {
+        let kinds = kinds(Arc::new(StaticConnector(BaoConnection {
+            address: "http://127.0.0.1:8200".into(),
+            ca_bundle: None,
+            token: None,
+        })));
+        let mut names: Vec<&str> = kinds.iter().map(|k| k.name()).collect();
+        assert!(names.iter().all(|n| n.starts_with("openbao_")));
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), 9);
+    }
 }

@@ -84,7 +84,10 @@ fn mount_live(table: Table, path: &str, m: &Json) -> Live {
             "description",
             Json::from(m.get("description").and_then(Json::as_str).unwrap_or("")),
         ),
-        ("default_lease_ttl", int(m.pointer("/config/default_lease_ttl"))),
+        (
+            "default_lease_ttl",
+            int(m.pointer("/config/default_lease_ttl")),
+        ),
         ("max_lease_ttl", int(m.pointer("/config/max_lease_ttl"))),
         ("accessor", m.get("accessor").cloned().unwrap_or(Json::Null)),
     ];
@@ -101,17 +104,16 @@ fn ttl(seconds: i64) -> Json {
 impl Mount {
     /// Every entry of the mount table, keyed by path without the trailing slash; one call per
     /// run, shared by all resources of the kind.
-    async fn table(
-        &self,
-        ctx: &Context,
-    ) -> Result<Arc<BTreeMap<String, Json>>, KindError> {
+    async fn table(&self, ctx: &Context) -> Result<Arc<BTreeMap<String, Json>>, KindError> {
         let op = self.table.op("List");
         let Some(client) = self.shared.reader(&op).await? else {
             return Ok(Arc::new(BTreeMap::new()));
         };
         let key = memo_key(&client, self.table.list_path());
         ctx.memo(&key, || async {
-            let data = self.shared.read_data(&client, &op, self.table.list_path())
+            let data = self
+                .shared
+                .read_data(&client, &op, self.table.list_path())
                 .await?
                 .unwrap_or_default();
             let map = match data {
@@ -126,14 +128,26 @@ impl Mount {
         .await
     }
 
+    /// One mount read directly (not through the batched table, which concurrent writes may
+    /// have made stale); `None` when there is none at `path`.
+    async fn read_single(&self, path: &str) -> Result<Option<Live>, KindError> {
+        let op = self.table.op("Get");
+        let client = self.shared.client(&op).await?;
+        match client.read_data(&op, &self.table.enable_path(path)).await {
+            Ok(d) => Ok(d.map(|m| mount_live(self.table, path, &m))),
+            // "No secret engine mount at ...": OpenBao answers 400, not 404.
+            Err(e) if e.status() == Some(400) => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// The mount after a write; the batched table is forgotten so later reads see the write.
     async fn read_one(&self, ctx: &Context, path: &str) -> Result<Live, KindError> {
         let client = self.shared.client("ReadMount").await?;
         forget(ctx, &client, self.table.list_path());
-        let table = self.table(ctx).await?;
-        table
-            .get(path)
-            .map(|m| mount_live(self.table, path, m))
-            .ok_or_else(|| KindError::retryable(format!("mount `{path}` not found after writing it")))
+        self.read_single(path).await?.ok_or_else(|| {
+            KindError::retryable(format!("mount `{path}` not found after writing it"))
+        })
     }
 
     fn tune_body(&self, desired: &Attrs, current: Option<&Attrs>) -> Json {
@@ -233,12 +247,7 @@ impl Kind for Mount {
             if e.status() != Some(400) {
                 return Err(e.into());
             }
-            forget(ctx, &client, self.table.list_path());
-            let existing = self
-                .table(ctx)
-                .await?
-                .get(path)
-                .map(|m| mount_live(self.table, path, m));
+            let existing = self.read_single(path).await?;
             return match existing {
                 Some(current) if current.attributes.get("type") == desired.get("type") => {
                     tracing::info!(path, "adopting the existing mount");
@@ -263,7 +272,9 @@ impl Kind for Mount {
             let op = self.table.op("Tune");
             let client = self.shared.client(&op).await?;
             let _lock = self.shared.mount_lock.lock().await;
-            client.write(&op, &self.table.tune_path(path), &body).await?;
+            client
+                .write(&op, &self.table.tune_path(path), &body)
+                .await?;
         }
         self.read_one(ctx, path).await
     }

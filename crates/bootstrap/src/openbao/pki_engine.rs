@@ -32,8 +32,13 @@ const INTERMEDIATE_FIELDS: &[Field] = &[
 ];
 
 fn issuer_live(mount: &str, d: &Json, desired: Option<&Attrs>) -> Live {
-    let cert = d.get("certificate").and_then(Json::as_str).unwrap_or_default();
-    let want_cert = desired.and_then(|a| a.get("certificate")).and_then(Json::as_str);
+    let cert = d
+        .get("certificate")
+        .and_then(Json::as_str)
+        .unwrap_or_default();
+    let want_cert = desired
+        .and_then(|a| a.get("certificate"))
+        .and_then(Json::as_str);
     live(
         mount,
         [
@@ -64,14 +69,24 @@ impl PkiIntermediate {
                 // Sealed, or not initialised yet: let the shared read decide.
                 return Ok(self
                     .0
-                    .read_data(&client, "GetDefaultIssuer", &format!("{mount}/issuer/default"))
+                    .read_data(
+                        &client,
+                        "GetDefaultIssuer",
+                        &format!("{mount}/issuer/default"),
+                    )
                     .await?
                     .map(|d| issuer_live(mount, &d, desired)));
             }
             // No default issuer yet: OpenBao answers an error instead of 404. Confirm with the
             // issuer configuration before calling it absent.
             Err(e) if matches!(e.status(), Some(400 | 500)) => {
-                let config = self.0.read_data(&client, "GetIssuersConfig", &format!("{mount}/config/issuers"))
+                let config = self
+                    .0
+                    .read_data(
+                        &client,
+                        "GetIssuersConfig",
+                        &format!("{mount}/config/issuers"),
+                    )
                     .await?;
                 let default = config
                     .as_ref()
@@ -98,7 +113,9 @@ impl PkiIntermediate {
             .await
             .map_err(|e| KindError::retryable(format!("reading `{secret_name}`: {e}")))?
             .ok_or_else(|| {
-                KindError::new(format!("the CA bundle `{secret_name}` is not in the secret store"))
+                KindError::new(format!(
+                    "the CA bundle `{secret_name}` is not in the secret store"
+                ))
             })?;
         let parsed = crate::pki::IntermediateBundle::from_bundle_pem(&bundle)
             .map_err(|e| KindError::new(format!("the CA bundle `{secret_name}`: {e}")))?;
@@ -131,10 +148,15 @@ impl PkiIntermediate {
                 .list("ListIssuers", &format!("{mount}/issuers"))
                 .await?
             {
-                let issuer = self.0.read_data(&client, "GetIssuer", &format!("{mount}/issuer/{id}"))
+                let issuer = self
+                    .0
+                    .read_data(&client, "GetIssuer", &format!("{mount}/issuer/{id}"))
                     .await?
                     .unwrap_or_default();
-                let cert = issuer.get("certificate").and_then(Json::as_str).unwrap_or_default();
+                let cert = issuer
+                    .get("certificate")
+                    .and_then(Json::as_str)
+                    .unwrap_or_default();
                 if same_text(cert, &parsed.cert_pem) {
                     issuer_id = Some(id);
                     break;
@@ -160,9 +182,9 @@ impl PkiIntermediate {
                 )
                 .await?;
         }
-        self.read_mount(mount, Some(desired))
-            .await?
-            .ok_or_else(|| KindError::retryable(format!("no default issuer in `{mount}` after import")))
+        self.read_mount(mount, Some(desired)).await?.ok_or_else(|| {
+            KindError::retryable(format!("no default issuer in `{mount}` after import"))
+        })
     }
 }
 
@@ -182,7 +204,9 @@ impl Kind for PkiIntermediate {
         requests: &[ReadRequest],
     ) -> Result<Vec<Option<Live>>, KindError> {
         let reads = requests.iter().map(|r| async move {
-            match wanted_id(r, |d| d.get("mount").and_then(Json::as_str).map(String::from)) {
+            match wanted_id(r, |d| {
+                d.get("mount").and_then(Json::as_str).map(String::from)
+            }) {
                 Some(mount) => self.read_mount(&mount, r.desired.as_ref()).await,
                 None => Ok(None),
             }
@@ -303,7 +327,9 @@ impl PkiRole {
         let Some(client) = self.0.reader("GetPkiRole").await? else {
             return Ok(None);
         };
-        let Some(d) = self.0.read_data(&client, "GetPkiRole", &format!("{mount}/roles/{name}"))
+        let Some(d) = self
+            .0
+            .read_data(&client, "GetPkiRole", &format!("{mount}/roles/{name}"))
             .await?
         else {
             return Ok(None);
@@ -334,9 +360,9 @@ impl PkiRole {
         client
             .write("PutPkiRole", &format!("{mount}/roles/{name}"), &body)
             .await?;
-        self.read_id(id)
-            .await?
-            .ok_or_else(|| KindError::retryable(format!("PKI role `{id}` not found after writing it")))
+        self.read_id(id).await?.ok_or_else(|| {
+            KindError::retryable(format!("PKI role `{id}` not found after writing it"))
+        })
     }
 }
 

@@ -43,7 +43,9 @@ impl Policy {
         let Some(client) = self.0.reader("GetPolicy").await? else {
             return Ok(None);
         };
-        let data = self.0.read_data(&client, "GetPolicy", &format!("sys/policies/acl/{name}"))
+        let data = self
+            .0
+            .read_data(&client, "GetPolicy", &format!("sys/policies/acl/{name}"))
             .await?;
         Ok(data.map(|d| {
             let text = d.get("policy").and_then(Json::as_str).unwrap_or_default();
@@ -60,9 +62,9 @@ impl Policy {
                 &json!({ "policy": text }),
             )
             .await?;
-        self.read_named(name, Some(text))
-            .await?
-            .ok_or_else(|| KindError::retryable(format!("policy `{name}` not found after writing it")))
+        self.read_named(name, Some(text)).await?.ok_or_else(|| {
+            KindError::retryable(format!("policy `{name}` not found after writing it"))
+        })
     }
 }
 
@@ -82,8 +84,9 @@ impl Kind for Policy {
         requests: &[ReadRequest],
     ) -> Result<Vec<Option<Live>>, KindError> {
         let reads = requests.iter().map(|r| async move {
-            let Some(name) = wanted_id(r, |d| d.get("name").and_then(Json::as_str).map(String::from))
-            else {
+            let Some(name) = wanted_id(r, |d| {
+                d.get("name").and_then(Json::as_str).map(String::from)
+            }) else {
                 return Ok(None);
             };
             let desired = r
@@ -113,8 +116,11 @@ impl Kind for Policy {
         current: &Live,
         desired: &Attrs,
     ) -> Result<Live, KindError> {
-        self.write(path_attr(&current.attributes, "name")?, str_attr(desired, "policy")?)
-            .await
+        self.write(
+            path_attr(&current.attributes, "name")?,
+            str_attr(desired, "policy")?,
+        )
+        .await
     }
 
     async fn delete(

@@ -188,13 +188,13 @@ pub(crate) fn wanted_id(
 }
 
 /// A live resource from attribute pairs.
-pub(crate) fn live(id: impl Into<String>, attrs: impl IntoIterator<Item = (&'static str, Json)>) -> Live {
+pub(crate) fn live(
+    id: impl Into<String>,
+    attrs: impl IntoIterator<Item = (&'static str, Json)>,
+) -> Live {
     Live {
         id: id.into(),
-        attributes: attrs
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .collect(),
+        attributes: attrs.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
     }
 }
 

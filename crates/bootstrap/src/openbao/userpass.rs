@@ -53,7 +53,13 @@ impl UserpassUser {
         let Some(client) = self.0.reader("GetUserpassUser").await? else {
             return Ok(None);
         };
-        let data = self.0.read_data(&client, "GetUserpassUser", &format!("auth/{mount}/users/{user}"))
+        let data = self
+            .0
+            .read_data(
+                &client,
+                "GetUserpassUser",
+                &format!("auth/{mount}/users/{user}"),
+            )
             .await?;
         Ok(data.map(|d| {
             live(
@@ -120,7 +126,11 @@ impl Kind for UserpassUser {
         let mut body = settings(desired);
         body["password"] = Json::from(password.expose());
         client
-            .write("CreateUserpassUser", &format!("auth/{mount}/users/{user}"), &body)
+            .write(
+                "CreateUserpassUser",
+                &format!("auth/{mount}/users/{user}"),
+                &body,
+            )
             .await?;
         self.read_back(&format!("{mount}/{user}")).await
     }

@@ -54,6 +54,10 @@ bound_subject = "system:serviceaccount:cert-manager:cert-manager"
 token_policies = ["cert-manager"]
 token_ttl = 600
 token_max_ttl = 1200
+[openbao.jwt."jwt/aws-0".roles.platform-reader]
+bound_audiences = ["openbao"]
+bound_claims = {{ team = "platform" }}
+token_policies = ["reader"]
 "#
     )
 }
@@ -118,18 +122,23 @@ async fn configures_openbao_then_detects_and_repairs_drift() {
     let plan = engine.plan().await.unwrap();
     outputs.push(format!("{plan:?}"));
     let summary = plan.summary();
-    assert_eq!(summary.add, 13, "{:#?}", changed(&plan));
+    assert_eq!(summary.add, 14, "{:#?}", changed(&plan));
     let applied = Instant::now();
     let report = engine.apply(&plan).await.unwrap();
     outputs.push(serde_json::to_string(&report).unwrap());
     assert!(report.is_success(), "{report:#?}");
     eprintln!(
-        "apply: {} creates in {:?}, {} API calls ({} writes)",
+        "apply: {} creates in {:?}, {} API calls ({} writes): {:?}",
         report.count(Action::Create),
         applied.elapsed(),
         report.api_calls.total(),
-        report.api_calls.mutating()
+        report.api_calls.mutating(),
+        report.api_calls.by_operation
     );
+
+    // One write per resource (plus naming the issuer and making it the default): nothing was
+    // retried, concurrent mount changes included.
+    assert_eq!(report.api_calls.mutating(), 16, "{:?}", report.api_calls);
 
     // 2. A second plan changes nothing and only reads.
     let plan = engine.plan().await.unwrap();
@@ -158,8 +167,14 @@ async fn configures_openbao_then_detects_and_repairs_drift() {
         .await
         .unwrap()
         .unwrap();
-    let cert = issued.pointer("/data/certificate").and_then(Json::as_str).unwrap();
-    let issuing_ca = issued.pointer("/data/issuing_ca").and_then(Json::as_str).unwrap();
+    let cert = issued
+        .pointer("/data/certificate")
+        .and_then(Json::as_str)
+        .unwrap();
+    let issuing_ca = issued
+        .pointer("/data/issuing_ca")
+        .and_then(Json::as_str)
+        .unwrap();
     assert_eq!(issuing_ca.trim(), inter.cert_pem.trim());
     pki::verify_server_chain(
         cert,
@@ -183,7 +198,9 @@ async fn configures_openbao_then_detects_and_repairs_drift() {
     assert_eq!(refused.status(), Some(400), "{refused}");
 
     // The admin logs in with the generated password, which only the secret store knows.
-    let password = secrets.value("openbao/userpass/admin").expect("password stored");
+    let password = secrets
+        .value("openbao/userpass/admin")
+        .expect("password stored");
     let login = admin
         .write(
             "test",
@@ -212,7 +229,10 @@ async fn configures_openbao_then_detects_and_repairs_drift() {
     assert!(policies.contains("\"cert-manager\""), "{policies}");
     // The JWT's token can issue certificates (policy cert-manager) ...
     let workload = server.client(Secret::new(
-        login.pointer("/auth/client_token").and_then(Json::as_str).unwrap(),
+        login
+            .pointer("/auth/client_token")
+            .and_then(Json::as_str)
+            .unwrap(),
     ));
     workload
         .write(
@@ -239,6 +259,34 @@ async fn configures_openbao_then_detects_and_repairs_drift() {
         .await
         .unwrap_err();
     assert!(matches!(refused.status(), Some(400 | 403)), "{refused}");
+    // A role bound by claims rather than subject.
+    let team_token = jwt.token_with(
+        "system:serviceaccount:apps:reader",
+        "openbao",
+        json!({"team": "platform"}),
+    );
+    let login = admin
+        .write(
+            "test",
+            "auth/jwt/aws-0/login",
+            &json!({"role": "platform-reader", "jwt": team_token.expose()}),
+        )
+        .await
+        .unwrap()
+        .unwrap();
+    let policies = login.pointer("/auth/policies").unwrap().to_string();
+    assert!(policies.contains("\"reader\""), "{policies}");
+    let other_team = jwt.token_with("x", "openbao", json!({"team": "apps"}));
+    assert!(
+        admin
+            .write(
+                "test",
+                "auth/jwt/aws-0/login",
+                &json!({"role": "platform-reader", "jwt": other_team.expose()}),
+            )
+            .await
+            .is_err()
+    );
     // kv-v2 really is version 2.
     admin
         .write("test", "platform/data/hello", &json!({"data": {"v": "1"}}))
@@ -255,7 +303,11 @@ async fn configures_openbao_then_detects_and_repairs_drift() {
         .await
         .unwrap();
     admin
-        .patch("test", "pki_private_issuer/roles/ogenki", &json!({"ttl": "48h"}))
+        .patch(
+            "test",
+            "pki_private_issuer/roles/ogenki",
+            &json!({"ttl": "48h"}),
+        )
         .await
         .unwrap();
     admin.delete("test", "sys/mounts/apps").await.unwrap();
@@ -281,9 +333,18 @@ async fn configures_openbao_then_detects_and_repairs_drift() {
     assert_eq!(
         found,
         vec![
-            ("aws.openbao.config.mount[\"apps\"]".to_string(), "deleted".to_string()),
-            ("aws.openbao.config.pki_role[\"ogenki\"]".to_string(), "ttl".to_string()),
-            ("aws.openbao.config.policy[\"reader\"]".to_string(), "policy".to_string()),
+            (
+                "aws.openbao.config.mount[\"apps\"]".to_string(),
+                "deleted".to_string()
+            ),
+            (
+                "aws.openbao.config.pki_role[\"ogenki\"]".to_string(),
+                "ttl".to_string()
+            ),
+            (
+                "aws.openbao.config.policy[\"reader\"]".to_string(),
+                "policy".to_string()
+            ),
         ]
     );
     let ttl_drift = drift
@@ -294,7 +355,10 @@ async fn configures_openbao_then_detects_and_repairs_drift() {
             _ => None,
         })
         .unwrap();
-    assert_eq!((ttl_drift.applied.clone(), ttl_drift.live.clone()), (json!(2592000), json!(172800)));
+    assert_eq!(
+        (ttl_drift.applied.clone(), ttl_drift.live.clone()),
+        (json!(2592000), json!(172800))
+    );
 
     // The plan repairs exactly that: two updates and a create.
     let plan = engine.plan().await.unwrap();
@@ -302,7 +366,10 @@ async fn configures_openbao_then_detects_and_repairs_drift() {
     let mut actions = changed(&plan);
     actions.sort_by(|a, b| a.0.cmp(&b.0));
     assert_eq!(
-        actions.iter().map(|(a, act, _)| (a.as_str(), *act)).collect::<Vec<_>>(),
+        actions
+            .iter()
+            .map(|(a, act, _)| (a.as_str(), *act))
+            .collect::<Vec<_>>(),
         vec![
             ("aws.openbao.config.mount[\"apps\"]", Action::Create),
             ("aws.openbao.config.pki_role[\"ogenki\"]", Action::Update),
@@ -324,10 +391,40 @@ async fn configures_openbao_then_detects_and_repairs_drift() {
         .unwrap();
     assert_eq!(role["ttl"], json!(2592000));
 
+    // Importing the same bundle again (a rerun after a crash) finds the same issuer.
+    let state = engine.state_document().unwrap();
+    let issuer = state
+        .get("aws.openbao.config.pki_intermediate[\"pki_private_issuer\"]")
+        .unwrap();
+    let kinds = provider.bao.kinds();
+    let kind = kinds
+        .iter()
+        .find(|k| k.name() == "openbao_pki_intermediate")
+        .unwrap();
+    let desired: engine::Attrs = serde_json::from_value(json!({
+        "mount": "pki_private_issuer",
+        "bundle_secret": "openbao/pki/intermediate-aws",
+        "issuer_name": "intermediate-aws",
+        "certificate": inter.cert_pem.trim(),
+    }))
+    .unwrap();
+    let ctx = engine::Context::new("aws", Arc::new(engine::NullObserver));
+    let again = kind
+        .create(&ctx, &engine::Address::new("x"), &desired)
+        .await
+        .unwrap();
+    assert_eq!(
+        again.attributes["issuer_id"],
+        issuer.attributes["issuer_id"]
+    );
+    outputs.push(format!("{again:?}"));
+
     // 5. Errors name the problem but not the token.
     let wrong = Secret::new("s.not-the-right-token-0123456789");
-    let denied_bao = OpenBao::builder(Arc::new(StaticConnector(server.connection(Some(wrong.clone())))))
-        .build();
+    let denied_bao = OpenBao::builder(Arc::new(StaticConnector(
+        server.connection(Some(wrong.clone())),
+    )))
+    .build();
     let denied_engine = super::support::engine(
         Arc::new(BaoProvider {
             bao: denied_bao,

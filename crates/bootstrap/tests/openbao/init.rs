@@ -34,7 +34,11 @@ fn tls(dir: &std::path::Path) -> (String, Secret, String) {
     let root = pki::init_root(dir).unwrap();
     let inter = pki::intermediate(&root, "test").unwrap();
     let leaf = pki::server_leaf(&inter, &["localhost"]).unwrap();
-    (leaf.chain_pem.clone(), leaf.key_pem().clone(), root.cert_pem)
+    (
+        leaf.chain_pem.clone(),
+        leaf.key_pem().clone(),
+        root.cert_pem,
+    )
 }
 
 /// The newest snapshot of the lineage, held in memory.
@@ -114,7 +118,11 @@ async fn auto_unseal_init_restart_and_rehydrate_from_a_snapshot() {
 
     // 1. A fresh server: the plan creates init and the configuration (read as absent, since
     //    nothing exists inside an uninitialised OpenBao), the apply does it.
-    let engine_a = engine(provider(&a, &secrets, None, work.path()), &section(), &work.path().join("a"));
+    let engine_a = engine(
+        provider(&a, &secrets, None, work.path()),
+        &section(),
+        &work.path().join("a"),
+    );
     let plan = engine_a.plan().await.unwrap();
     assert_eq!(
         creates(&plan),
@@ -134,7 +142,10 @@ async fn auto_unseal_init_restart_and_rehydrate_from_a_snapshot() {
     // Recovery shares 1/1 with the transit seal; credentials only in the secret store.
     assert_eq!(
         secrets.names(),
-        vec![format!("{PREFIX}/recovery-keys"), format!("{PREFIX}/root-token")]
+        vec![
+            format!("{PREFIX}/recovery-keys"),
+            format!("{PREFIX}/root-token")
+        ]
     );
     let root_token = secrets.value(&format!("{PREFIX}/root-token")).unwrap();
     let recovery = secrets.value(&format!("{PREFIX}/recovery-keys")).unwrap();
@@ -151,12 +162,19 @@ async fn auto_unseal_init_restart_and_rehydrate_from_a_snapshot() {
     // 2. Nothing left to do.
     let plan = engine_a.plan().await.unwrap();
     assert!(!plan.has_changes(), "{plan:#?}");
-    eprintln!("no-op plan on the raft server: {:?}", plan.api_calls.by_operation);
+    eprintln!(
+        "no-op plan on the raft server: {:?}",
+        plan.api_calls.by_operation
+    );
 
     // The root token works; write a secret the snapshot will carry.
     let admin = a.client(root_token.clone());
     admin
-        .write("test", "platform/data/lineage", &json!({"data": {"proof": "from-a"}}))
+        .write(
+            "test",
+            "platform/data/lineage",
+            &json!({"data": {"proof": "from-a"}}),
+        )
         .await
         .unwrap();
 
@@ -166,7 +184,11 @@ async fn auto_unseal_init_restart_and_rehydrate_from_a_snapshot() {
     let plan = engine_a.plan().await.unwrap();
     assert!(!plan.has_changes(), "{plan:#?}");
     assert!(engine_a.drift().await.unwrap().is_clean());
-    let secret = admin.read_data("test", "platform/data/lineage").await.unwrap().unwrap();
+    let secret = admin
+        .read_data("test", "platform/data/lineage")
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(secret.pointer("/data/proof"), Some(&json!("from-a")));
     let snapshot = admin
         .read_bytes("test", "sys/storage/raft/snapshot")
@@ -192,8 +214,14 @@ async fn auto_unseal_init_restart_and_rehydrate_from_a_snapshot() {
     outputs.push(serde_json::to_string(&report).unwrap());
     // The throw-away credentials of B's own init were not stored: the lineage's remain.
     assert_eq!(secrets.names().len(), 2);
-    assert_eq!(secrets.value(&format!("{PREFIX}/root-token")).unwrap(), root_token);
-    assert_eq!(secrets.value(&format!("{PREFIX}/recovery-keys")).unwrap(), recovery);
+    assert_eq!(
+        secrets.value(&format!("{PREFIX}/root-token")).unwrap(),
+        root_token
+    );
+    assert_eq!(
+        secrets.value(&format!("{PREFIX}/recovery-keys")).unwrap(),
+        recovery
+    );
     // B serves A's data to A's root token.
     let secret = b
         .client(root_token.clone())
@@ -226,14 +254,21 @@ async fn shamir_init_unseals_and_a_sealed_server_is_drift() {
     let mut server = BaoServer::raft(&Seal::Shamir, &chain, &key, &ca).await;
     let secrets = Arc::new(MemorySecrets::new());
     let spec = format!("[openbao.init]\nsecret_prefix = \"{PREFIX}\"\n");
-    let engine = engine(provider(&server, &secrets, None, work.path()), &spec, work.path());
+    let engine = engine(
+        provider(&server, &secrets, None, work.path()),
+        &spec,
+        work.path(),
+    );
 
     let (_, report) = engine.plan_and_apply().await.unwrap();
     assert!(report.is_success(), "{report:#?}\n{}", server.log());
     // Without an auto-unseal seal: unseal shares, and the server was unsealed with them.
     assert_eq!(
         secrets.names(),
-        vec![format!("{PREFIX}/root-token"), format!("{PREFIX}/unseal-keys")]
+        vec![
+            format!("{PREFIX}/root-token"),
+            format!("{PREFIX}/unseal-keys")
+        ]
     );
     let init = engine.state_document().unwrap();
     let init = init.get("aws.openbao.config.init").unwrap();
@@ -250,7 +285,10 @@ async fn shamir_init_unseals_and_a_sealed_server_is_drift() {
         DriftStatus::Modified { fields } => {
             assert_eq!(fields.len(), 1);
             assert_eq!(fields[0].name, "sealed");
-            assert_eq!((&fields[0].applied, &fields[0].live), (&json!(false), &json!(true)));
+            assert_eq!(
+                (&fields[0].applied, &fields[0].live),
+                (&json!(false), &json!(true))
+            );
         }
         other => panic!("{other:?}"),
     }
@@ -259,7 +297,10 @@ async fn shamir_init_unseals_and_a_sealed_server_is_drift() {
         .actions()
         .map(|c| (c.address.to_string(), c.action))
         .collect();
-    assert_eq!(actions, vec![("aws.openbao.config.init".to_string(), Action::Update)]);
+    assert_eq!(
+        actions,
+        vec![("aws.openbao.config.init".to_string(), Action::Update)]
+    );
     let report = engine.apply(&plan).await.unwrap();
     assert!(report.is_success(), "{report:#?}");
     assert!(engine.drift().await.unwrap().is_clean());
@@ -278,7 +319,10 @@ async fn shamir_init_unseals_and_a_sealed_server_is_drift() {
     assert_no_secret(
         "state and report",
         &format!("{state}\n{}", serde_json::to_string(&report).unwrap()),
-        &[("root token", &token), ("unseal key", &Secret::new(keys[0].clone()))],
+        &[
+            ("root token", &token),
+            ("unseal key", &Secret::new(keys[0].clone())),
+        ],
     );
     eprintln!("shamir test: {:?}", started.elapsed());
 }

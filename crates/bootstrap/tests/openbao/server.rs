@@ -61,7 +61,6 @@ pub struct BaoServer {
     child: Option<Child>,
     args: Vec<String>,
     dir: tempfile::TempDir,
-    pub port: u16,
     pub address: String,
     pub ca_bundle: Option<String>,
     /// The root token of a dev server.
@@ -80,7 +79,7 @@ impl BaoServer {
             format!("-dev-root-token-id={}", token.expose()),
             format!("-dev-listen-address=127.0.0.1:{port}"),
         ];
-        let mut s = BaoServer::spawn(args, port, format!("http://127.0.0.1:{port}"), None);
+        let mut s = BaoServer::spawn(args, format!("http://127.0.0.1:{port}"), None);
         s.root_token = Some(token);
         s.wait_http(|status| status == 200).await;
         s
@@ -101,7 +100,12 @@ impl BaoServer {
 
     /// A real server with raft storage serving TLS (`leaf_chain`, `leaf_key`) for `localhost`,
     /// trusted through `ca_bundle`; uninitialised.
-    pub async fn raft(seal: &Seal, leaf_chain: &str, leaf_key: &Secret, ca_bundle: &str) -> BaoServer {
+    pub async fn raft(
+        seal: &Seal,
+        leaf_chain: &str,
+        leaf_key: &Secret,
+        ca_bundle: &str,
+    ) -> BaoServer {
         let port = free_port_pair();
         let dir = tempfile::tempdir().expect("temp dir");
         let data = dir.path().join("raft");
@@ -148,7 +152,6 @@ disable_mlock = true
         let mut s = BaoServer::spawn_in(
             dir,
             args,
-            port,
             format!("https://localhost:{port}"),
             Some(ca_bundle.to_string()),
         );
@@ -156,15 +159,14 @@ disable_mlock = true
         s
     }
 
-    fn spawn(args: Vec<String>, port: u16, address: String, ca: Option<String>) -> BaoServer {
+    fn spawn(args: Vec<String>, address: String, ca: Option<String>) -> BaoServer {
         let dir = tempfile::tempdir().expect("temp dir");
-        BaoServer::spawn_in(dir, args, port, address, ca)
+        BaoServer::spawn_in(dir, args, address, ca)
     }
 
     fn spawn_in(
         dir: tempfile::TempDir,
         args: Vec<String>,
-        port: u16,
         address: String,
         ca_bundle: Option<String>,
     ) -> BaoServer {
@@ -172,7 +174,6 @@ disable_mlock = true
             child: None,
             args,
             dir,
-            port,
             address,
             ca_bundle,
             root_token: None,

@@ -30,9 +30,9 @@ impl Provider for BaoProvider {
         let Some(mut config) = spec.section::<OpenBaoConfig>("openbao")? else {
             return Ok(vec![]);
         };
-        config.load_files(&self.base).map_err(|e| {
-            spec.errors(e.0.into_iter().map(|m| spec.general_error(m)).collect())
-        })?;
+        config
+            .load_files(&self.base)
+            .map_err(|e| spec.errors(e.0.into_iter().map(|m| spec.general_error(m)).collect()))?;
         Ok(expand(&config))
     }
 
@@ -78,12 +78,19 @@ impl JwtIssuer {
         JwtIssuer {
             issuer: issuer.to_string(),
             public_key_pem: key.public_key_pem(),
-            key_der: Secret::new(base64::engine::general_purpose::STANDARD.encode(key.serialize_der())),
+            key_der: Secret::new(
+                base64::engine::general_purpose::STANDARD.encode(key.serialize_der()),
+            ),
         }
     }
 
     /// A signed token for `subject` and `audience`, valid for five minutes.
     pub fn token(&self, subject: &str, audience: &str) -> Secret {
+        self.token_with(subject, audience, serde_json::json!({}))
+    }
+
+    /// A signed token with `extra` claims as well.
+    pub fn token_with(&self, subject: &str, audience: &str, extra: serde_json::Value) -> Secret {
         use aws_lc_rs::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair};
         let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
         let now = std::time::SystemTime::now()
@@ -91,10 +98,13 @@ impl JwtIssuer {
             .unwrap()
             .as_secs();
         let header = serde_json::json!({"alg": "ES256", "typ": "JWT"});
-        let claims = serde_json::json!({
+        let mut claims = serde_json::json!({
             "iss": self.issuer, "sub": subject, "aud": [audience],
             "iat": now, "nbf": now - 5, "exp": now + 300,
         });
+        if let (Some(c), Some(e)) = (claims.as_object_mut(), extra.as_object()) {
+            c.extend(e.clone());
+        }
         let signing_input = format!(
             "{}.{}",
             b64.encode(header.to_string()),
@@ -105,7 +115,10 @@ impl JwtIssuer {
             .unwrap();
         let key = EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &der).unwrap();
         let sig = key
-            .sign(&aws_lc_rs::rand::SystemRandom::new(), signing_input.as_bytes())
+            .sign(
+                &aws_lc_rs::rand::SystemRandom::new(),
+                signing_input.as_bytes(),
+            )
             .unwrap();
         Secret::new(format!("{signing_input}.{}", b64.encode(sig.as_ref())))
     }
@@ -116,14 +129,17 @@ pub fn assert_no_secret(what: &str, text: &str, secrets: &[(&str, &Secret)]) {
     for (name, secret) in secrets {
         let value = secret.expose().trim();
         assert!(!value.is_empty(), "{name} is empty");
-        assert!(
-            !text.contains(value),
-            "{what} contains the {name}"
-        );
+        assert!(!text.contains(value), "{what} contains the {name}");
         // PEM keys: any line of the base64 body is enough to leak.
-        for line in value.lines().filter(|l| l.len() >= 32 && !l.starts_with("-----")) {
+        for line in value
+            .lines()
+            .filter(|l| l.len() >= 32 && !l.starts_with("-----"))
+        {
             assert!(!text.contains(line), "{what} contains part of the {name}");
         }
     }
-    assert!(!text.contains("PRIVATE KEY"), "{what} contains a private key");
+    assert!(
+        !text.contains("PRIVATE KEY"),
+        "{what} contains a private key"
+    );
 }

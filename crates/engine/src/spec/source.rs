@@ -75,11 +75,8 @@ impl SpecSource {
             if name == "globals" {
                 has_globals = true;
             } else if !known.contains(&name) {
-                let mut err = self.error_at(
-                    Some(key.span()),
-                    name,
-                    &format!("unknown section `{name}`"),
-                );
+                let mut err =
+                    self.error_at(Some(key.span()), name, &format!("unknown section `{name}`"));
                 let mut all = vec!["globals"];
                 all.extend_from_slice(known);
                 err.help = Some(format!("known sections: {}", all.join(", ")));
@@ -187,7 +184,9 @@ impl SpecSource {
                     .find(|(key, _)| key.get_ref() == k)
                     .map(|(_, v)| v),
                 (Segment::Key(k), Some(v)) => match v.get_ref() {
-                    DeValue::Table(t) => t.iter().find(|(key, _)| key.get_ref() == k).map(|(_, v)| v),
+                    DeValue::Table(t) => {
+                        t.iter().find(|(key, _)| key.get_ref() == k).map(|(_, v)| v)
+                    }
                     _ => None,
                 },
                 (Segment::Index(i), Some(v)) => match v.get_ref() {

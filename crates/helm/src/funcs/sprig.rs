@@ -576,7 +576,11 @@ fn to_string(_: &mut Exec<'_>, a: &[Value]) -> R {
 fn to_strings(_: &mut Exec<'_>, a: &[Value]) -> R {
     arity("toStrings", a, 1)?;
     let items: Vec<Value> = match &a[0] {
-        Value::List(l) => l.iter().map(|v| Value::str(strval(v))).collect(),
+        Value::List(l) => l
+            .iter()
+            .filter(|v| !v.is_nil())
+            .map(|v| Value::str(strval(v)))
+            .collect(),
         Value::Nil => Vec::new(),
         v => vec![Value::str(strval(v))],
     };
@@ -780,28 +784,133 @@ fn min(_: &mut Exec<'_>, a: &[Value]) -> R {
     min_arity("min", a, 1)?;
     Ok(Value::Int64(a.iter().map(to_i64).min().unwrap_or(0)))
 }
+/// A decimal number (mantissa * 10^exp), like shopspring/decimal which
+/// Sprig's float functions use.
+#[derive(Clone, Copy)]
+struct Dec {
+    mant: i128,
+    exp: i32,
+}
+
+impl Dec {
+    fn from_f64(f: f64) -> Option<Dec> {
+        if !f.is_finite() {
+            return None;
+        }
+        if f == 0.0 {
+            return Some(Dec { mant: 0, exp: 0 });
+        }
+        let (neg, digits, dp) = crate::value::shortest_digits(f);
+        let mant: i128 = digits.parse().ok()?;
+        let exp = dp - digits.len() as i32;
+        Some(Dec {
+            mant: if neg { -mant } else { mant },
+            exp,
+        })
+    }
+
+    fn to_f64(self) -> f64 {
+        format!("{}e{}", self.mant, self.exp)
+            .parse()
+            .unwrap_or(f64::NAN)
+    }
+
+    fn scale_to(self, exp: i32) -> Option<Dec> {
+        let diff = u32::try_from(self.exp - exp).ok()?;
+        Some(Dec {
+            mant: self.mant.checked_mul(10i128.checked_pow(diff)?)?,
+            exp,
+        })
+    }
+
+    fn add(self, o: Dec) -> Option<Dec> {
+        let e = self.exp.min(o.exp);
+        let (a, b) = (self.scale_to(e)?, o.scale_to(e)?);
+        Some(Dec {
+            mant: a.mant.checked_add(b.mant)?,
+            exp: e,
+        })
+    }
+
+    fn mul(self, o: Dec) -> Option<Dec> {
+        Some(Dec {
+            mant: self.mant.checked_mul(o.mant)?,
+            exp: self.exp + o.exp,
+        })
+    }
+
+    /// Division rounded (half away from zero) to 16 fractional digits.
+    fn div(self, o: Dec) -> Option<Dec> {
+        if o.mant == 0 {
+            return None;
+        }
+        // result = (a_m / b_m) * 10^(a_e - b_e); want exponent -16
+        let k = self.exp - o.exp + 16 + 1;
+        let num = if k >= 0 {
+            self.mant.checked_mul(10i128.checked_pow(k as u32)?)?
+        } else {
+            self.mant / 10i128.checked_pow((-k) as u32)?
+        };
+        let q = num / o.mant;
+        let rounded = if q.abs() % 10 >= 5 {
+            q / 10 + q.signum()
+        } else {
+            q / 10
+        };
+        Some(Dec {
+            mant: rounded,
+            exp: -16,
+        })
+    }
+}
+
+fn decimal_op(
+    name: &str,
+    first: &Value,
+    rest: &[Value],
+    op: fn(Dec, Dec) -> Option<Dec>,
+    fallback: fn(f64, f64) -> f64,
+) -> R {
+    let _ = name;
+    let mut acc = to_f64(first);
+    let mut dec = Dec::from_f64(acc);
+    for v in rest {
+        let x = to_f64(v);
+        dec = dec.zip(Dec::from_f64(x)).and_then(|(a, b)| op(a, b));
+        acc = fallback(acc, x);
+    }
+    Ok(Value::Float(dec.map(Dec::to_f64).unwrap_or(acc)))
+}
+
 fn add1f(_: &mut Exec<'_>, a: &[Value]) -> R {
     arity("add1f", a, 1)?;
-    Ok(Value::Float(to_f64(&a[0]) + 1.0))
+    decimal_op("add1f", &a[0], &[Value::Int(1)], Dec::add, |x, y| x + y)
 }
 fn addf(_: &mut Exec<'_>, a: &[Value]) -> R {
-    Ok(Value::Float(a.iter().map(to_f64).sum()))
+    decimal_op("addf", &Value::Float(0.0), a, Dec::add, |x, y| x + y)
 }
 fn subf(_: &mut Exec<'_>, a: &[Value]) -> R {
     min_arity("subf", a, 1)?;
-    Ok(Value::Float(
-        a[1..].iter().map(to_f64).fold(to_f64(&a[0]), |x, y| x - y),
-    ))
+    decimal_op(
+        "subf",
+        &a[0],
+        &a[1..],
+        |x, y| {
+            x.add(Dec {
+                mant: -y.mant,
+                exp: y.exp,
+            })
+        },
+        |x, y| x - y,
+    )
 }
 fn divf(_: &mut Exec<'_>, a: &[Value]) -> R {
     min_arity("divf", a, 1)?;
-    Ok(Value::Float(
-        a[1..].iter().map(to_f64).fold(to_f64(&a[0]), |x, y| x / y),
-    ))
+    decimal_op("divf", &a[0], &a[1..], Dec::div, |x, y| x / y)
 }
 fn mulf(_: &mut Exec<'_>, a: &[Value]) -> R {
     min_arity("mulf", a, 1)?;
-    Ok(Value::Float(a.iter().map(to_f64).product()))
+    decimal_op("mulf", &a[0], &a[1..], Dec::mul, |x, y| x * y)
 }
 fn maxf(_: &mut Exec<'_>, a: &[Value]) -> R {
     min_arity("maxf", a, 1)?;

@@ -249,3 +249,57 @@ fn sprig_data() {
         ],
     );
 }
+
+#[test]
+fn common_chart_idioms() {
+    check(
+        "idioms",
+        &[
+            "{{- range $key, $val := .Values.map }}\n- name: {{ $key }}\n  value: {{ $val | quote }}\n{{- end }}",
+            "{{ .Values.missing | default \"\" | quote }} {{ .Values.str | default \"x\" | upper | quote }}",
+            "{{ tpl (toYaml .Values.nested) . }}",
+            "{{ (include \"dict.helper\" (dict \"a\" \"k: v\" \"b\" 2) | fromYaml) }}",
+            "{{- with .Values.map }}\nspec:\n  {{- toYaml . | nindent 2 }}\n{{- end }}",
+            "{{ printf \"%s-%s\" .Release.Name .Chart.Name | trunc 63 | trimSuffix \"-\" }}",
+            "{{ now | date \"2006\" | len }} {{ ternary \"a\" \"b\" (eq .Values.str \"hello world\") }}",
+            "{{ regexReplaceAll \"[^a-z]\" \"AbC-dE\" \"\" }} {{ list \"a\" \"b\" | toJson }} {{ printf \"%03d\" 7 }}",
+            "{{ float64 \"3.0\" | toString }} {{ 5 | toString }} {{ div 7 2 }} {{ add 1.9 1.9 }} {{ mulf 1.1 3 }} {{ round 2.675 2 }}",
+            "{{ semver \"1.2.3-beta.1\" | toString }} {{ (semver \"v2.0.0\").Original }}",
+            "{{ .Values.list | join \", \" }} {{ .Values.nums | sortAlpha }} {{ .Values.mixed | toStrings }}",
+            "{{ $x := dict }}{{ range $i, $e := .Values.list }}{{ $_ := set $x $e $i }}{{ end }}{{ toJson $x }}",
+            "{{ $l := list }}{{ range .Values.list }}{{ $l = append $l (upper .) }}{{ end }}{{ $l }}",
+            "{{ if and .Values.bool (not .Values.falsy) (or .Values.missing .Values.int) }}yes{{ end }}",
+            "{{ if (hasKey .Values \"map\") }}{{ get .Values.map \"a\" }}{{ end }} {{ .Values | keys | sortAlpha | first }}",
+            "{{ toYaml (list \"a: b\" \"- c\" \"#d\" \"e #f\" \"@g\" \"`h\" \"!i\" \"%j\" \"&k\" \"*l\" \"|m\" \">n\" \"?o\" \"{p\" \"[q\" \"'r\" \"\\\"s\" \"t:\" \"u: \" \" v\" \"w \") }}",
+            "{{ toYaml (list \"null\" \"Null\" \"~\" \"yes\" \"No\" \"on\" \"OFF\" \"1e3\" \"0x1F\" \"0o17\" \"017\" \"+1\" \"-.5\" \".inf\" \"1_000\" \"1:20\" \"2024-01-02\" \"2024-1-2\" \"12:30:00\" \"<<\" \"=\" \"-\" \"--\" \"---\" \"...\") }}",
+            "{{ toYaml (dict \"uni\" \"héllo wörld ☃\" \"ctl\" \"a\\u0007b\" \"nbsp\" \"a\\u00a0b\" \"emoji\" \"🙂\") }}",
+            "{{ toYaml (dict \"wrapme\" \"aaaaaaaaa bbbbbbbbb ccccccccc ddddddddd eeeeeeeee fffffffff ggggggggg hhhhhhhhh iiiiiiiii jjjjjjjjj\" \"nested\" (dict \"deeper\" (list \"aaaaaaaaa bbbbbbbbb ccccccccc ddddddddd eeeeeeeee fffffffff ggggggggg hhhhhhhhh iiiiiiiii\"))) }}",
+            "{{ toYaml (dict \"q\" \"it's a 'quote' with a very long text that goes past the eighty column limit: yes it does\") }}",
+            "{{ toYaml (dict \"dq\" \"tab\\there and a very long text that goes past the eighty column limit for sure, yes\") }}",
+            "{{ toYaml (list 1.0 2.5 1e21 1e-7 100000000 0.1 -0.0 12345678901234567) }}",
+            "{{ addf 0.1 0.2 }} {{ subf 1 0.9 }} {{ divf 1 3 }} {{ divf 10 4 }} {{ mulf 0.1 0.2 }} {{ add1f 0.2 }} {{ divf 2 3 7 }}",
+            "{{ quote \"héllo\" }} {{ squote \"it's\" }} {{ printf \"%q\" \"tab\\tnew\\nline\" }} {{ printf \"%x\" \"hi\" }} {{ printf \"%5.1f|%-6d|%+d\" 3.14159 42 5 }}",
+        ],
+    );
+}
+
+#[test]
+fn numbers_nil_and_ordering() {
+    check(
+        "numbers",
+        &[
+            "{{ .Values.int | int }} {{ .Values.big | int64 }} {{ .Values.float | int }} {{ 3.7 | int }} {{ \"12\" | int }}",
+            "{{ printf \"%d\" .Values.int }} {{ printf \"%d\" (.Values.int | int) }} {{ .Values.int | toString }} {{ .Values.big | toString }}",
+            "{{ range $i, $e := until 3 }}{{ $i }}{{ end }} {{ .Values.map.a | add 1 }} {{ coalesce .Values.nullv .Values.empty \"d\" }}",
+            "{{ merge (dict) .Values.map | toJson }} {{ mergeOverwrite (deepCopy .Values.map) (dict \"a\" 9) | toJson }} {{ .Values.map | toJson }}",
+            "{{ .Values.keys | toJson }} {{ dict \"a\" (list 1 2) | toYaml }} {{ \"a,b\" | splitList \",\" | last }}",
+            "{{ b64enc \"é\" }} {{ \"hello\" | sha256sum | trunc 8 }} {{ urlquery \"a/b c\" }}",
+            "{{ print nil }} {{ printf \"%v\" nil }} {{ printf \"%s\" nil }} {{ toString nil }} {{ empty .Values.map.zz }} {{ hasPrefix \"\" \"x\" }}",
+            "{{ with $x := .Values.str }}{{ $x }}{{ end }} {{ range $k, $v := .Values.keys }}{{ $k }},{{ end }}",
+            "{{ $.Release.Name | upper }} {{ .Values.neg | toString }} {{ .Values.small }} {{ mul .Values.float 2 }} {{ .Values.nums | first | typeOf }}",
+            "{{ int64 .Values.setint | typeOf }} {{ float64 .Values.setint }} {{ .Values.setint | add 0.9 }} {{ .Values.setstr | int }}",
+            "{{ max .Values.float 1 }} {{ min -1 .Values.neg }} {{ maxf 1 2 3.5 }} {{ minf .Values.float 0.25 }} {{ floor -1.5 }} {{ ceil -1.5 }}",
+            "{{ until 0 }} {{ untilStep 10 0 -3 }} {{ seq 5 1 }} {{ seq 0 2 10 }}",
+        ],
+    );
+}
