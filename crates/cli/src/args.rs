@@ -33,6 +33,21 @@ pub enum Command {
     Graph(GraphArgs),
     /// Remove a lock left by a run that is gone.
     ForceUnlock(ForceUnlockArgs),
+    /// Render a Helm chart natively, like `helm template`.
+    Render(crate::render::RenderArgs),
+    /// The platform's offline PKI.
+    #[command(subcommand)]
+    Pki(PkiCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PkiCommand {
+    /// Create the offline root CA (EC P-384, 10 years). Its key stays in DIR (mode 0600) and never
+    /// enters a cloud or the state. An existing root in DIR is kept, never replaced.
+    InitRoot {
+        /// Where the root's certificate and key go (default: ~/.config/engine/pki).
+        dir: Option<PathBuf>,
+    },
 }
 
 /// What every spec-driven command takes.

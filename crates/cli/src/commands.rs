@@ -1,6 +1,6 @@
 //! The commands: build the engine, run, print, choose the exit code.
 
-use crate::args::{Cli, Command, Common, GraphFormatArg, StateArgs, StateCommand};
+use crate::args::{Cli, Command, Common, GraphFormatArg, PkiCommand, StateArgs, StateCommand};
 use crate::progress::Progress;
 use crate::style::Style;
 use crate::{json, render_plan};
@@ -151,6 +151,31 @@ pub async fn run(cli: Cli) -> Result<u8> {
                     }
                 }
             }
+            Ok(OK)
+        }
+        Command::Render(args) => {
+            crate::render::run(args).await?;
+            Ok(OK)
+        }
+        Command::Pki(PkiCommand::InitRoot { dir }) => {
+            let dir = match dir {
+                Some(d) => d,
+                None => PathBuf::from(std::env::var("HOME").into_diagnostic()?)
+                    .join(".config/engine/pki"),
+            };
+            let existed = dir.join("root-ca.key").exists();
+            let root = engine_bootstrap::pki::init_root(&dir).into_diagnostic()?;
+            let verb = if existed {
+                "Kept the existing"
+            } else {
+                "Created the"
+            };
+            println!("{verb} offline root CA:");
+            println!("  certificate: {}", root.cert_path.display());
+            println!(
+                "  key:         {} (keep it offline; never commit it)",
+                root.key_path.display()
+            );
             Ok(OK)
         }
         Command::ForceUnlock(f) => {

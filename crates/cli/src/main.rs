@@ -8,6 +8,7 @@ mod args;
 mod commands;
 mod json;
 mod progress;
+mod render;
 mod render_plan;
 mod style;
 
@@ -15,6 +16,7 @@ use clap::Parser;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    restore_sigpipe();
     let cli = args::Cli::parse();
     // Long messages (paths, lock ids) stay on one line so they can be copied and searched.
     let _ = miette::set_hook(Box::new(|_| {
@@ -59,4 +61,14 @@ fn init_tracing(verbose: u8) {
         .with_writer(std::io::stderr)
         .with_target(false)
         .init();
+}
+
+/// `engine plan ... | head` should end quietly like other Unix tools, not panic on a closed pipe:
+/// restore the default SIGPIPE action that the Rust runtime replaces.
+fn restore_sigpipe() {
+    #[cfg(unix)]
+    // SAFETY: called first thing in main, before any thread exists; SIG_DFL is a valid action.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
 }

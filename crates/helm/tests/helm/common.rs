@@ -1,9 +1,13 @@
 //! Shared helpers: locating peers (helm, registry), running both
 //! renderers, splitting and comparing manifest streams.
 
+use std::ffi::OsStr;
+use std::io::Write as _;
+use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::Once;
+use std::time::{Duration, Instant};
 
 use engine_helm::{Capabilities, Chart, NoLookup, RenderOptions, render, values};
 
@@ -84,12 +88,27 @@ impl Inputs {
     }
 }
 
-/// Runs `helm template`; returns stdout or the error text.
+/// Runs `helm template` on a local chart; returns stdout or the error text.
 pub fn helm_template(chart: &Path, inp: &Inputs) -> Result<String, String> {
+    run_helm_template(chart.as_os_str(), &[], inp)
+}
+
+/// Runs `helm template` on an `oci://` chart of a loopback registry
+/// (plain HTTP); returns stdout or the error text.
+pub fn helm_template_oci(reference: &str, version: &str, inp: &Inputs) -> Result<String, String> {
+    run_helm_template(
+        OsStr::new(reference),
+        &["--version", version, "--plain-http"],
+        inp,
+    )
+}
+
+fn run_helm_template(chart: &OsStr, extra: &[&str], inp: &Inputs) -> Result<String, String> {
     let mut cmd = Command::new(helm_bin());
     cmd.arg("template")
         .arg(inp.release())
         .arg(chart)
+        .args(extra)
         .arg("--namespace")
         .arg(inp.namespace());
     for v in &inp.values {
@@ -115,6 +134,10 @@ pub fn helm_template(chart: &Path, inp: &Inputs) -> Result<String, String> {
     .env(
         "HELM_DATA_HOME",
         std::env::temp_dir().join("engine-helm-data"),
+    )
+    .env(
+        "HELM_REGISTRY_CONFIG",
+        std::env::temp_dir().join("engine-helm-registry.json"),
     );
     let out = cmd.output().expect("running helm");
     if out.status.success() {
@@ -124,9 +147,16 @@ pub fn helm_template(chart: &Path, inp: &Inputs) -> Result<String, String> {
     }
 }
 
-/// Renders with this crate; returns the manifest text or the error text.
+/// Renders a chart file or directory with this crate; returns the manifest
+/// text or the error text.
 pub fn ours(chart: &Path, inp: &Inputs) -> Result<String, String> {
     let c = Chart::load(chart).map_err(|e| e.to_string())?;
+    ours_chart(&c, inp)
+}
+
+/// Renders a loaded chart with this crate; returns the manifest text or
+/// the error text.
+pub fn ours_chart(c: &Chart, inp: &Inputs) -> Result<String, String> {
     let mut files = Vec::new();
     for v in &inp.values {
         let text = std::fs::read_to_string(v).map_err(|e| e.to_string())?;
@@ -138,7 +168,7 @@ pub fn ours(chart: &Path, inp: &Inputs) -> Result<String, String> {
     if inp.ecdsa_keys {
         opts.key_algorithm = engine_helm::funcs::KeyAlgorithm::EcdsaP256;
     }
-    render(&c, &opts)
+    render(c, &opts)
         .map(|r| r.manifest_text())
         .map_err(|e| e.to_string())
 }
@@ -177,4 +207,111 @@ pub fn temp_chart(
         std::fs::write(p, c).expect("write");
     }
     dir
+}
+
+fn registry_bin() -> PathBuf {
+    let p = std::env::var_os("ENGINE_REGISTRY_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/usr/bin/docker-registry"));
+    assert!(
+        p.is_file(),
+        "OCI registry binary not found at {} (set ENGINE_REGISTRY_BIN or run testenv/install-registry.sh)",
+        p.display()
+    );
+    p
+}
+
+/// Runs the registry and removes its storage once its standard input
+/// reaches end of file: when the handle is dropped, or when the test
+/// process ends in any way (the pipe's write end is held only by it).
+const SUPERVISOR: &str = r#"
+"$1" serve "$2" >/dev/null 2>&1 &
+pid=$!
+read -r _ || true
+kill "$pid" 2>/dev/null
+wait "$pid" 2>/dev/null
+rm -rf "$3"
+"#;
+
+/// A `docker-registry` serving on 127.0.0.1:port, stopped (and its
+/// storage removed) on drop or when the test process exits.
+pub struct Registry {
+    supervisor: Child,
+    stdin: Option<ChildStdin>,
+    pub port: u16,
+}
+
+impl Registry {
+    /// Starts a registry; with `htpasswd` (user, password) basic auth is required.
+    pub fn start(htpasswd: Option<(&str, &str)>) -> Registry {
+        let bin = registry_bin();
+        let dir = tempfile::Builder::new()
+            .prefix("engine-registry-")
+            .tempdir()
+            .expect("tempdir")
+            .keep();
+        let port = TcpListener::bind("127.0.0.1:0")
+            .expect("bind")
+            .local_addr()
+            .expect("addr")
+            .port();
+        let mut cfg = format!(
+            "version: 0.1\nlog:\n  level: error\n  accesslog:\n    disabled: true\nstorage:\n  filesystem:\n    rootdirectory: {}\n  delete:\n    enabled: true\nhttp:\n  addr: 127.0.0.1:{port}\n",
+            dir.join("data").display()
+        );
+        if let Some((user, pass)) = htpasswd {
+            let hash = bcrypt::hash(pass, 5).expect("bcrypt");
+            let file = dir.join("htpasswd");
+            std::fs::write(&file, format!("{user}:{hash}\n")).expect("write htpasswd");
+            cfg.push_str(&format!(
+                "auth:\n  htpasswd:\n    realm: engine-test\n    path: {}\n",
+                file.display()
+            ));
+        }
+        let cfg_path = dir.join("config.yml");
+        std::fs::write(&cfg_path, cfg).expect("write config");
+        let mut supervisor = Command::new("/bin/sh")
+            .arg("-c")
+            .arg(SUPERVISOR)
+            .arg("engine-registry")
+            .arg(&bin)
+            .arg(&cfg_path)
+            .arg(&dir)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("starting docker-registry");
+        let stdin = supervisor.stdin.take();
+        let mut reg = Registry {
+            supervisor,
+            stdin,
+            port,
+        };
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            if let Ok(Some(status)) = reg.supervisor.try_wait() {
+                panic!("registry exited early ({status}) on port {port}");
+            }
+            assert!(
+                Instant::now() < deadline,
+                "registry did not start on port {port}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        reg
+    }
+
+    pub fn repo(&self) -> String {
+        format!("oci://127.0.0.1:{}/charts", self.port)
+    }
+}
+
+impl Drop for Registry {
+    fn drop(&mut self) {
+        if let Some(mut stdin) = self.stdin.take() {
+            let _ = stdin.write_all(b"stop\n");
+        }
+        let _ = self.supervisor.wait();
+    }
 }

@@ -303,3 +303,25 @@ fn numbers_nil_and_ordering() {
         ],
     );
 }
+
+#[test]
+fn sprig_derive_password() {
+    // Two master password / user pairs: each costs one scrypt derivation.
+    check(
+        "derivePassword",
+        &[
+            "{{ derivePassword 1 \"long\" \"secret\" \"user\" \"example.com\" }}",
+            "{{ derivePassword 1 \"maximum\" \"secret\" \"user\" \"example.com\" }}",
+            "{{ derivePassword 1 \"medium\" \"secret\" \"user\" \"example.com\" }}",
+            "{{ derivePassword 1 \"short\" \"secret\" \"user\" \"example.com\" }}",
+            "{{ derivePassword 1 \"basic\" \"secret\" \"user\" \"example.com\" }}",
+            "{{ derivePassword 1 \"pin\" \"secret\" \"user\" \"example.com\" }}",
+            "{{ derivePassword 0 \"long\" \"secret\" \"user\" \"example.com\" }} {{ derivePassword 2 \"long\" \"secret\" \"user\" \"example.com\" }}",
+            "{{ derivePassword 4294967295 \"maximum\" \"secret\" \"user\" \"example.com\" }} {{ derivePassword 65536 \"basic\" \"secret\" \"user\" \"example.com\" }}",
+            "{{ derivePassword 3 \"long\" \"secret\" \"user\" \"db.internal\" }} {{ derivePassword 3 \"medium\" \"secret\" \"user\" \"\" }} {{ derivePassword 3 \"pin\" \"secret\" \"user\" \"sité ☃\" }}",
+            "{{ derivePassword 1 \"long\" \"mäster pass\" \"Ann Other\" \"example.com\" }} {{ derivePassword 9 \"maximum\" \"mäster pass\" \"Ann Other\" .Values.str }}",
+            "{{ derivePassword 1 \"short\" \"mäster pass\" \"Ann Other\" .Release.Name | quote }} {{ derivePassword 5 \"basic\" \"mäster pass\" \"Ann Other\" .Chart.Name | b64enc }}",
+            "{{ derivePassword 1 \"nope\" \"secret\" \"user\" \"example.com\" }}|{{ derivePassword 1 \"Long\" \"secret\" \"user\" \"x\" }}",
+        ],
+    );
+}

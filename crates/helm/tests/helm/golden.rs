@@ -2,14 +2,26 @@
 //! the same fixture charts with the same inputs; outputs are compared
 //! object by object. Objects random by design (generated certificates)
 //! are compared structurally and their certificates are verified.
+//!
+//! As in production, the charts come from an OCI registry: each fixture
+//! archive is pushed once into a local registry shared by this module,
+//! and every test pulls its chart from there, both with `oci::pull` and
+//! with `helm template oci://... --plain-http`.
 
-use std::path::PathBuf;
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
 
 use base64::Engine as _;
+use engine_helm::Chart;
+use engine_helm::oci::{self, PullOptions};
 use engine_helm::yaml::{Numbers, parse};
 use serde_json::Value as Json;
 
-use super::common::{Inputs, fixture, helm_template, ours, split_stream, values_file};
+use super::common::{
+    Inputs, Registry, fixture, helm_template, helm_template_oci, ours, ours_chart, split_stream,
+    values_file,
+};
+use super::oci::rt;
 
 const NON_IDEMPOTENT: &str = "cilium.io/helm-template-non-idempotent";
 
@@ -91,28 +103,77 @@ fn verify_certificates(docs: &[(String, Json)]) -> usize {
     checked
 }
 
+/// The registry shared by the golden tests, started on first use and
+/// stopped when the test process exits (see `Registry`), with the
+/// references of the fixtures pushed so far.
+struct SharedRegistry {
+    registry: Registry,
+    pushed: Mutex<HashMap<String, (String, String)>>,
+}
+
+fn shared_registry() -> &'static SharedRegistry {
+    static SHARED: OnceLock<SharedRegistry> = OnceLock::new();
+    SHARED.get_or_init(|| SharedRegistry {
+        registry: Registry::start(None),
+        pushed: Mutex::new(HashMap::new()),
+    })
+}
+
+/// The `oci://` reference and version of a fixture chart in the shared
+/// registry, pushing the archive on first use.
+fn published(fixture_name: &str) -> (String, String) {
+    let shared = shared_registry();
+    let mut pushed = shared.pushed.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(r) = pushed.get(fixture_name) {
+        return r.clone();
+    }
+    let archive = std::fs::read(fixture(fixture_name)).expect("read fixture");
+    let version = Chart::load_tgz_bytes(&archive, fixture_name)
+        .expect("load fixture")
+        .version()
+        .to_string();
+    let reference = rt()
+        .block_on(oci::push(
+            &archive,
+            &shared.registry.repo(),
+            &PullOptions::default(),
+        ))
+        .unwrap_or_else(|e| panic!("pushing {fixture_name}: {e}"));
+    let entry = (reference, version);
+    pushed.insert(fixture_name.to_string(), entry.clone());
+    entry
+}
+
 fn golden(chart: &str, values: &[&str], sets: &[&str]) {
     golden_with(chart, values, sets, false);
 }
 
 fn golden_with(chart: &str, values: &[&str], sets: &[&str], ecdsa_keys: bool) {
-    let chart_path: PathBuf = fixture(chart);
+    let (reference, version) = published(chart);
     let inp = Inputs {
         values: values.iter().map(|v| values_file(v)).collect(),
         sets: sets.iter().map(|s| s.to_string()).collect(),
         ..Default::default()
     };
-    let reference =
-        helm_template(&chart_path, &inp).unwrap_or_else(|e| panic!("helm template failed: {e}"));
-    let mine = ours(
-        &chart_path,
+    // The chart reference without its tag, as `helm template` takes it.
+    let untagged = reference
+        .rsplit_once(':')
+        .map(|(r, _)| r)
+        .expect("tagged reference");
+    let expected = helm_template_oci(untagged, &version, &inp)
+        .unwrap_or_else(|e| panic!("helm template {untagged} failed: {e}"));
+    let pulled = rt()
+        .block_on(oci::pull(&reference, &PullOptions::default()))
+        .unwrap_or_else(|e| panic!("pulling {reference}: {e}"));
+    let mine = ours_chart(
+        &pulled,
         &Inputs {
             ecdsa_keys,
             ..inp.clone()
         },
     )
     .unwrap_or_else(|e| panic!("engine-helm render failed: {e}"));
-    let a = split_stream(&reference);
+    let a = split_stream(&expected);
     let b = split_stream(&mine);
     let sources_a: Vec<&str> = a.iter().map(|(s, _)| s.as_str()).collect();
     let sources_b: Vec<&str> = b.iter().map(|(s, _)| s.as_str()).collect();

@@ -1,99 +1,14 @@
 //! OCI pull against a local registry (`docker-registry`, started per test
 //! on a free loopback port and stopped on drop).
 
-use std::net::TcpListener;
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
 use engine_helm::oci::{self, PullOptions};
 use engine_helm::{Chart, Credentials};
 
-use super::common::{Inputs, fixture, helm_bin, init_crypto, ours};
+use super::common::{Inputs, Registry, fixture, helm_bin, init_crypto, ours};
 
-fn registry_bin() -> PathBuf {
-    let p = std::env::var_os("ENGINE_REGISTRY_BIN")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/usr/bin/docker-registry"));
-    assert!(
-        p.is_file(),
-        "OCI registry binary not found at {} (set ENGINE_REGISTRY_BIN or run testenv/install-registry.sh)",
-        p.display()
-    );
-    p
-}
-
-/// A registry process serving on 127.0.0.1:port.
-pub struct Registry {
-    child: Child,
-    pub port: u16,
-    _dir: tempfile::TempDir,
-}
-
-impl Registry {
-    /// Starts a registry; with `htpasswd` (user, password) basic auth is required.
-    pub fn start(htpasswd: Option<(&str, &str)>) -> Registry {
-        let bin = registry_bin();
-        let dir = tempfile::Builder::new()
-            .prefix("engine-registry-")
-            .tempdir()
-            .expect("tempdir");
-        let port = TcpListener::bind("127.0.0.1:0")
-            .expect("bind")
-            .local_addr()
-            .expect("addr")
-            .port();
-        let mut cfg = format!(
-            "version: 0.1\nlog:\n  level: error\n  accesslog:\n    disabled: true\nstorage:\n  filesystem:\n    rootdirectory: {}\n  delete:\n    enabled: true\nhttp:\n  addr: 127.0.0.1:{port}\n",
-            dir.path().join("data").display()
-        );
-        if let Some((user, pass)) = htpasswd {
-            let hash = bcrypt::hash(pass, 5).expect("bcrypt");
-            let file = dir.path().join("htpasswd");
-            std::fs::write(&file, format!("{user}:{hash}\n")).expect("write htpasswd");
-            cfg.push_str(&format!(
-                "auth:\n  htpasswd:\n    realm: engine-test\n    path: {}\n",
-                file.display()
-            ));
-        }
-        let cfg_path = dir.path().join("config.yml");
-        std::fs::write(&cfg_path, cfg).expect("write config");
-        let child = Command::new(bin)
-            .arg("serve")
-            .arg(&cfg_path)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("starting docker-registry");
-        let reg = Registry {
-            child,
-            port,
-            _dir: dir,
-        };
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(
-                Instant::now() < deadline,
-                "registry did not start on port {port}"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        reg
-    }
-
-    pub fn repo(&self) -> String {
-        format!("oci://127.0.0.1:{}/charts", self.port)
-    }
-}
-
-impl Drop for Registry {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn rt() -> tokio::runtime::Runtime {
+pub fn rt() -> tokio::runtime::Runtime {
     init_crypto();
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
