@@ -312,3 +312,63 @@ async fn per_az_nat_mode_builds_a_gateway_and_route_table_per_zone() {
             .all(|d| d.status != DriftStatus::Deleted)
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_failed_step_skips_its_dependents_and_the_rest_goes_on() {
+    let moto = Moto::start();
+    // Someone else's role already has the name the spec gives the flow-logs role.
+    let iam = aws_sdk_iam::Client::new(&moto.sdk_config().await);
+    iam.create_role()
+        .role_name("aws-0-vpc-flow-logs")
+        .assume_role_policy_document(r#"{"Version":"2012-10-17","Statement":[]}"#)
+        .send()
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (engine, _) = engine(&moto, &aws_spec_text(), dir.path()).await;
+    let plan = engine.plan().await.unwrap();
+    assert_eq!(
+        plan.change("aws.network.iam_role.flow_logs")
+            .unwrap()
+            .action,
+        Action::Create,
+        "a same-named role without the engine's tags is not adopted"
+    );
+
+    let report = engine.apply(&plan).await.unwrap();
+    assert!(!report.is_success());
+    let failed: Vec<_> = report.failures().collect();
+    assert_eq!(failed.len(), 1, "{failed:#?}");
+    assert_eq!(failed[0].address.as_str(), "aws.network.iam_role.flow_logs");
+    assert!(
+        matches!(&failed[0].outcome, engine::StepOutcome::Failed(why) if why.contains("EntityAlreadyExists")),
+        "{failed:#?}"
+    );
+    let mut skipped: Vec<&str> = report
+        .steps
+        .iter()
+        .filter(|s| matches!(s.outcome, engine::StepOutcome::Skipped(_)))
+        .map(|s| s.address.as_str())
+        .collect();
+    skipped.sort();
+    assert_eq!(
+        skipped,
+        [
+            "aws.network.flow_log.vpc",
+            "aws.network.iam_role_policy.flow_logs"
+        ]
+    );
+    assert_eq!(report.count(Action::Create), REFERENCE_RESOURCES - 3);
+    assert_eq!(
+        engine.state_document().unwrap().resources.len(),
+        REFERENCE_RESOURCES - 3
+    );
+    // The foreign role is untouched.
+    let role = iam
+        .get_role()
+        .role_name("aws-0-vpc-flow-logs")
+        .send()
+        .await
+        .unwrap();
+    assert!(role.role().unwrap().tags().is_empty());
+}

@@ -1,7 +1,7 @@
 //! `aws_iam_role` and `aws_iam_role_policy` (inline policy). IAM is global; roles are named by
 //! the spec, so a role made by a run that died before recording it is found by its name.
 
-use super::lookup::{live, str_attr};
+use super::lookup::{live, ours_by_name, str_attr};
 use crate::error::{api_error, has_code};
 use crate::provider::Shared;
 use crate::settle::settle;
@@ -101,7 +101,7 @@ impl Kind for IamRole {
         let mut out = Vec::new();
         for r in requests {
             out.push(match wanted_name(r, "name") {
-                Some(n) => self.read_one(&n).await?,
+                Some(n) => ours_by_name(r, self.read_one(&n).await?),
                 None => None,
             });
         }

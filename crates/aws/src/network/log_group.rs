@@ -1,6 +1,6 @@
 //! `aws_cloudwatch_log_group`: the flow logs' destination.
 
-use super::lookup::{live, str_attr};
+use super::lookup::{live, ours_by_name, str_attr};
 use crate::error::{api_error, has_code};
 use crate::provider::Shared;
 use crate::settle::settle;
@@ -114,7 +114,7 @@ impl Kind for LogGroup {
                 .map(str::to_string)
                 .or_else(|| r.id.clone());
             out.push(match name {
-                Some(n) => self.read_one(&n).await?,
+                Some(n) => ours_by_name(r, self.read_one(&n).await?),
                 None => None,
             });
         }
@@ -129,18 +129,14 @@ impl Kind for LogGroup {
     ) -> Result<Live, KindError> {
         let logs = &self.0.clients()?.logs;
         let name = str_attr(desired, "name")?;
-        match logs
-            .create_log_group()
+        // Tagged in the same call, so a group made by a run that died before recording it is
+        // found (and adopted) by the refresh; "already exists" here means someone else's group.
+        logs.create_log_group()
             .log_group_name(name)
             .set_tags(Some(crate::tags::from_attrs(desired).into_iter().collect()))
             .send()
             .await
-        {
-            Ok(_) => {}
-            // Made by a run that died before recording it: the name is ours.
-            Err(e) if has_code(&e, "ResourceAlreadyExistsException") => {}
-            Err(e) => return Err(api_error("logs:CreateLogGroup", e)),
-        }
+            .map_err(|e| api_error("logs:CreateLogGroup", e))?;
         let days = desired.get("retention_in_days").and_then(Json::as_i64);
         settle(|| self.set_retention(name, days)).await?;
         settle(|| async {

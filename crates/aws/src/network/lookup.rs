@@ -11,6 +11,13 @@ pub(crate) fn address_tag(live: &Live) -> Option<&str> {
         .and_then(Json::as_str)
 }
 
+/// A resource found by the name the spec gives it counts as ours only when it is recorded in
+/// state or carries this request's address tag: a same-named resource someone else made is not
+/// adopted (its create then fails with the cloud's "already exists").
+pub(crate) fn ours_by_name(request: &ReadRequest, found: Option<Live>) -> Option<Live> {
+    found.filter(|l| request.id.is_some() || address_tag(l) == Some(request.address.as_str()))
+}
+
 /// For each request, the found resource with its recorded id, else the one carrying its
 /// address tag (a resource created by a run that died before writing state).
 pub(crate) fn match_requests(requests: &[ReadRequest], found: &[Live]) -> Vec<Option<Live>> {
