@@ -152,3 +152,46 @@ async fn plan_exit_codes_json_targets_graph_and_state_commands() {
         "{d}"
     );
 }
+
+#[test]
+fn render_prints_what_helm_template_prints() {
+    let helm = std::env::var("ENGINE_HELM_BIN").unwrap_or_else(|_| {
+        format!(
+            "{}/.cache/engine/helm-v4.2.4/bin/helm",
+            std::env::var("HOME").unwrap()
+        )
+    });
+    assert!(
+        std::path::Path::new(&helm).exists(),
+        "helm is not installed at {helm}: run testenv/install-helm.sh (or set ENGINE_HELM_BIN)"
+    );
+    let chart =
+        engine_tests::workspace().join("../shared/fixtures/charts/flux-instance-0.49.0.tgz");
+    assert!(chart.exists(), "fixture chart missing: {}", chart.display());
+    let chart = chart.to_str().unwrap();
+    let ours = run_engine(
+        "http://127.0.0.1:9",
+        &[
+            "render",
+            chart,
+            "--set",
+            "instance.sync.path=clusters/aws-0",
+        ],
+        &[],
+    );
+    assert!(ours.status.success(), "{}", text(&ours));
+    let theirs = std::process::Command::new(&helm)
+        .args([
+            "template",
+            chart,
+            "--set",
+            "instance.sync.path=clusters/aws-0",
+        ])
+        .env("HELM_REGISTRY_CONFIG", "/dev/null")
+        .output()
+        .unwrap();
+    assert!(theirs.status.success(), "{}", text(&theirs));
+    let ours = String::from_utf8_lossy(&ours.stdout);
+    assert!(ours.contains("kind: FluxInstance"), "{ours}");
+    assert_eq!(ours, String::from_utf8_lossy(&theirs.stdout));
+}

@@ -38,6 +38,11 @@ pub struct RenderArgs {
     /// Allow plain HTTP to a non-loopback registry.
     #[arg(long)]
     pub plain_http: bool,
+    /// Generate certificates (genCA, genSignedCert, ...) with ECDSA P-256 keys instead of Sprig's
+    /// RSA 2048: several times faster for charts such as Cilium; keys then differ in type from
+    /// what helm would generate.
+    #[arg(long)]
+    pub ecdsa_keys: bool,
 }
 
 fn cache_dir() -> Option<PathBuf> {
@@ -89,6 +94,9 @@ pub async fn run(args: RenderArgs) -> miette::Result<()> {
     let user = values::user_values(&files, &args.set).into_diagnostic()?;
     let mut opts = RenderOptions::new(&args.release_name, &args.namespace, user, &NoLookup);
     opts.capabilities = Capabilities::with(args.kube_version.as_deref(), &args.api_versions);
+    if args.ecdsa_keys {
+        opts.key_algorithm = engine_helm::funcs::KeyAlgorithm::EcdsaP256;
+    }
     let rendered = render(&chart, &opts).into_diagnostic()?;
     print!("{}", rendered.manifest_text());
     Ok(())
