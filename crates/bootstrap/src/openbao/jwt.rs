@@ -11,7 +11,7 @@
 //! `token_max_ttl` (seconds) in place.
 
 use super::shared::{
-    Shared, int, live, path_attr, prefer_desired_text, same_text, string, string_list, wanted_id,
+    Shared, int, live, path_attr, prefer_desired_text, read_each, same_text, string, string_list,
 };
 use async_trait::async_trait;
 use engine::{Address, Attrs, Context, Field, Kind, KindError, Live, ReadRequest};
@@ -163,15 +163,12 @@ impl Kind for JwtConfig {
         _ctx: &Context,
         requests: &[ReadRequest],
     ) -> Result<Vec<Option<Live>>, KindError> {
-        let reads = requests.iter().map(|r| async move {
-            match wanted_id(r, |d| {
-                d.get("mount").and_then(Json::as_str).map(String::from)
-            }) {
-                Some(mount) => self.read_mount(&mount, r.desired.as_ref()).await,
-                None => Ok(None),
-            }
-        });
-        futures::future::join_all(reads).await.into_iter().collect()
+        read_each(
+            requests,
+            |d| d.get("mount").and_then(Json::as_str).map(String::from),
+            |mount, desired| async move { self.read_mount(&mount, desired.as_ref()).await },
+        )
+        .await
     }
 
     async fn create(
@@ -283,13 +280,12 @@ impl Kind for JwtRole {
         _ctx: &Context,
         requests: &[ReadRequest],
     ) -> Result<Vec<Option<Live>>, KindError> {
-        let reads = requests.iter().map(|r| async move {
-            match wanted_id(r, role_id) {
-                Some(id) => self.read_id(&id).await,
-                None => Ok(None),
-            }
-        });
-        futures::future::join_all(reads).await.into_iter().collect()
+        read_each(
+            requests,
+            role_id,
+            |id, _| async move { self.read_id(&id).await },
+        )
+        .await
     }
 
     async fn create(

@@ -12,8 +12,8 @@
 //! [`ROLE_SETTINGS`]). A write sends the whole desired role: OpenBao resets what is omitted.
 
 use super::shared::{
-    Shared, boolean, int, live, path_attr, prefer_desired_text, same_text, str_attr, string,
-    string_list, wanted_id,
+    Shared, boolean, int, live, path_attr, prefer_desired_text, read_each, same_text, str_attr,
+    string, string_list,
 };
 use async_trait::async_trait;
 use engine::{Address, Attrs, Context, Field, Kind, KindError, Live, ReadRequest};
@@ -203,15 +203,12 @@ impl Kind for PkiIntermediate {
         _ctx: &Context,
         requests: &[ReadRequest],
     ) -> Result<Vec<Option<Live>>, KindError> {
-        let reads = requests.iter().map(|r| async move {
-            match wanted_id(r, |d| {
-                d.get("mount").and_then(Json::as_str).map(String::from)
-            }) {
-                Some(mount) => self.read_mount(&mount, r.desired.as_ref()).await,
-                None => Ok(None),
-            }
-        });
-        futures::future::join_all(reads).await.into_iter().collect()
+        read_each(
+            requests,
+            |d| d.get("mount").and_then(Json::as_str).map(String::from),
+            |mount, desired| async move { self.read_mount(&mount, desired.as_ref()).await },
+        )
+        .await
     }
 
     async fn create(
@@ -381,13 +378,12 @@ impl Kind for PkiRole {
         _ctx: &Context,
         requests: &[ReadRequest],
     ) -> Result<Vec<Option<Live>>, KindError> {
-        let reads = requests.iter().map(|r| async move {
-            match wanted_id(r, role_id) {
-                Some(id) => self.read_id(&id).await,
-                None => Ok(None),
-            }
-        });
-        futures::future::join_all(reads).await.into_iter().collect()
+        read_each(
+            requests,
+            role_id,
+            |id, _| async move { self.read_id(&id).await },
+        )
+        .await
     }
 
     async fn create(

@@ -187,6 +187,30 @@ pub(crate) fn wanted_id(
         .or_else(|| request.desired.as_ref().and_then(&id_of))
 }
 
+/// Reads every request concurrently: by its recorded id, else by the id `id_of` derives from
+/// its desired attributes; a request with neither is absent.
+pub(crate) async fn read_each<F, Fut>(
+    requests: &[engine::ReadRequest],
+    id_of: impl Fn(&Attrs) -> Option<String>,
+    read: F,
+) -> Result<Vec<Option<Live>>, KindError>
+where
+    F: Fn(String, Option<Attrs>) -> Fut,
+    Fut: std::future::Future<Output = Result<Option<Live>, KindError>>,
+{
+    let reads = requests.iter().map(|r| {
+        let id = wanted_id(r, &id_of);
+        let fut = id.map(|id| read(id, r.desired.clone()));
+        async move {
+            match fut {
+                Some(f) => f.await,
+                None => Ok(None),
+            }
+        }
+    });
+    futures::future::join_all(reads).await.into_iter().collect()
+}
+
 /// A live resource from attribute pairs.
 pub(crate) fn live(
     id: impl Into<String>,

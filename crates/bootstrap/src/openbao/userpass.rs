@@ -6,7 +6,7 @@
 //! (32 random bytes), stored in the sink *before* the user exists, and never appears in
 //! attributes; it is not rotated by updates.
 
-use super::shared::{Shared, int, live, path_attr, str_attr, string_list, wanted_id};
+use super::shared::{Shared, int, live, path_attr, read_each, str_attr, string_list};
 use crate::random_secret;
 use async_trait::async_trait;
 use engine::{Address, Attrs, Context, Field, Kind, KindError, Live, ReadRequest};
@@ -97,13 +97,12 @@ impl Kind for UserpassUser {
         _ctx: &Context,
         requests: &[ReadRequest],
     ) -> Result<Vec<Option<Live>>, KindError> {
-        let reads = requests.iter().map(|r| async move {
-            match wanted_id(r, id_of) {
-                Some(id) => self.read_id(&id).await,
-                None => Ok(None),
-            }
-        });
-        futures::future::join_all(reads).await.into_iter().collect()
+        read_each(
+            requests,
+            id_of,
+            |id, _| async move { self.read_id(&id).await },
+        )
+        .await
     }
 
     async fn create(
