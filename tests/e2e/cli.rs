@@ -1,11 +1,11 @@
 //! The command line: lanes, exit codes, JSON, graph, state commands, approval.
 
 use crate::support::{REFERENCE_RESOURCES, owned};
-use engine_tests::{Moto, aws_spec_path, run_engine, text};
+use engine_tests::{Moto, network_spec_path, run_engine, text};
 
 #[test]
 fn an_unselected_lane_is_skipped_with_one_line() {
-    let spec = aws_spec_path();
+    let spec = network_spec_path();
     // No endpoint is listening: a call would fail the command.
     let out = run_engine(
         "http://127.0.0.1:9",
@@ -36,7 +36,7 @@ async fn plan_exit_codes_json_targets_graph_and_state_commands() {
     let moto = Moto::start();
     let dir = tempfile::tempdir().unwrap();
     let state = dir.path().join("aws.state.json");
-    let spec = aws_spec_path();
+    let spec = network_spec_path();
     let (s, st) = (spec.to_str().unwrap(), state.to_str().unwrap());
     let e = moto.endpoint();
 

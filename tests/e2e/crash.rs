@@ -1,7 +1,7 @@
 //! A run killed mid-apply: the next run adopts what was made and converges, with no duplicates.
 
 use crate::support::{REFERENCE_RESOURCES, owned, reference_counts};
-use engine_tests::{Moto, aws_spec_path, engine_command, run_engine, text};
+use engine_tests::{Moto, engine_command, network_spec_path, run_engine, text};
 use std::time::{Duration, Instant};
 
 #[tokio::test(flavor = "multi_thread")]
@@ -9,7 +9,7 @@ async fn abort_between_create_and_state_write_is_adopted_not_duplicated() {
     let moto = Moto::start();
     let dir = tempfile::tempdir().unwrap();
     let state = dir.path().join("aws.state.json");
-    let spec = aws_spec_path();
+    let spec = network_spec_path();
     let args = [
         "apply",
         spec.to_str().unwrap(),
@@ -61,7 +61,7 @@ async fn sigkill_mid_apply_then_rerun_converges() {
     let moto = Moto::start();
     let dir = tempfile::tempdir().unwrap();
     let state = dir.path().join("aws.state.json");
-    let spec = aws_spec_path();
+    let spec = network_spec_path();
     let args = [
         "apply",
         spec.to_str().unwrap(),

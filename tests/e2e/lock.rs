@@ -1,7 +1,7 @@
 //! The run lock: a second writer is refused with the holder named; readers never lock.
 
 use crate::support::{owned, reference_counts};
-use engine_tests::{Moto, aws_spec_path, engine_command, run_engine, text};
+use engine_tests::{Moto, engine_command, network_spec_path, run_engine, text};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_second_apply_is_refused_while_the_lock_is_held() {
@@ -10,7 +10,7 @@ async fn a_second_apply_is_refused_while_the_lock_is_held() {
     let state = dir.path().join("aws.state.json");
     let backend = engine_state::LocalBackend::new(&state);
     let held = backend.lock("apply").unwrap();
-    let spec = aws_spec_path();
+    let spec = network_spec_path();
     let (spec_arg, state_arg) = (spec.to_str().unwrap(), state.to_str().unwrap());
 
     let refused = run_engine(
@@ -53,7 +53,7 @@ async fn two_concurrent_applies_never_duplicate() {
     let moto = Moto::start();
     let dir = tempfile::tempdir().unwrap();
     let state = dir.path().join("aws.state.json");
-    let spec = aws_spec_path();
+    let spec = network_spec_path();
     let args = [
         "apply",
         spec.to_str().unwrap(),

@@ -1,8 +1,10 @@
 //! End-to-end tests against real local peers (see testenv/). One test binary, one module per area.
 
+mod bootstrap;
 mod cli;
 mod crash;
 mod lock;
 mod network;
+mod openbao_aws;
 mod spec_errors;
 mod support;

@@ -2,13 +2,13 @@
 
 use crate::support::{self, REFERENCE_RESOURCES, engine, owned, reference_counts};
 use engine::{Action, DriftStatus, Provider};
-use engine_tests::{Moto, aws_spec_text, run_engine, text};
+use engine_tests::{Moto, network_spec_text, run_engine, text};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn apply_from_empty_then_nothing_to_do() {
     let moto = Moto::start();
     let dir = tempfile::tempdir().unwrap();
-    let (engine, provider) = engine(&moto, &aws_spec_text(), dir.path()).await;
+    let (engine, provider) = engine(&moto, &network_spec_text(), dir.path()).await;
 
     let plan = engine.plan().await.unwrap();
     assert_eq!(
@@ -68,7 +68,7 @@ async fn drift_is_reported_by_field_and_repaired_by_apply() {
     let dir = tempfile::tempdir().unwrap();
     let state = dir.path().join("aws.state.json");
     let state_arg = state.to_str().unwrap();
-    let spec = engine_tests::aws_spec_path();
+    let spec = engine_tests::network_spec_path();
     let spec_arg = spec.to_str().unwrap();
     let out = run_engine(
         &moto.endpoint(),
@@ -193,7 +193,7 @@ async fn drift_is_reported_by_field_and_repaired_by_apply() {
 async fn cidr_change_replaces_and_tag_change_updates_in_place() {
     let moto = Moto::start();
     let dir = tempfile::tempdir().unwrap();
-    let spec = aws_spec_text();
+    let spec = network_spec_text();
     let (engine, _) = engine(&moto, &spec, dir.path()).await;
     let report = engine.apply(&engine.plan().await.unwrap()).await.unwrap();
     assert!(report.is_success());
@@ -251,7 +251,7 @@ async fn cidr_change_replaces_and_tag_change_updates_in_place() {
 async fn destroy_leaves_nothing_carrying_the_ownership_tags() {
     let moto = Moto::start();
     let dir = tempfile::tempdir().unwrap();
-    let (engine, _) = engine(&moto, &aws_spec_text(), dir.path()).await;
+    let (engine, _) = engine(&moto, &network_spec_text(), dir.path()).await;
     assert!(
         engine
             .apply(&engine.plan().await.unwrap())
@@ -292,7 +292,7 @@ async fn destroy_leaves_nothing_carrying_the_ownership_tags() {
 async fn per_az_nat_mode_builds_a_gateway_and_route_table_per_zone() {
     let moto = Moto::start();
     let dir = tempfile::tempdir().unwrap();
-    let spec = aws_spec_text().replace("nat = \"single\"", "nat = \"per-az\"");
+    let spec = network_spec_text().replace("nat = \"single\"", "nat = \"per-az\"");
     let (engine, _) = engine(&moto, &spec, dir.path()).await;
     let report = engine.apply(&engine.plan().await.unwrap()).await.unwrap();
     assert!(
@@ -325,7 +325,7 @@ async fn a_failed_step_skips_its_dependents_and_the_rest_goes_on() {
         .await
         .unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let (engine, _) = engine(&moto, &aws_spec_text(), dir.path()).await;
+    let (engine, _) = engine(&moto, &network_spec_text(), dir.path()).await;
     let plan = engine.plan().await.unwrap();
     assert_eq!(
         plan.change("aws.network.iam_role.flow_logs")

@@ -3,12 +3,16 @@
 //! Every peer is a real server started on a free loopback port and stopped when its guard drops.
 //! A peer that is not installed makes the test fail loudly with the command that installs it.
 
+pub mod kube_cluster;
 pub mod moto;
+pub mod registry;
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
+pub use kube_cluster::KubeCluster;
 pub use moto::Moto;
+pub use registry::Registry;
 
 /// The workspace root.
 pub fn workspace() -> PathBuf {
@@ -47,6 +51,29 @@ pub fn aws_spec_path() -> PathBuf {
 /// The reference platform spec's text.
 pub fn aws_spec_text() -> String {
     std::fs::read_to_string(aws_spec_path()).expect("specs/aws.toml")
+}
+
+/// The reference spec without its OpenBao stage: the network alone, for the tests about it.
+pub fn network_spec_text() -> String {
+    let text = aws_spec_text();
+    let end = text
+        .lines()
+        .position(|l| l.starts_with("[openbao") || l.starts_with("# Stage 2"))
+        .unwrap_or(usize::MAX);
+    let mut out: Vec<&str> = text.lines().take(end).collect();
+    while out.last().is_some_and(|l| l.trim().is_empty()) {
+        out.pop();
+    }
+    out.join("\n") + "\n"
+}
+
+/// [`network_spec_text`] as a file named like the reference spec (so its spec name is `aws`).
+pub fn network_spec_path() -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("engine-network-spec-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join("aws.toml");
+    std::fs::write(&path, network_spec_text()).expect("write the network spec");
+    path
 }
 
 /// Runs the engine binary against `moto` (or any endpoint) with a clean AWS environment.

@@ -29,7 +29,8 @@ fn moto_server_bin() -> PathBuf {
         "moto {MOTO_VERSION} is not installed at {}: run testenv/install-moto.sh (or set ENGINE_MOTO_SERVER)",
         bin.display()
     );
-    bin
+    // The same server with the project's extension (EKS calls, S3 wire-format fixes).
+    crate::workspace().join("testenv/moto-server")
 }
 
 /// A port nothing listens on right now.

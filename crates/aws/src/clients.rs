@@ -12,17 +12,36 @@ pub struct AwsClients {
     pub route53: aws_sdk_route53::Client,
     pub logs: aws_sdk_cloudwatchlogs::Client,
     pub iam: aws_sdk_iam::Client,
+    pub kms: aws_sdk_kms::Client,
+    /// KMS in `[globals] secondary_region` (replicas of multi-region keys), if one is set.
+    pub kms_secondary: Option<aws_sdk_kms::Client>,
+    pub s3: aws_sdk_s3::Client,
+    pub secrets: aws_sdk_secretsmanager::Client,
+    pub autoscaling: aws_sdk_autoscaling::Client,
+    pub elbv2: aws_sdk_elasticloadbalancingv2::Client,
     pub region: String,
+    pub secondary_region: Option<String>,
 }
 
 impl AwsClients {
-    /// Clients for `region` built from `base` (credentials, endpoint, retry settings).
-    pub fn new(base: &SdkConfig, region: &str, counter: &ApiCallCounter) -> Self {
-        let config = base
-            .to_builder()
-            .region(Region::new(region.to_string()))
-            .build();
+    /// Clients for `region` (and KMS in `secondary_region`) built from `base` (credentials,
+    /// endpoint, retry settings).
+    pub fn new(
+        base: &SdkConfig,
+        region: &str,
+        secondary_region: Option<&str>,
+        counter: &ApiCallCounter,
+    ) -> Self {
+        let in_region = |r: &str| base.to_builder().region(Region::new(r.to_string())).build();
+        let config = in_region(region);
         let count = CountCalls(counter.clone());
+        let kms = |config: &SdkConfig| {
+            aws_sdk_kms::Client::from_conf(
+                aws_sdk_kms::config::Builder::from(config)
+                    .interceptor(count.clone())
+                    .build(),
+            )
+        };
         AwsClients {
             ec2: aws_sdk_ec2::Client::from_conf(
                 aws_sdk_ec2::config::Builder::from(&config)
@@ -41,10 +60,34 @@ impl AwsClients {
             ),
             iam: aws_sdk_iam::Client::from_conf(
                 aws_sdk_iam::config::Builder::from(&config)
+                    .interceptor(count.clone())
+                    .build(),
+            ),
+            kms: kms(&config),
+            kms_secondary: secondary_region.map(|r| kms(&in_region(r))),
+            s3: aws_sdk_s3::Client::from_conf(
+                aws_sdk_s3::config::Builder::from(&config)
+                    .force_path_style(true)
+                    .interceptor(count.clone())
+                    .build(),
+            ),
+            secrets: aws_sdk_secretsmanager::Client::from_conf(
+                aws_sdk_secretsmanager::config::Builder::from(&config)
+                    .interceptor(count.clone())
+                    .build(),
+            ),
+            autoscaling: aws_sdk_autoscaling::Client::from_conf(
+                aws_sdk_autoscaling::config::Builder::from(&config)
+                    .interceptor(count.clone())
+                    .build(),
+            ),
+            elbv2: aws_sdk_elasticloadbalancingv2::Client::from_conf(
+                aws_sdk_elasticloadbalancingv2::config::Builder::from(&config)
                     .interceptor(count)
                     .build(),
             ),
             region: region.to_string(),
+            secondary_region: secondary_region.map(str::to_string),
         }
     }
 }

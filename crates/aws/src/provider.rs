@@ -1,7 +1,7 @@
 //! The AWS provider: spec sections, expansion, kinds, and the clients they share.
 
 use crate::clients::AwsClients;
-use crate::network;
+use crate::{network, openbao};
 use aws_config::SdkConfig;
 use aws_config::retry::RetryConfig;
 use engine::spec::{SpecErrors, SpecSource};
@@ -62,21 +62,26 @@ impl Provider for AwsProvider {
     }
 
     fn sections(&self) -> &'static [&'static str] {
-        &["network"]
+        &["network", "openbao"]
     }
 
     fn expand(&self, spec: &SpecSource) -> Result<Vec<ResourceSpec>, SpecErrors> {
         let globals = spec.globals()?;
-        let resources = network::expand(spec, &globals)?;
-        let _ =
-            self.shared
-                .clients
-                .set(AwsClients::new(&self.base, &globals.region, &self.counter));
+        let mut resources = network::expand(spec, &globals)?;
+        resources.extend(openbao::expand(spec, &globals)?);
+        let _ = self.shared.clients.set(AwsClients::new(
+            &self.base,
+            &globals.region,
+            globals.secondary_region.as_deref(),
+            &self.counter,
+        ));
         Ok(resources)
     }
 
     fn kinds(&self) -> Vec<Arc<dyn Kind>> {
-        network::kinds(&self.shared)
+        let mut kinds = network::kinds(&self.shared);
+        kinds.extend(openbao::kinds(&self.shared));
+        kinds
     }
 
     fn api_calls(&self) -> ApiCalls {

@@ -5,8 +5,12 @@
 //! - [`pki`]: the offline root CA, per-cloud intermediates and OpenBao's TLS leaf.
 //! - [`Secret`]: the wrapper every token, key and password travels in; it never prints.
 
+pub mod kube;
 pub mod openbao;
 pub mod pki;
+pub mod platform;
+mod provider;
 mod secret;
 
+pub use provider::{BootstrapProvider, BootstrapProviderBuilder, SpecConnector};
 pub use secret::{Secret, random_secret};

@@ -3,9 +3,8 @@
 use crate::args::{Cli, Command, Common, GraphFormatArg, PkiCommand, StateArgs, StateCommand};
 use crate::progress::Progress;
 use crate::style::Style;
-use crate::{json, render_plan};
+use crate::{json, providers, render_plan};
 use engine::{Engine, GraphFormat, LocalBackend, Plan, Selection, StateDocument};
-use engine_aws::AwsProvider;
 use miette::{IntoDiagnostic, Result, WrapErr, miette};
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -74,11 +73,11 @@ pub async fn run(cli: Cli) -> Result<u8> {
             Ok(if report.is_clean() { OK } else { CHANGES })
         }
         Command::Graph(a) => {
-            let provider = Arc::new(AwsProvider::from_env().await);
-            let engine = Engine::builder()
-                .spec_file(&a.spec)
-                .provider(provider)
-                .build()?;
+            let mut builder = Engine::builder().spec_file(&a.spec);
+            for p in providers::all().await {
+                builder = builder.provider(p);
+            }
+            let engine = builder.build()?;
             let format = match a.format {
                 GraphFormatArg::Dot => GraphFormat::Dot,
                 GraphFormatArg::Mermaid => GraphFormat::Mermaid,
@@ -204,14 +203,15 @@ async fn build(
         std::env::var(k).ok()
     })
     .map_err(|e| miette!("{e}"))?;
-    let provider = Arc::new(AwsProvider::from_env().await);
     let mut builder = Engine::builder()
         .spec_file(&common.spec)
-        .provider(provider)
         .selection(selection)
         .parallelism(parallelism)
         .confirm_protected(confirm_protected)
         .observer(Arc::new(Progress::new()));
+    for p in providers::all().await {
+        builder = builder.provider(p);
+    }
     if let Some(path) = &common.state {
         builder = builder.state(LocalBackend::new(path));
     }

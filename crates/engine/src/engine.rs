@@ -134,14 +134,24 @@ impl EngineBuilder {
                 format!("unknown cloud `{}` (expected aws or gcp)", globals.cloud),
             )])
         })?;
-        let provider = self
+        // Every provider of the lane expands its sections (several may share a lane: the cloud's
+        // own resources and what goes inside its clusters).
+        let lane_providers: Vec<Arc<dyn Provider>> = self
             .providers
             .iter()
-            .find(|p| p.lane() == lane.name())
+            .filter(|p| p.lane() == lane.name())
             .cloned()
-            .ok_or_else(|| {
-                EngineError::Builder(format!("no provider for the `{}` lane", lane.name()))
-            })?;
+            .collect();
+        if lane_providers.is_empty() {
+            return Err(EngineError::Builder(format!(
+                "no provider for the `{}` lane",
+                lane.name()
+            )));
+        }
+        let lane_sections: Vec<&str> = lane_providers
+            .iter()
+            .flat_map(|p| p.sections().iter().copied())
+            .collect();
         let mut errors = SpecErrors {
             file: spec.file().to_string(),
             errors: vec![],
@@ -150,7 +160,7 @@ impl EngineBuilder {
             if other.lane() != lane.name() {
                 // Sections of another lane's provider have no business in this spec.
                 for s in other.sections() {
-                    if !provider.sections().contains(s) && spec.text().contains(&format!("[{s}")) {
+                    if !lane_sections.contains(s) && spec.text().contains(&format!("[{s}")) {
                         errors.errors.push(spec.error(
                             &crate::spec::FieldPath::root(s),
                             format!("section `{s}` belongs to the {} lane", other.lane()),
@@ -160,7 +170,20 @@ impl EngineBuilder {
             }
         }
         errors.into_result()?;
-        let resources = provider.expand(&spec)?;
+        let mut resources = Vec::new();
+        let mut expand_errors: Option<SpecErrors> = None;
+        for p in &lane_providers {
+            match p.expand(&spec) {
+                Ok(r) => resources.extend(r),
+                Err(e) => match &mut expand_errors {
+                    Some(all) => all.extend(e),
+                    None => expand_errors = Some(e),
+                },
+            }
+        }
+        if let Some(e) = expand_errors {
+            return Err(e.into());
+        }
         let graph = ResourceGraph::build(resources).map_err(|messages| {
             spec.errors(
                 messages
@@ -201,7 +224,7 @@ impl EngineBuilder {
             lane,
             spec,
             graph,
-            provider,
+            providers: lane_providers,
             kinds,
             state,
             selection: self.selection,
@@ -227,7 +250,8 @@ pub struct Engine {
     lane: Lane,
     spec: SpecSource,
     graph: ResourceGraph,
-    provider: Arc<dyn Provider>,
+    /// The providers of the spec's lane.
+    providers: Vec<Arc<dyn Provider>>,
     kinds: HashMap<String, Arc<dyn Kind>>,
     state: LocalBackend,
     selection: Selection,
@@ -301,9 +325,13 @@ impl Engine {
         self.selection.has_feature(name)
     }
 
-    /// API calls made through the provider so far.
+    /// API calls made through the lane's providers so far.
     pub fn api_calls(&self) -> ApiCalls {
-        self.provider.api_calls()
+        let mut all = ApiCalls::default();
+        for p in &self.providers {
+            all.add(&p.api_calls());
+        }
+        all
     }
 
     fn context(&self) -> Context {
@@ -328,7 +356,7 @@ impl Engine {
     /// Refreshes and diffs: what `apply` would do.
     pub async fn plan(&self) -> Result<Plan, EngineError> {
         let state = self.state.load_or_new(&self.name)?;
-        let before = self.provider.api_calls();
+        let before = self.api_calls();
         let selected = self.graph.select(&self.targets, &self.excludes);
         let orphans: Vec<Address> = state
             .resources
@@ -357,7 +385,7 @@ impl Engine {
             changes,
             kept: vec![],
             refreshed: wanted.len(),
-            api_calls: self.provider.api_calls().since(&before),
+            api_calls: self.api_calls().since(&before),
             prior: live,
         })
     }
@@ -366,7 +394,7 @@ impl Engine {
     /// Protected resources (and what they need) are kept unless confirmed.
     pub async fn plan_destroy(&self) -> Result<Plan, EngineError> {
         let state = self.state.load_or_new(&self.name)?;
-        let before = self.provider.api_calls();
+        let before = self.api_calls();
         let scope = self.recorded_in_scope(&state);
         let mut kept: BTreeSet<Address> = BTreeSet::new();
         if !self.confirm_protected {
@@ -401,7 +429,7 @@ impl Engine {
             changes,
             kept: kept.into_iter().collect(),
             refreshed: wanted.len(),
-            api_calls: self.provider.api_calls().since(&before),
+            api_calls: self.api_calls().since(&before),
             prior: live,
         })
     }
@@ -436,7 +464,7 @@ impl Engine {
                 });
             }
         }
-        let before = self.provider.api_calls();
+        let before = self.api_calls();
         let journal = Journal::new(self.state.clone(), state);
         let steps = execute(
             plan,
@@ -455,7 +483,7 @@ impl Engine {
         .await;
         Ok(ApplyReport {
             steps,
-            api_calls: self.provider.api_calls().since(&before),
+            api_calls: self.api_calls().since(&before),
             elapsed: started.elapsed(),
         })
     }
@@ -470,7 +498,7 @@ impl Engine {
     /// Compares live state with what was last applied. Never writes state, never locks.
     pub async fn drift(&self) -> Result<DriftReport, EngineError> {
         let state = self.state.load_or_new(&self.name)?;
-        let before = self.provider.api_calls();
+        let before = self.api_calls();
         let scope = self.recorded_in_scope(&state);
         self.observer
             .event(Event::RefreshStarted { count: scope.len() });
@@ -493,7 +521,7 @@ impl Engine {
             checked: scope.len(),
             drifted,
             not_applied,
-            api_calls: self.provider.api_calls().since(&before),
+            api_calls: self.api_calls().since(&before),
         })
     }
 }

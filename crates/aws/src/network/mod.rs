@@ -9,7 +9,7 @@ mod flow_log;
 mod iam_role;
 mod internet_gateway;
 mod log_group;
-mod lookup;
+pub(crate) mod lookup;
 mod nat_gateway;
 mod route;
 mod route53_zone;

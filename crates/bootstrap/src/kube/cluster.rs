@@ -1,0 +1,292 @@
+//! One connected cluster: the kube client, a discovery cache, and the calls the kinds make, each
+//! counted (`kube:<Operation>`) so a no-op apply can be shown to send no write.
+
+use super::object_id::ObjectId;
+use engine::{ApiCall, ApiCallCounter, KindError};
+use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
+use kube::discovery::ApiResource;
+use serde_json::Value as Json;
+use std::collections::HashMap;
+use tokio::sync::RwLock;
+
+/// The field manager of every server-side apply the engine sends.
+pub const FIELD_MANAGER: &str = "engine";
+
+/// A resource type as discovery describes it.
+#[derive(Debug, Clone)]
+pub struct ResourceType {
+    pub api: ApiResource,
+    pub namespaced: bool,
+}
+
+/// A cluster the kinds talk to.
+pub struct Cluster {
+    pub name: String,
+    client: kube::Client,
+    calls: ApiCallCounter,
+    /// `(apiVersion, kind)` -> type; `None` until first needed.
+    types: RwLock<Option<HashMap<(String, String), ResourceType>>>,
+}
+
+impl Cluster {
+    pub fn new(name: &str, client: kube::Client, calls: ApiCallCounter) -> Cluster {
+        Cluster {
+            name: name.to_string(),
+            client,
+            calls,
+            types: RwLock::new(None),
+        }
+    }
+
+    fn count(&self, operation: &str) {
+        self.calls.record(&ApiCall {
+            service: "kube".into(),
+            operation: operation.into(),
+        });
+    }
+
+    /// The type serving `api_version`/`kind`. Discovery is read once and read again when a type
+    /// is missing (a CRD applied since).
+    pub async fn resource_type(
+        &self,
+        api_version: &str,
+        kind: &str,
+    ) -> Result<ResourceType, KindError> {
+        let key = (api_version.to_string(), kind.to_string());
+        if let Some(types) = self.types.read().await.as_ref()
+            && let Some(t) = types.get(&key)
+        {
+            return Ok(t.clone());
+        }
+        let types = self.discover().await?;
+        let found = types.get(&key).cloned();
+        *self.types.write().await = Some(types);
+        found.ok_or_else(|| {
+            KindError::new(format!(
+                "cluster `{}` serves no kind `{kind}` in `{api_version}`",
+                self.name
+            ))
+        })
+    }
+
+    /// Forgets discovery (after CRDs change).
+    pub async fn forget_types(&self) {
+        *self.types.write().await = None;
+    }
+
+    async fn discover(&self) -> Result<HashMap<(String, String), ResourceType>, KindError> {
+        self.count("GetDiscovery");
+        let core = self
+            .client
+            .list_core_api_versions_aggregated()
+            .await
+            .map_err(|e| self.error("discovery", e))?;
+        self.count("GetDiscovery");
+        let groups = self
+            .client
+            .list_api_groups_aggregated()
+            .await
+            .map_err(|e| self.error("discovery", e))?;
+        let mut types = HashMap::new();
+        for group in core.items.iter().chain(groups.items.iter()) {
+            let group_name = group
+                .metadata
+                .as_ref()
+                .and_then(|m| m.name.clone())
+                .unwrap_or_default();
+            for version in &group.versions {
+                let Some(v) = &version.version else { continue };
+                let api_version = if group_name.is_empty() {
+                    v.clone()
+                } else {
+                    format!("{group_name}/{v}")
+                };
+                for r in &version.resources {
+                    let (Some(plural), Some(kind)) = (
+                        &r.resource,
+                        r.response_kind.as_ref().and_then(|k| k.kind.clone()),
+                    ) else {
+                        continue;
+                    };
+                    let api = ApiResource {
+                        group: group_name.clone(),
+                        version: v.clone(),
+                        api_version: api_version.clone(),
+                        kind: kind.clone(),
+                        plural: plural.clone(),
+                    };
+                    let namespaced = r.scope.as_deref() == Some("Namespaced");
+                    types.insert(
+                        (api_version.clone(), kind),
+                        ResourceType { api, namespaced },
+                    );
+                }
+            }
+        }
+        Ok(types)
+    }
+
+    /// Every `group/version` the cluster serves (for Helm's `.Capabilities.APIVersions`).
+    pub async fn api_versions(&self) -> Result<Vec<String>, KindError> {
+        if self.types.read().await.is_none() {
+            let types = self.discover().await?;
+            *self.types.write().await = Some(types);
+        }
+        let types = self.types.read().await;
+        let mut out: Vec<String> = types
+            .as_ref()
+            .map(|t| {
+                t.keys()
+                    .flat_map(|(v, k)| [v.clone(), format!("{v}/{k}")])
+                    .collect()
+            })
+            .unwrap_or_default();
+        out.sort();
+        out.dedup();
+        Ok(out)
+    }
+
+    /// The server's version (`v1.36.5`).
+    pub async fn server_version(&self) -> Result<String, KindError> {
+        self.count("GetVersion");
+        let info = self
+            .client
+            .apiserver_version()
+            .await
+            .map_err(|e| self.error("version", e))?;
+        Ok(info.git_version)
+    }
+
+    async fn api(&self, id: &ObjectId) -> Result<(Api<DynamicObject>, ResourceType), KindError> {
+        let t = self.resource_type(&id.api_version, &id.kind).await?;
+        let api = if t.namespaced {
+            if id.namespace.is_empty() {
+                return Err(KindError::new(format!(
+                    "{id}: a namespaced object needs a namespace"
+                )));
+            }
+            Api::namespaced_with(self.client.clone(), &id.namespace, &t.api)
+        } else {
+            Api::all_with(self.client.clone(), &t.api)
+        };
+        Ok((api, t))
+    }
+
+    /// The object, or `None` when it does not exist.
+    pub async fn get(&self, id: &ObjectId) -> Result<Option<Json>, KindError> {
+        let (api, _) = match self.api(id).await {
+            Ok(a) => a,
+            // A kind the cluster does not serve (its CRD is gone) has no objects.
+            Err(_) if self.resource_type(&id.api_version, &id.kind).await.is_err() => {
+                return Ok(None);
+            }
+            Err(e) => return Err(e),
+        };
+        self.count("GetObject");
+        let found = api
+            .get_opt(&id.name)
+            .await
+            .map_err(|e| self.error(&id.to_string(), e))?;
+        found.map(|o| to_json(&o)).transpose()
+    }
+
+    /// Every object of a type (in one namespace, or in all), by name.
+    pub async fn list(
+        &self,
+        api_version: &str,
+        kind: &str,
+        namespace: &str,
+    ) -> Result<Vec<Json>, KindError> {
+        let Ok(t) = self.resource_type(api_version, kind).await else {
+            return Ok(vec![]);
+        };
+        let api: Api<DynamicObject> = if t.namespaced && !namespace.is_empty() {
+            Api::namespaced_with(self.client.clone(), namespace, &t.api)
+        } else {
+            Api::all_with(self.client.clone(), &t.api)
+        };
+        self.count("ListObjects");
+        let list = api
+            .list(&ListParams::default())
+            .await
+            .map_err(|e| self.error(&format!("{kind} list"), e))?;
+        // List items come without their type; give it back so they compare like single reads.
+        list.items
+            .iter()
+            .map(|o| {
+                let mut j = to_json(o)?;
+                j["apiVersion"] = Json::String(t.api.api_version.clone());
+                j["kind"] = Json::String(t.api.kind.clone());
+                Ok(j)
+            })
+            .collect()
+    }
+
+    /// Server-side applies `manifest` under the engine's field manager; `force` takes over fields
+    /// another manager owns. Returns the object as stored.
+    pub async fn apply(&self, manifest: &Json, force: bool) -> Result<Json, KindError> {
+        let id = ObjectId::of(manifest)
+            .ok_or_else(|| KindError::new("an object needs apiVersion, kind and metadata.name"))?;
+        let (api, _) = self.api(&id).await?;
+        let mut params = PatchParams::apply(FIELD_MANAGER);
+        if force {
+            params = params.force();
+        }
+        self.count("ApplyObject");
+        let stored = api
+            .patch(&id.name, &params, &Patch::Apply(manifest))
+            .await
+            .map_err(|e| self.error(&id.to_string(), e))?;
+        to_json(&stored)
+    }
+
+    /// Merge-patches `patch` into an existing object (annotations, `spec.suspend`).
+    pub async fn merge_patch(&self, id: &ObjectId, patch: &Json) -> Result<(), KindError> {
+        let (api, _) = self.api(id).await?;
+        self.count("PatchObject");
+        api.patch(&id.name, &PatchParams::default(), &Patch::Merge(patch))
+            .await
+            .map_err(|e| self.error(&id.to_string(), e))?;
+        Ok(())
+    }
+
+    /// Deletes the object; `false` when it was already gone.
+    pub async fn delete(&self, id: &ObjectId) -> Result<bool, KindError> {
+        let (api, _) = match self.api(id).await {
+            Ok(a) => a,
+            Err(_) if self.resource_type(&id.api_version, &id.kind).await.is_err() => {
+                return Ok(false);
+            }
+            Err(e) => return Err(e),
+        };
+        self.count("DeleteObject");
+        match api.delete(&id.name, &DeleteParams::background()).await {
+            Ok(_) => Ok(true),
+            Err(kube::Error::Api(status)) if status.code == 404 => Ok(false),
+            Err(e) => Err(self.error(&id.to_string(), e)),
+        }
+    }
+
+    /// A kind error naming what was being done; retryable when the server may accept it later.
+    fn error(&self, what: &str, e: kube::Error) -> KindError {
+        match e {
+            kube::Error::Api(status) => {
+                let retryable = matches!(status.code, 409 | 429 | 500 | 503 | 504)
+                    && status.reason != "AlreadyExists";
+                KindError {
+                    message: format!(
+                        "cluster `{}`: {what}: {} ({})",
+                        self.name, status.message, status.reason
+                    ),
+                    code: Some(status.reason.clone()),
+                    retryable,
+                }
+            }
+            other => KindError::retryable(format!("cluster `{}`: {what}: {other}", self.name)),
+        }
+    }
+}
+
+fn to_json(o: &DynamicObject) -> Result<Json, KindError> {
+    serde_json::to_value(o).map_err(|e| KindError::new(format!("object from the API server: {e}")))
+}

@@ -1,0 +1,89 @@
+//! What the kube kinds share: the connector, connected clusters, the call counter, chart pulling
+//! and the secret source.
+
+use super::cluster::Cluster;
+use super::connect::{ClusterTarget, KubeConnector};
+use crate::openbao::SecretSource;
+use engine::{ApiCallCounter, Attrs, KindError};
+use engine_helm::PullOptions;
+use serde_json::Value as Json;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Clients older than this are rebuilt, so short-lived tokens (EKS: 15 minutes) are minted anew.
+const CLIENT_LIFETIME: Duration = Duration::from_secs(10 * 60);
+
+pub(crate) struct Shared {
+    pub connector: Arc<dyn KubeConnector>,
+    pub calls: ApiCallCounter,
+    pub pull: PullOptions,
+    pub secrets: Arc<dyn SecretSource>,
+    pub wait_timeout: Duration,
+    pub poll_interval: Duration,
+    clusters: tokio::sync::Mutex<HashMap<ClusterTarget, (Arc<Cluster>, Instant)>>,
+    /// The last full target seen per cluster name: lets a resource removed from the spec (whose
+    /// desired attributes are gone) still reach its cluster.
+    targets: Mutex<HashMap<String, ClusterTarget>>,
+}
+
+impl Shared {
+    pub fn new(
+        connector: Arc<dyn KubeConnector>,
+        pull: PullOptions,
+        secrets: Arc<dyn SecretSource>,
+        wait_timeout: Duration,
+        poll_interval: Duration,
+    ) -> Shared {
+        Shared {
+            connector,
+            calls: ApiCallCounter::default(),
+            pull,
+            secrets,
+            wait_timeout,
+            poll_interval,
+            clusters: Default::default(),
+            targets: Default::default(),
+        }
+    }
+
+    /// The cluster a resource's attributes name (`cluster`, and `cluster_endpoint` +
+    /// `cluster_ca` when the cluster is made by the same spec).
+    pub fn target(&self, attrs: &Attrs) -> Result<ClusterTarget, KindError> {
+        let text = |k: &str| attrs.get(k).and_then(Json::as_str).map(str::to_string);
+        let name = text("cluster").ok_or_else(|| KindError::new("no `cluster` attribute"))?;
+        let target = ClusterTarget {
+            name: name.clone(),
+            endpoint: text("cluster_endpoint"),
+            ca_pem: text("cluster_ca"),
+        };
+        let mut known = self.targets.lock().unwrap_or_else(|p| p.into_inner());
+        if target.endpoint.is_some() {
+            known.insert(name, target.clone());
+            Ok(target)
+        } else {
+            Ok(known.get(&name).cloned().unwrap_or(target))
+        }
+    }
+
+    /// A client for `target`, made once and remade when old.
+    pub async fn cluster(&self, target: &ClusterTarget) -> Result<Arc<Cluster>, KindError> {
+        let mut clusters = self.clusters.lock().await;
+        if let Some((c, made)) = clusters.get(target)
+            && made.elapsed() < CLIENT_LIFETIME
+        {
+            return Ok(c.clone());
+        }
+        engine_helm::oci::install_crypto_provider();
+        let config = self
+            .connector
+            .config(target)
+            .await
+            .map_err(|e| KindError::new(e.0))?;
+        let client = kube::Client::try_from(config)
+            .map_err(|e| KindError::new(format!("cluster `{}`: client: {e}", target.name)))?;
+        let cluster = Arc::new(Cluster::new(&target.name, client, self.calls.clone()));
+        clusters.insert(target.clone(), (cluster.clone(), Instant::now()));
+        Ok(cluster)
+    }
+}

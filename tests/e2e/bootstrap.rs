@@ -1,0 +1,888 @@
+//! The cluster bootstrap against a real kube-apiserver (+ kwok nodes): Gateway API CRDs, Cilium,
+//! Flux Operator, Flux Instance and the bootstrap objects, with charts pulled from a local
+//! registry. Install, no-op re-apply, drift and repair, chart upgrade with pruning, errors,
+//! destroy.
+
+use engine::{Action, Engine, LocalBackend};
+use engine_bootstrap::BootstrapProvider;
+use engine_bootstrap::kube::Kube;
+use engine_bootstrap::openbao::MemorySecrets;
+use engine_bootstrap::{Secret, openbao::SecretSink};
+use engine_tests::registry::fixtures;
+use engine_tests::{KubeCluster, Registry};
+use kube::api::{Api, DynamicObject, Patch, PatchParams};
+use kube::discovery::ApiResource;
+use serde_json::{Value as Json, json};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+const FLUX_APP_KEY: &str =
+    "-----BEGIN FAKE KEY-----\nbootstrap-secret-value-7f3a\n-----END FAKE KEY-----";
+
+struct Peers {
+    cluster: KubeCluster,
+    registry: Registry,
+    secrets: Arc<MemorySecrets>,
+}
+
+async fn peers() -> Peers {
+    let cluster = KubeCluster::start(2);
+    let registry = Registry::start();
+    registry
+        .push_fixtures(&[
+            "cilium-1.19.6.tgz",
+            "cilium-1.20.0.tgz",
+            "flux-operator-0.49.0.tgz",
+            "flux-instance-0.49.0.tgz",
+        ])
+        .await;
+    let secrets = Arc::new(MemorySecrets::new());
+    secrets
+        .put("github/flux-app/private-key", &Secret::new(FLUX_APP_KEY))
+        .await
+        .unwrap();
+    secrets
+        .put("github/flux-app/app-id", &Secret::new("123456"))
+        .await
+        .unwrap();
+    // What EKS installs as addons: the DaemonSets the bootstrap parks.
+    let client = cluster.client().await;
+    for name in ["aws-node", "kube-proxy"] {
+        let ds = json!({
+            "apiVersion": "apps/v1", "kind": "DaemonSet",
+            "metadata": {"name": name, "namespace": "kube-system"},
+            "spec": {
+                "selector": {"matchLabels": {"k8s-app": name}},
+                "template": {
+                    "metadata": {"labels": {"k8s-app": name}},
+                    "spec": {"containers": [{"name": name, "image": format!("registry.example/{name}:1")}]},
+                },
+            },
+        });
+        daemonsets(&client)
+            .patch(name, &PatchParams::apply("eks"), &Patch::Apply(&ds))
+            .await
+            .expect("addon DaemonSet");
+    }
+    Peers {
+        cluster,
+        registry,
+        secrets,
+    }
+}
+
+fn daemonsets(client: &kube::Client) -> Api<DynamicObject> {
+    let ar = ApiResource {
+        group: "apps".into(),
+        version: "v1".into(),
+        api_version: "apps/v1".into(),
+        kind: "DaemonSet".into(),
+        plural: "daemonsets".into(),
+    };
+    Api::namespaced_with(client.clone(), "kube-system", &ar)
+}
+
+fn spec(p: &Peers, cilium: &str) -> String {
+    let gateway = fixtures().join("gateway-api/{channel}-install-{version}.yaml");
+    format!(
+        r#"
+[globals]
+cloud = "aws"
+region = "eu-west-3"
+cluster_name = "aws-0"
+domain = "example.test"
+
+[globals.tags]
+environment = "test"
+
+[globals.versions]
+cilium = "{cilium}"
+flux_operator = "0.49.0"
+flux_instance = "0.49.0"
+gateway_api = "v1.6.1"
+
+[globals.flux]
+repository = "https://github.com/example/platform.git"
+reference = "refs/heads/main"
+
+[bootstrap]
+api_server_host = "api.aws-0.example.test"
+timeout_seconds = 120
+
+[bootstrap.gateway_api]
+source = "{gateway}"
+
+[bootstrap.cilium]
+chart = "{repo}/cilium"
+wait = false
+
+[bootstrap.flux_operator]
+chart = "{repo}/flux-operator"
+
+[bootstrap.flux_instance]
+chart = "{repo}/flux-instance"
+storage_class = "gp3"
+wait = false
+
+[bootstrap.vars]
+team = "platform"
+
+[bootstrap.flux_secret]
+data = {{ githubAppID = "github/flux-app/app-id", githubAppPrivateKey = "github/flux-app/private-key" }}
+
+[bootstrap.storage_class]
+name = "gp3"
+provisioner = "ebs.csi.aws.com"
+parameters = {{ type = "gp3", encrypted = "true" }}
+"#,
+        gateway = gateway.display(),
+        repo = p.registry.repo(),
+    )
+}
+
+fn engine(p: &Peers, spec_text: &str, dir: &Path) -> (Engine, Arc<BootstrapProvider>) {
+    let secrets = p.secrets.clone();
+    let provider = Arc::new(
+        BootstrapProvider::builder("aws")
+            .connector(p.cluster.connector())
+            .kube(move |connector| {
+                Kube::builder(connector)
+                    .secret_source(secrets)
+                    .poll_interval(Duration::from_millis(300))
+                    .build()
+            })
+            .build(),
+    );
+    let engine = Engine::builder()
+        .spec_str("specs/aws.toml", "aws", spec_text)
+        .provider(provider.clone())
+        .state(LocalBackend::new(dir.join("aws.state.json")))
+        .retry_backoff(Duration::from_millis(200))
+        .build()
+        .unwrap_or_else(|e| panic!("spec is valid: {e:?}"));
+    (engine, provider)
+}
+
+async fn get(
+    client: &kube::Client,
+    ar: &ApiResource,
+    ns: Option<&str>,
+    name: &str,
+) -> Option<Json> {
+    let api: Api<DynamicObject> = match ns {
+        Some(ns) => Api::namespaced_with(client.clone(), ns, ar),
+        None => Api::all_with(client.clone(), ar),
+    };
+    api.get_opt(name)
+        .await
+        .expect("get")
+        .map(|o| serde_json::to_value(o).unwrap())
+}
+
+fn ar(api_version: &str, kind: &str, plural: &str) -> ApiResource {
+    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+    ApiResource {
+        group: group.into(),
+        version: version.into(),
+        api_version: api_version.into(),
+        kind: kind.into(),
+        plural: plural.into(),
+    }
+}
+
+/// Every object in the cluster that the engine's field manager still manages.
+async fn engine_managed(client: &kube::Client) -> Vec<String> {
+    let core = client
+        .list_core_api_versions_aggregated()
+        .await
+        .expect("discovery");
+    let groups = client
+        .list_api_groups_aggregated()
+        .await
+        .expect("discovery");
+    let mut out = Vec::new();
+    for group in core.items.iter().chain(&groups.items) {
+        let group_name = group
+            .metadata
+            .as_ref()
+            .and_then(|m| m.name.clone())
+            .unwrap_or_default();
+        // The preferred (first) version of each group is enough: objects are the same.
+        let Some(version) = group.versions.first() else {
+            continue;
+        };
+        let v = version.version.clone().unwrap_or_default();
+        let api_version = if group_name.is_empty() {
+            v.clone()
+        } else {
+            format!("{group_name}/{v}")
+        };
+        for r in &version.resources {
+            let (Some(plural), Some(kind)) = (
+                r.resource.clone(),
+                r.response_kind.as_ref().and_then(|k| k.kind.clone()),
+            ) else {
+                continue;
+            };
+            if !r.verbs.iter().any(|v| v == "list") {
+                continue;
+            }
+            let api: Api<DynamicObject> =
+                Api::all_with(client.clone(), &ar(&api_version, &kind, &plural));
+            let Ok(list) = api.list(&Default::default()).await else {
+                continue;
+            };
+            for o in list.items {
+                let managed = o
+                    .metadata
+                    .managed_fields
+                    .iter()
+                    .flatten()
+                    .any(|m| m.manager.as_deref() == Some("engine"));
+                if managed {
+                    out.push(format!(
+                        "{kind} {}/{}",
+                        o.metadata.namespace.clone().unwrap_or_default(),
+                        o.metadata.name.clone().unwrap_or_default()
+                    ));
+                }
+            }
+        }
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bootstrap_installs_reapplies_as_noop_repairs_drift_upgrades_and_destroys() {
+    let p = peers().await;
+    let dir = tempfile::tempdir().unwrap();
+    let client = p.cluster.client().await;
+
+    // Install from nothing.
+    let (engine, _provider) = engine(&p, &spec(&p, "1.19.6"), dir.path());
+    let plan = engine.plan().await.expect("plan");
+    let creates = plan
+        .actions()
+        .filter(|c| c.action == Action::Create)
+        .count();
+    assert_eq!(
+        creates,
+        10,
+        "every bootstrap resource is created: {:#?}",
+        plan.summary()
+    );
+    // The addons' DaemonSets exist: parking them is an in-place change of objects the engine
+    // does not own.
+    for patch in [
+        "aws.bootstrap.k8s_object.aws_node_patch",
+        "aws.bootstrap.k8s_object.kube_proxy_patch",
+    ] {
+        assert_eq!(
+            plan.change(patch).map(|c| c.action),
+            Some(Action::Update),
+            "{patch}"
+        );
+    }
+    let started = std::time::Instant::now();
+    let report = engine.apply(&plan).await.expect("apply");
+    let install_time = started.elapsed();
+    assert!(
+        report.is_success(),
+        "install failed: {:#?}\napiserver log tail: {}",
+        report.failures().collect::<Vec<_>>(),
+        tail(&p.cluster.log("kube-apiserver"))
+    );
+    let applied = report
+        .api_calls
+        .by_operation
+        .get("kube:ApplyObject")
+        .copied()
+        .unwrap_or(0);
+    eprintln!(
+        "install: {install_time:?}, {applied} objects applied, calls {:?}",
+        report.api_calls
+    );
+
+    // What was asked for is there.
+    let fi = get(
+        &client,
+        &ar("fluxcd.controlplane.io/v1", "FluxInstance", "fluxinstances"),
+        Some("flux-system"),
+        "flux",
+    )
+    .await
+    .expect("the FluxInstance exists");
+    assert_eq!(fi["spec"]["sync"]["path"], "clusters/aws-0");
+    assert_eq!(
+        fi["spec"]["sync"]["url"],
+        "https://github.com/example/platform.git"
+    );
+    assert_eq!(fi["spec"]["sync"]["ref"], "refs/heads/main");
+    assert_eq!(fi["spec"]["distribution"]["version"], "2.x");
+    assert_eq!(fi["spec"]["storage"]["class"], "gp3");
+    let components = fi["spec"]["components"].as_array().unwrap();
+    assert!(
+        components.contains(&json!("source-watcher")),
+        "{components:?}"
+    );
+    let gw = get(
+        &client,
+        &ar(
+            "apiextensions.k8s.io/v1",
+            "CustomResourceDefinition",
+            "customresourcedefinitions",
+        ),
+        None,
+        "gateways.gateway.networking.k8s.io",
+    )
+    .await
+    .expect("Gateway API CRDs are installed");
+    assert_eq!(
+        gw["metadata"]["annotations"]["gateway.networking.k8s.io/channel"],
+        "experimental"
+    );
+    let vars = get(
+        &client,
+        &ar("v1", "ConfigMap", "configmaps"),
+        Some("flux-system"),
+        "eks-aws-0-vars",
+    )
+    .await
+    .expect("vars ConfigMap");
+    assert_eq!(vars["data"]["cluster_name"], "aws-0");
+    assert_eq!(vars["data"]["team"], "platform");
+    assert_eq!(vars["data"]["private_domain"], "priv.aws.example.test");
+    let secret = get(
+        &client,
+        &ar("v1", "Secret", "secrets"),
+        Some("flux-system"),
+        "flux-system",
+    )
+    .await
+    .expect("flux-system Secret");
+    use base64::Engine as _;
+    let key = base64::engine::general_purpose::STANDARD
+        .decode(secret["data"]["githubAppPrivateKey"].as_str().unwrap())
+        .unwrap();
+    assert_eq!(key, FLUX_APP_KEY.as_bytes());
+    let aws_node = get(
+        &client,
+        &ar("apps/v1", "DaemonSet", "daemonsets"),
+        Some("kube-system"),
+        "aws-node",
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        aws_node["spec"]["template"]["spec"]["nodeSelector"]["engine/disabled"],
+        "true"
+    );
+    let cilium_cm = get(
+        &client,
+        &ar("v1", "ConfigMap", "configmaps"),
+        Some("kube-system"),
+        "cilium-config",
+    )
+    .await
+    .expect("cilium-config from the chart");
+    assert_eq!(cilium_cm["data"]["ipam"], "eni");
+    assert_eq!(cilium_cm["data"]["kube-proxy-replacement"], "true");
+    let operator = get(
+        &client,
+        &ar("apps/v1", "Deployment", "deployments"),
+        Some("flux-system"),
+        "flux-operator",
+    )
+    .await
+    .expect("flux-operator Deployment");
+    assert!(
+        operator["status"]["availableReplicas"]
+            .as_i64()
+            .unwrap_or(0)
+            >= 1,
+        "waited for: {operator}"
+    );
+
+    // Secrets never reach the state file.
+    let state_text = std::fs::read_to_string(dir.path().join("aws.state.json")).unwrap();
+    assert!(!state_text.contains("bootstrap-secret-value-7f3a"));
+    let encoded = base64::engine::general_purpose::STANDARD.encode(FLUX_APP_KEY);
+    assert!(!state_text.contains(&encoded));
+
+    // Re-apply: nothing to do, and no write reaches the API server.
+    let before = engine.api_calls();
+    let plan = engine.plan().await.expect("second plan");
+    assert!(
+        !plan.has_changes(),
+        "second plan is empty: {:#?}",
+        plan.changes
+    );
+    let report = engine.apply(&plan).await.expect("second apply");
+    assert!(report.is_success());
+    let calls = engine.api_calls().since(&before);
+    assert_eq!(
+        calls.mutating(),
+        0,
+        "no-op apply wrote: {:?}",
+        calls.mutating_operations()
+    );
+    eprintln!("no-op plan + apply calls: {calls:?}");
+
+    // Someone else changes things: drift reports them field by field; apply repairs.
+    let cm_api: Api<DynamicObject> = Api::namespaced_with(
+        client.clone(),
+        "kube-system",
+        &ar("v1", "ConfigMap", "configmaps"),
+    );
+    cm_api
+        .patch(
+            "cilium-config",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"data": {"ipam": "kubernetes"}})),
+        )
+        .await
+        .unwrap();
+    let vars_api: Api<DynamicObject> = Api::namespaced_with(
+        client.clone(),
+        "flux-system",
+        &ar("v1", "ConfigMap", "configmaps"),
+    );
+    vars_api
+        .delete("eks-aws-0-vars", &Default::default())
+        .await
+        .unwrap();
+    let drift = engine.drift().await.expect("drift");
+    assert!(!drift.is_clean());
+    let text = format!("{:?}", drift.drifted);
+    assert!(text.contains("aws.bootstrap.helm_release.cilium"), "{text}");
+    assert!(
+        text.contains(".data.ipam: \\\"kubernetes\\\" -> \\\"eni\\\""),
+        "{text}"
+    );
+    assert!(
+        text.contains("aws.bootstrap.k8s_object.flux_vars"),
+        "{text}"
+    );
+    assert_eq!(drift.drifted.len(), 2, "{text}");
+    let plan = engine.plan().await.unwrap();
+    let report = engine.apply(&plan).await.unwrap();
+    assert!(
+        report.is_success(),
+        "{:#?}",
+        report.failures().collect::<Vec<_>>()
+    );
+    assert!(engine.drift().await.unwrap().is_clean());
+    let cm = get(
+        &client,
+        &ar("v1", "ConfigMap", "configmaps"),
+        Some("kube-system"),
+        "cilium-config",
+    )
+    .await
+    .unwrap();
+    assert_eq!(cm["data"]["ipam"], "eni");
+
+    // Upgrade Cilium 1.19.6 -> 1.20.0: an in-place update; objects the new chart no longer has
+    // are pruned.
+    let state_before = std::fs::read_to_string(dir.path().join("aws.state.json")).unwrap();
+    let old_objects = release_objects(&state_before, "aws.bootstrap.helm_release.cilium");
+    // The same upgrade turns Hubble Relay off, so the new render lacks objects the old one had.
+    let upgraded = spec(&p, "1.20.0").replace(
+        "chart = \"{repo}/cilium\"\nwait = false".replace("{repo}", &p.registry.repo()).as_str(),
+        &format!(
+            "chart = \"{}/cilium\"\nwait = false\nvalues = {{ hubble = {{ relay = {{ enabled = false }} }} }}",
+            p.registry.repo()
+        ),
+    );
+    assert!(upgraded.contains("relay = { enabled = false }"));
+    let (engine, _) = self::engine(&p, &upgraded, dir.path());
+    let plan = engine.plan().await.unwrap();
+    let change = plan
+        .change("aws.bootstrap.helm_release.cilium")
+        .expect("cilium changes");
+    assert_eq!(change.action, Action::Update);
+    // The vars ConfigMap carries the versions for Flux's substitutions.
+    let changed: Vec<&str> = plan
+        .actions()
+        .filter(|c| c.action != Action::NoOp)
+        .map(|c| c.address.as_str())
+        .collect();
+    assert_eq!(
+        changed,
+        [
+            "aws.bootstrap.helm_release.cilium",
+            "aws.bootstrap.k8s_object.flux_vars"
+        ]
+    );
+    let report = engine.apply(&plan).await.unwrap();
+    assert!(
+        report.is_success(),
+        "{:#?}",
+        report.failures().collect::<Vec<_>>()
+    );
+    let state_after = std::fs::read_to_string(dir.path().join("aws.state.json")).unwrap();
+    let new_objects = release_objects(&state_after, "aws.bootstrap.helm_release.cilium");
+    let removed: Vec<&String> = old_objects
+        .iter()
+        .filter(|o| !new_objects.contains(o))
+        .collect();
+    for key in &removed {
+        let parts: Vec<&str> = key.split('|').collect();
+        let (api_version, kind, ns, name) = (parts[0], parts[1], parts[2], parts[3]);
+        let plural = format!("{}s", kind.to_lowercase());
+        let found = get(
+            &client,
+            &ar(api_version, kind, &plural),
+            (!ns.is_empty()).then_some(ns),
+            name,
+        )
+        .await;
+        assert!(found.is_none(), "{key} was pruned");
+    }
+    assert!(
+        removed
+            .iter()
+            .any(|k| k.as_str() == "apps/v1|Deployment|kube-system|hubble-relay"),
+        "hubble-relay is pruned: {removed:?}"
+    );
+    eprintln!(
+        "upgrade: {} objects before, {} after, {} pruned",
+        old_objects.len(),
+        new_objects.len(),
+        removed.len()
+    );
+    let ds = get(
+        &client,
+        &ar("apps/v1", "DaemonSet", "daemonsets"),
+        Some("kube-system"),
+        "cilium",
+    )
+    .await
+    .unwrap();
+    let image = ds["spec"]["template"]["spec"]["containers"][0]["image"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(image.contains("v1.20.0"), "{image}");
+    assert!(!engine.plan().await.unwrap().has_changes());
+
+    // Destroy: Flux is suspended first, everything the engine made is gone, the parked
+    // DaemonSets are given back.
+    let plan = engine.plan_destroy().await.unwrap();
+    let report = engine.apply(&plan).await.unwrap();
+    assert!(
+        report.is_success(),
+        "{:#?}",
+        report.failures().collect::<Vec<_>>()
+    );
+    let left = engine_managed(&client).await;
+    assert!(left.is_empty(), "engine-managed objects left: {left:?}");
+    let aws_node = get(
+        &client,
+        &ar("apps/v1", "DaemonSet", "daemonsets"),
+        Some("kube-system"),
+        "aws-node",
+    )
+    .await
+    .expect("the addon's DaemonSet is not deleted");
+    assert!(
+        aws_node["spec"]["template"]["spec"]["nodeSelector"]
+            .get("engine/disabled")
+            .is_none()
+    );
+}
+
+fn release_objects(state: &str, address: &str) -> Vec<String> {
+    let doc: Json = serde_json::from_str(state).unwrap();
+    doc["resources"][address]["attributes"]["objects"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{address} in state"))
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect()
+}
+
+fn tail(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(20)..].join("\n")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bad_object_is_an_error_naming_it_and_nothing_is_applied() {
+    let cluster = KubeCluster::start(0);
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.yaml");
+    std::fs::write(
+        &bad,
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fine\n  namespace: default\n---\napiVersion: widgets.example.com/v1\nkind: Widget\nmetadata:\n  name: gizmo\n  namespace: default\n",
+    )
+    .unwrap();
+    let text = format!(
+        "[globals]\ncloud = \"aws\"\nregion = \"eu-west-3\"\ncluster_name = \"aws-0\"\ndomain = \"example.test\"\n[globals.versions]\ngateway_api = \"v0\"\n[bootstrap]\ndisable_aws_node = false\ndisable_kube_proxy = false\n[bootstrap.gateway_api]\nsource = \"{}\"\n",
+        bad.display()
+    );
+    let provider = Arc::new(
+        BootstrapProvider::builder("aws")
+            .connector(cluster.connector())
+            .build(),
+    );
+    let engine = Engine::builder()
+        .spec_str("specs/aws.toml", "aws", &text)
+        .provider(provider)
+        .state(LocalBackend::new(dir.path().join("s.json")))
+        .retry_backoff(Duration::from_millis(50))
+        .build()
+        .unwrap();
+    let plan = engine.plan().await.unwrap();
+    let report = engine.apply(&plan).await.unwrap();
+    let failure = format!("{:?}", report.failures().collect::<Vec<_>>());
+    assert!(
+        failure.contains("Widget.widgets.example.com default/gizmo")
+            && failure.contains("serves no kind `Widget`"),
+        "{failure}"
+    );
+    let client = cluster.client().await;
+    assert!(
+        get(
+            &client,
+            &ar("v1", "ConfigMap", "configmaps"),
+            Some("default"),
+            "fine"
+        )
+        .await
+        .is_none(),
+        "nothing of the bundle is applied"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_flux_instance_wait_reports_what_is_not_ready() {
+    let p = peers().await;
+    let dir = tempfile::tempdir().unwrap();
+    let text = spec(&p, "1.19.6").replace(
+        "storage_class = \"gp3\"\nwait = false",
+        "storage_class = \"gp3\"\nwait = true\ntimeout_seconds = 3",
+    );
+    let (engine, _) = engine(&p, &text, dir.path());
+    let plan = engine.plan().await.unwrap();
+    let report = engine.apply(&plan).await.unwrap();
+    let failures: Vec<_> = report.failures().collect();
+    assert_eq!(failures.len(), 1, "{failures:#?}");
+    let text = format!("{failures:?}");
+    assert!(
+        text.contains("aws.bootstrap.helm_release.flux_instance"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "FluxInstance.fluxcd.controlplane.io flux-system/flux: no Ready condition yet"
+        ),
+        "{text}"
+    );
+}
+
+/// The `engine` binary on an existing cluster, reached only because the spec opts in with
+/// `[bootstrap] kubeconfig`; the `flux-system` Secret comes from Secrets Manager (moto).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_cli_bootstraps_an_existing_cluster_through_the_specs_kubeconfig_only() {
+    let moto = engine_tests::Moto::start();
+    let cluster = KubeCluster::start(1);
+    let registry = Registry::start();
+    registry
+        .push_fixtures(&["flux-operator-0.49.0.tgz", "flux-instance-0.49.0.tgz"])
+        .await;
+    let sm = aws_sdk_secretsmanager::Client::new(&moto.sdk_config().await);
+    sm.create_secret()
+        .name("github/flux-app")
+        .secret_string(FLUX_APP_KEY)
+        .send()
+        .await
+        .expect("secret in moto");
+
+    let dir = tempfile::tempdir().unwrap();
+    let base = format!(
+        r#"[globals]
+cloud = "aws"
+region = "eu-west-3"
+cluster_name = "aws-0"
+domain = "example.test"
+
+[globals.versions]
+flux_operator = "0.49.0"
+flux_instance = "0.49.0"
+
+[globals.flux]
+repository = "https://github.com/example/platform.git"
+reference = "refs/heads/main"
+
+[bootstrap]
+disable_aws_node = false
+disable_kube_proxy = false
+timeout_seconds = 120
+KUBECONFIG_LINE
+[bootstrap.flux_operator]
+chart = "{repo}/flux-operator"
+
+[bootstrap.flux_instance]
+chart = "{repo}/flux-instance"
+wait = false
+
+[bootstrap.flux_secret]
+data = {{ githubAppPrivateKey = "github/flux-app" }}
+"#,
+        repo = registry.repo()
+    );
+    let spec = dir.path().join("aws.toml");
+    // The environment points at the cluster, but without the spec's opt-in the engine does not
+    // use it.
+    let env_kubeconfig = cluster.kubeconfig().display().to_string();
+    std::fs::write(&spec, base.replace("KUBECONFIG_LINE", "")).unwrap();
+    let spec_arg = spec.display().to_string();
+    let out = engine_tests::run_engine(
+        &moto.endpoint(),
+        &["plan", &spec_arg],
+        &[("KUBECONFIG", &env_kubeconfig)],
+    );
+    let t = engine_tests::text(&out);
+    assert_eq!(out.status.code(), Some(1), "{t}");
+    assert!(t.contains("no connection to cluster `aws-0`"), "{t}");
+
+    let line = format!("kubeconfig = \"{env_kubeconfig}\"");
+    std::fs::write(&spec, base.replace("KUBECONFIG_LINE", &line)).unwrap();
+    let out = engine_tests::run_engine(
+        &moto.endpoint(),
+        &["apply", "--auto-approve", &spec_arg],
+        &[("KUBECONFIG", "/nonexistent")],
+    );
+    let t = engine_tests::text(&out);
+    assert_eq!(out.status.code(), Some(0), "{t}");
+    assert!(!t.contains("bootstrap-secret-value-7f3a"), "{t}");
+    let client = cluster.client().await;
+    let secret = get(
+        &client,
+        &ar("v1", "Secret", "secrets"),
+        Some("flux-system"),
+        "flux-system",
+    )
+    .await
+    .expect("flux-system Secret");
+    use base64::Engine as _;
+    let key = base64::engine::general_purpose::STANDARD
+        .decode(secret["data"]["githubAppPrivateKey"].as_str().unwrap())
+        .unwrap();
+    assert_eq!(key, FLUX_APP_KEY.as_bytes());
+    let out = engine_tests::run_engine(&moto.endpoint(), &["drift", &spec_arg], &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", engine_tests::text(&out));
+    let state = std::fs::read_to_string(dir.path().join(".engine/aws.state.json")).unwrap();
+    assert!(!state.contains("bootstrap-secret-value-7f3a"));
+}
+
+/// `clusters/<cluster>/` holds Flux Kustomizations that the API server accepts (server-side
+/// dry-run against Flux's own CRD), and its kustomization.yaml lists every one of them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clusters_directories_are_valid_flux_kustomizations() {
+    let crds = std::env::var("ENGINE_FLUX_CRDS")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|_| {
+            std::path::PathBuf::from(std::env::var("HOME").unwrap())
+                .join(".cache/engine/flux-crds-v1.9.6")
+        });
+    let crd_file = crds.join("kustomize.toolkit.fluxcd.io_kustomizations.yaml");
+    assert!(
+        crd_file.is_file(),
+        "Flux's Kustomization CRD is missing at {}: run testenv/install-flux-crds.sh",
+        crd_file.display()
+    );
+    let cluster = KubeCluster::start(0);
+    let client = cluster.client().await;
+    let crd_text = std::fs::read_to_string(&crd_file).unwrap();
+    let crd = engine_bootstrap::kube::parse_stream("crd", &crd_text)
+        .unwrap()
+        .remove(0);
+    let crd_api: Api<DynamicObject> = Api::all_with(
+        client.clone(),
+        &ar(
+            "apiextensions.k8s.io/v1",
+            "CustomResourceDefinition",
+            "customresourcedefinitions",
+        ),
+    );
+    crd_api
+        .patch(
+            "kustomizations.kustomize.toolkit.fluxcd.io",
+            &PatchParams::apply("test"),
+            &Patch::Apply(&crd),
+        )
+        .await
+        .expect("CRD applied");
+    let ns_api: Api<DynamicObject> =
+        Api::all_with(client.clone(), &ar("v1", "Namespace", "namespaces"));
+    ns_api
+        .patch(
+            "flux-system",
+            &PatchParams::apply("test"),
+            &Patch::Apply(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "flux-system"}})),
+        )
+        .await
+        .unwrap();
+    // The CRD is served once established.
+    let ks = ar(
+        "kustomize.toolkit.fluxcd.io/v1",
+        "Kustomization",
+        "kustomizations",
+    );
+    let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), "flux-system", &ks);
+    let mut served = false;
+    for _ in 0..100 {
+        if api.list(&Default::default()).await.is_ok() {
+            served = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(served, "the Kustomization CRD is not served");
+
+    for (cluster_name, vars) in [("aws-0", "eks-aws-0-vars"), ("gcp-0", "gke-gcp-0-vars")] {
+        let dir = engine_tests::workspace()
+            .join("clusters")
+            .join(cluster_name);
+        let listed = std::fs::read_to_string(dir.join("kustomization.yaml")).unwrap();
+        let mut files: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.file_name().unwrap() != "kustomization.yaml")
+            .collect();
+        files.sort();
+        assert_eq!(
+            files.len(),
+            8,
+            "{cluster_name}: one Kustomization per layer"
+        );
+        for file in files {
+            let name = file.file_name().unwrap().to_string_lossy().to_string();
+            assert!(
+                listed.contains(&format!("- {name}")),
+                "{cluster_name}/kustomization.yaml lists {name}"
+            );
+            let text = std::fs::read_to_string(&file).unwrap();
+            for obj in engine_bootstrap::kube::parse_stream(&name, &text).unwrap() {
+                assert_eq!(obj["kind"], "Kustomization", "{name}");
+                if let Some(from) = obj.pointer("/spec/postBuild/substituteFrom/0/name") {
+                    assert_eq!(
+                        from, vars,
+                        "{cluster_name}/{name} substitutes from the vars ConfigMap"
+                    );
+                }
+                let obj_name = obj["metadata"]["name"].as_str().unwrap().to_string();
+                api.patch(
+                    &obj_name,
+                    &PatchParams::apply("test").dry_run(),
+                    &Patch::Apply(&obj),
+                )
+                .await
+                .unwrap_or_else(|e| panic!("{cluster_name}/{name} is rejected: {e}"));
+            }
+        }
+    }
+}

@@ -1,0 +1,109 @@
+//! A real Kubernetes control plane (etcd, kube-apiserver, controller-manager, scheduler, kwok
+//! with Ready nodes) on loopback, started per test by `testenv/kube-up.sh` and stopped on drop.
+
+use crate::workspace;
+use engine_bootstrap::kube::{ClusterTarget, ConnectError, KubeConnector};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The Kubernetes version the test environment builds (testenv/kube/versions.env).
+pub const KUBE_VERSION: &str = "v1.36.5";
+
+/// A running control plane; stopped on drop.
+pub struct KubeCluster {
+    dir: tempfile::TempDir,
+    kubeconfig: PathBuf,
+}
+
+fn bin_dir() -> PathBuf {
+    if let Ok(p) = std::env::var("KUBE_BIN_DIR") {
+        return PathBuf::from(p);
+    }
+    let home = std::env::var("HOME").expect("HOME");
+    let dir = PathBuf::from(home).join(format!(".cache/engine/kube-{KUBE_VERSION}/bin"));
+    assert!(
+        dir.join("kube-apiserver").is_file() && dir.join("kwok").is_file(),
+        "the Kubernetes test control plane is not installed in {}: run testenv/install-kube.sh \
+         (or set KUBE_BIN_DIR)",
+        dir.display()
+    );
+    dir
+}
+
+impl KubeCluster {
+    /// Starts a fresh control plane with `nodes` kwok nodes.
+    pub fn start(nodes: u32) -> KubeCluster {
+        let dir = tempfile::Builder::new()
+            .prefix("engine-kube-")
+            .tempdir()
+            .expect("temp dir");
+        let out = Command::new(workspace().join("testenv/kube-up.sh"))
+            .arg(dir.path())
+            .env("KUBE_BIN_DIR", bin_dir())
+            .env("KUBE_NODES", nodes.to_string())
+            .output()
+            .expect("running testenv/kube-up.sh");
+        let cluster = KubeCluster {
+            kubeconfig: dir.path().join("kubeconfig"),
+            dir,
+        };
+        assert!(
+            out.status.success(),
+            "kube-up.sh failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        cluster
+    }
+
+    /// The admin kubeconfig (bearer token, system:masters).
+    pub fn kubeconfig(&self) -> &Path {
+        &self.kubeconfig
+    }
+
+    /// A connector that reaches this cluster whatever the cluster target says: the harness hook.
+    pub fn connector(&self) -> std::sync::Arc<dyn KubeConnector> {
+        std::sync::Arc::new(Harness(self.kubeconfig.clone()))
+    }
+
+    /// A client for assertions.
+    pub async fn client(&self) -> kube::Client {
+        engine_helm::oci::install_crypto_provider();
+        let config = Harness(self.kubeconfig.clone())
+            .config(&ClusterTarget {
+                name: "test".into(),
+                endpoint: None,
+                ca_pem: None,
+            })
+            .await
+            .expect("kubeconfig");
+        kube::Client::try_from(config).expect("client")
+    }
+
+    /// A component's log (for failure messages).
+    pub fn log(&self, component: &str) -> String {
+        std::fs::read_to_string(self.dir.path().join(format!("{component}.log")))
+            .unwrap_or_default()
+    }
+}
+
+struct Harness(PathBuf);
+
+#[async_trait::async_trait]
+impl KubeConnector for Harness {
+    async fn config(&self, _target: &ClusterTarget) -> Result<kube::Config, ConnectError> {
+        let file = kube::config::Kubeconfig::read_from(&self.0)
+            .map_err(|e| ConnectError(e.to_string()))?;
+        kube::Config::from_custom_kubeconfig(file, &Default::default())
+            .await
+            .map_err(|e| ConnectError(e.to_string()))
+    }
+}
+
+impl Drop for KubeCluster {
+    fn drop(&mut self) {
+        let _ = Command::new(workspace().join("testenv/kube-down.sh"))
+            .arg(self.dir.path())
+            .env("KUBE_STOP_TIMEOUT", "5")
+            .output();
+    }
+}
