@@ -41,7 +41,6 @@ NODES="${KUBE_NODES:-3}"
 WAIT="${KUBE_WAIT_TIMEOUT:-120}"
 POD_PREFIX="${KUBE_POD_CIDR_PREFIX:-127.64}"
 SERVICE_CIDR="10.96.0.0/12"
-ISSUER="https://kubernetes.default.svc.cluster.local"
 
 log() { echo "kube-up.sh: $*" >&2; }
 elapsed() { local now; now="$(date +%s%N)"; printf '%d.%01d' $(((now - START_NS) / 1000000000)) $(((now - START_NS) / 100000000 % 10)); }
@@ -177,6 +176,10 @@ ETCD_PEER_PORT="$(free_port)"; PICKED+=("${ETCD_PEER_PORT}")
 KCM_PORT="$(free_port)"; PICKED+=("${KCM_PORT}")
 SCHED_PORT="$(free_port)"; PICKED+=("${SCHED_PORT}")
 API_URL="https://127.0.0.1:${API_PORT}"
+# The service-account issuer is the API server itself, whose OIDC discovery documents are served
+# to anonymous callers (like EKS's public issuer), so an OIDC client such as OpenBao's JWT auth can
+# verify service-account tokens through discovery.
+ISSUER="${API_URL}"
 
 # --------------------------------------------------------------------- pki --
 mkdir -p "${PKI}"
@@ -440,6 +443,13 @@ wait_until "${NODES} kwok nodes Ready" kwok nodes_ready
 # namespace's default ServiceAccount.
 default_sa() { kc -n default get serviceaccount default; }
 wait_until "default ServiceAccount present" kube-controller-manager default_sa
+# Anonymous OIDC discovery (/.well-known/openid-configuration, /openid/v1/jwks).
+discovery_public() {
+  kc get clusterrolebinding oidc-discovery-anonymous >/dev/null 2>&1 ||
+    kc create clusterrolebinding oidc-discovery-anonymous \
+      --clusterrole=system:service-account-issuer-discovery --group=system:unauthenticated >/dev/null
+}
+wait_until "anonymous OIDC discovery allowed" kube-apiserver discovery_public
 
 if ! all_running; then
   fail "a component exited during start-up" "${DIR}"/*.log
@@ -454,6 +464,7 @@ q() { printf '%q' "$1"; }
   echo "export KUBE_APISERVER_PORT=${API_PORT}"
   echo "export KUBE_TOKEN=$(q "${TOKEN}")"
   echo "export KUBE_CA_FILE=$(q "${PKI}/ca.crt")"
+  echo "export KUBE_OIDC_ISSUER=$(q "${ISSUER}")"
   echo "export KUBE_ADMIN_CERT_KUBECONFIG=$(q "${PKI}/admin-cert.kubeconfig")"
   echo "export KUBE_ETCD_URL=http://127.0.0.1:${ETCD_PORT}"
   echo "export KUBE_BIN_DIR=$(q "${KUBE_BIN_DIR}")"

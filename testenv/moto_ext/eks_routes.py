@@ -30,6 +30,7 @@ NEW_OPERATIONS = [
     "CreatePodIdentityAssociation", "DescribePodIdentityAssociation", "ListPodIdentityAssociations",
     "UpdatePodIdentityAssociation", "DeletePodIdentityAssociation",
     "UpdateClusterVersion", "UpdateClusterConfig", "DescribeUpdate", "ListUpdates",
+    "UpdateNodegroupVersion",
 ]
 
 # Flask matches the percent-decoded path, so segments holding ARNs (which contain
@@ -46,6 +47,7 @@ NEW_PATHS = [
     "{0}/clusters/(?P<name>[^/]+)/pod-identity-associations/(?P<associationId>[^/]+)$",
     "{0}/clusters/(?P<name>[^/]+)/updates$",
     "{0}/clusters/(?P<name>[^/]+)/updates/(?P<updateId>[^/]+)$",
+    "{0}/clusters/(?P<name>[^/]+)/node-groups/(?P<nodegroupName>[^/]+)/update-version$",
 ]
 
 

@@ -263,6 +263,8 @@ class EksExtension:
         for member in KEPT_CLUSTER_MEMBERS:
             if member in params:
                 setattr(cluster, _snake(member), params[member])
+        # moto returns random text as the CA; AWS returns a base64 PEM certificate.
+        cluster.certificate_authority = {"data": _cluster_ca(cluster.name)}
         principal = _iam_principal(caller_arn)
         if (
             cluster.access_config["authenticationMode"] != "CONFIG_MAP"
@@ -341,6 +343,24 @@ class EksExtension:
     def record_nodegroup_update(self, cluster_name: str, nodegroup_name: str, update: Json) -> None:
         _, state = self._cluster(cluster_name)
         state.updates[update["id"]] = (f"nodegroup/{nodegroup_name}", update)
+
+    def update_nodegroup_version(self, p: Json) -> Json:
+        """Moves a node group to the control plane's version (or an older one it names)."""
+        cluster, state = self._cluster(p["clusterName"])
+        name = p["nodegroupName"]
+        nodegroup = cluster.nodegroups.get(name)
+        if nodegroup is None:
+            raise ResourceNotFoundException(nodegroupName=name, message=f"No node group found for name: {name}.")
+        target = p.get("version", cluster.version)
+        if not re.fullmatch(r"\d+\.\d+", target):
+            raise invalid(f"Unsupported Kubernetes version: {target}")
+        if [int(x) for x in target.split(".")] > [int(x) for x in cluster.version.split(".")]:
+            raise invalid(f"Nodegroup version {target} is newer than the cluster version {cluster.version}")
+        nodegroup.version = target
+        if "releaseVersion" in p:
+            nodegroup.release_version = p["releaseVersion"]
+        params = [("Version", target), ("ReleaseVersion", nodegroup.release_version)]
+        return {"update": self._record_update(state, f"nodegroup/{name}", "VersionUpdate", params)}
 
     def describe_update(self, p: Json) -> Json:
         cluster, state = self._cluster(p["name"])
@@ -706,6 +726,33 @@ class EksExtension:
 
 
 # ---------------------------------------------------------------- small helpers
+
+
+def _cluster_ca(name: str) -> str:
+    """A self-signed CA certificate for a cluster, as base64 of its PEM (like EKS)."""
+    import base64
+    import datetime
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kubernetes")])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(subject)
+        .issuer_name(subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now)
+        .not_valid_after(now + datetime.timedelta(days=3650))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    return base64.b64encode(cert.public_bytes(serialization.Encoding.PEM)).decode()
 
 
 def _snake(member: str) -> str:

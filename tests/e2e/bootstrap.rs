@@ -746,7 +746,10 @@ data = {{ githubAppPrivateKey = "github/flux-app" }}
     );
     let t = engine_tests::text(&out);
     assert_eq!(out.status.code(), Some(1), "{t}");
-    assert!(t.contains("no connection to cluster `aws-0`"), "{t}");
+    assert!(
+        t.contains("[bootstrap] needs a cluster: add [eks] to make one, or name an existing one with `kubeconfig`"),
+        "{t}"
+    );
 
     let line = format!("kubeconfig = \"{env_kubeconfig}\"");
     std::fs::write(&spec, base.replace("KUBECONFIG_LINE", &line)).unwrap();

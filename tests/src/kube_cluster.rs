@@ -31,28 +31,37 @@ fn bin_dir() -> PathBuf {
 }
 
 impl KubeCluster {
-    /// Starts a fresh control plane with `nodes` kwok nodes.
+    /// Starts a fresh control plane with `nodes` kwok nodes. Ports are picked free just before
+    /// use, so a start that loses a port to a parallel test is tried again (three times).
     pub fn start(nodes: u32) -> KubeCluster {
-        let dir = tempfile::Builder::new()
-            .prefix("engine-kube-")
-            .tempdir()
-            .expect("temp dir");
-        let out = Command::new(workspace().join("testenv/kube-up.sh"))
-            .arg(dir.path())
-            .env("KUBE_BIN_DIR", bin_dir())
-            .env("KUBE_NODES", nodes.to_string())
-            .output()
-            .expect("running testenv/kube-up.sh");
-        let cluster = KubeCluster {
-            kubeconfig: dir.path().join("kubeconfig"),
-            dir,
-        };
-        assert!(
-            out.status.success(),
-            "kube-up.sh failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        cluster
+        let mut failures = Vec::new();
+        for _ in 0..3 {
+            let dir = tempfile::Builder::new()
+                .prefix("engine-kube-")
+                .tempdir()
+                .expect("temp dir");
+            let out = Command::new(workspace().join("testenv/kube-up.sh"))
+                .arg(dir.path())
+                .env("KUBE_BIN_DIR", bin_dir())
+                .env("KUBE_NODES", nodes.to_string())
+                .output()
+                .expect("running testenv/kube-up.sh");
+            let cluster = KubeCluster {
+                kubeconfig: dir.path().join("kubeconfig"),
+                dir,
+            };
+            if out.status.success() {
+                return cluster;
+            }
+            let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+            let port_taken = stderr.contains("address already in use");
+            failures.push(stderr);
+            drop(cluster);
+            if !port_taken {
+                break;
+            }
+        }
+        panic!("kube-up.sh failed:\n{}", failures.join("\n---\n"));
     }
 
     /// The admin kubeconfig (bearer token, system:masters).
@@ -77,6 +86,26 @@ impl KubeCluster {
             .await
             .expect("kubeconfig");
         kube::Client::try_from(config).expect("client")
+    }
+
+    /// A value of the control plane's `env` file (`KUBE_OIDC_ISSUER`, `KUBE_CA_FILE`, ...).
+    pub fn env(&self, key: &str) -> String {
+        let text = std::fs::read_to_string(self.dir.path().join("env")).expect("env file");
+        text.lines()
+            .find_map(|l| l.strip_prefix(&format!("export {key}=")))
+            .unwrap_or_else(|| panic!("{key} is not in the control plane's env"))
+            .trim_matches('\'')
+            .to_string()
+    }
+
+    /// The API server's URL, also its service-account issuer (with anonymous OIDC discovery).
+    pub fn issuer(&self) -> String {
+        self.env("KUBE_OIDC_ISSUER")
+    }
+
+    /// The cluster CA (PEM).
+    pub fn ca_pem(&self) -> String {
+        std::fs::read_to_string(self.env("KUBE_CA_FILE")).expect("cluster CA")
     }
 
     /// A component's log (for failure messages).

@@ -53,18 +53,25 @@ pub fn aws_spec_text() -> String {
     std::fs::read_to_string(aws_spec_path()).expect("specs/aws.toml")
 }
 
-/// The reference spec without its OpenBao stage: the network alone, for the tests about it.
-pub fn network_spec_text() -> String {
+/// The reference spec up to and including stage `n` (its `# Stage N` comments mark the stages:
+/// 1 network, 2 OpenBao, 3 EKS, ...).
+pub fn spec_text_through(n: u32) -> String {
     let text = aws_spec_text();
+    let next = format!("# Stage {}", n + 1);
     let end = text
         .lines()
-        .position(|l| l.starts_with("[openbao") || l.starts_with("# Stage 2"))
+        .position(|l| l.starts_with(&next))
         .unwrap_or(usize::MAX);
     let mut out: Vec<&str> = text.lines().take(end).collect();
     while out.last().is_some_and(|l| l.trim().is_empty()) {
         out.pop();
     }
     out.join("\n") + "\n"
+}
+
+/// The reference spec's network alone, for the tests about it.
+pub fn network_spec_text() -> String {
+    spec_text_through(1)
 }
 
 /// [`network_spec_text`] as a file named like the reference spec (so its spec name is `aws`).

@@ -19,6 +19,7 @@ pub struct AwsClients {
     pub secrets: aws_sdk_secretsmanager::Client,
     pub autoscaling: aws_sdk_autoscaling::Client,
     pub elbv2: aws_sdk_elasticloadbalancingv2::Client,
+    pub eks: aws_sdk_eks::Client,
     pub region: String,
     pub secondary_region: Option<String>,
 }
@@ -83,6 +84,11 @@ impl AwsClients {
             ),
             elbv2: aws_sdk_elasticloadbalancingv2::Client::from_conf(
                 aws_sdk_elasticloadbalancingv2::config::Builder::from(&config)
+                    .interceptor(count.clone())
+                    .build(),
+            ),
+            eks: aws_sdk_eks::Client::from_conf(
+                aws_sdk_eks::config::Builder::from(&config)
                     .interceptor(count)
                     .build(),
             ),

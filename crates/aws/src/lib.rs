@@ -1,12 +1,13 @@
 //! AWS resource kinds of the engine, on the official `aws-sdk-*` crates.
 //!
 //! [`AwsProvider`] owns the `aws` lane: it validates and expands the spec's AWS sections
-//! (`[network]` and `[openbao.server]`) into resources, and supplies the kinds that manage them. Every client
+//! (`[network]`, `[openbao.server]` and `[eks]`) into resources, and supplies the kinds that manage them. Every client
 //! honours the usual credential chain and `AWS_ENDPOINT_URL`, so the same code runs against AWS
 //! or a local emulator; every call is counted.
 
 mod calls;
 mod clients;
+pub mod eks;
 pub mod eks_token;
 mod error;
 pub mod network;

@@ -1,7 +1,7 @@
 //! The AWS provider: spec sections, expansion, kinds, and the clients they share.
 
 use crate::clients::AwsClients;
-use crate::{network, openbao};
+use crate::{eks, network, openbao};
 use aws_config::SdkConfig;
 use aws_config::retry::RetryConfig;
 use engine::spec::{SpecErrors, SpecSource};
@@ -62,13 +62,14 @@ impl Provider for AwsProvider {
     }
 
     fn sections(&self) -> &'static [&'static str] {
-        &["network", "openbao"]
+        &["network", "openbao", "eks"]
     }
 
     fn expand(&self, spec: &SpecSource) -> Result<Vec<ResourceSpec>, SpecErrors> {
         let globals = spec.globals()?;
         let mut resources = network::expand(spec, &globals)?;
         resources.extend(openbao::expand(spec, &globals)?);
+        resources.extend(eks::expand(spec, &globals)?);
         let _ = self.shared.clients.set(AwsClients::new(
             &self.base,
             &globals.region,
@@ -81,6 +82,7 @@ impl Provider for AwsProvider {
     fn kinds(&self) -> Vec<Arc<dyn Kind>> {
         let mut kinds = network::kinds(&self.shared);
         kinds.extend(openbao::kinds(&self.shared));
+        kinds.extend(eks::kinds(&self.shared));
         kinds
     }
 

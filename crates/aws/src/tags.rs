@@ -1,10 +1,12 @@
-//! Tags: the desired set of a resource (globals + section + ownership), and EC2 tag updates.
+//! Tags: the desired set of a resource (globals + section + ownership), what changes between two
+//! sets and how an update applies it, IAM tags, and EC2 tag updates.
 
 use crate::error::api_error;
 use aws_sdk_ec2::types::{ResourceType, Tag, TagSpecification};
 use engine::{Address, Attrs, KindError, MANAGED_BY, TAG_ADDRESS, TAG_MANAGED_BY, TAG_SPEC, Value};
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
+use std::future::Future;
 
 /// AWS's limit on tags per resource.
 pub const MAX_TAGS: usize = 50;
@@ -62,6 +64,74 @@ pub fn to_json<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Json 
     )
 }
 
+/// The desired tags in a service's own tag type, `make` building one from a key and a value.
+pub fn build<T, E: std::fmt::Display>(
+    attrs: &Attrs,
+    make: impl Fn(String, String) -> Result<T, E>,
+) -> Result<Vec<T>, KindError> {
+    from_attrs(attrs)
+        .into_iter()
+        .map(|(k, v)| make(k, v).map_err(|e| KindError::new(e.to_string())))
+        .collect()
+}
+
+/// The desired tags as IAM tags (roles and instance profiles).
+pub fn iam(attrs: &Attrs) -> Result<Vec<aws_sdk_iam::types::Tag>, KindError> {
+    build(attrs, |k, v| {
+        aws_sdk_iam::types::Tag::builder().key(k).value(v).build()
+    })
+}
+
+/// What changes between the tags of `current` and `desired` attributes.
+pub struct TagDiff {
+    /// Keys that are no longer wanted.
+    pub removed: Vec<String>,
+    /// Wanted tags that are new or have another value.
+    pub changed: BTreeMap<String, String>,
+}
+
+/// The tags to remove and to set to go from `current` to `desired`.
+pub fn diff(current: &Attrs, desired: &Attrs) -> TagDiff {
+    let have = from_attrs(current);
+    let want = from_attrs(desired);
+    TagDiff {
+        removed: have
+            .keys()
+            .filter(|k| !want.contains_key(*k))
+            .cloned()
+            .collect(),
+        changed: want
+            .into_iter()
+            .filter(|(k, v)| have.get(k) != Some(v))
+            .collect(),
+    }
+}
+
+/// Brings a resource's tags from `current` to `desired` with its service's two calls: `untag`
+/// the keys no longer wanted, then, if any tag is new or changed, `tag` with the whole desired
+/// set. Each call is made only when needed.
+pub async fn update<U, UFut, T, TFut>(
+    current: &Attrs,
+    desired: &Attrs,
+    untag: U,
+    tag: T,
+) -> Result<(), KindError>
+where
+    U: FnOnce(Vec<String>) -> UFut,
+    UFut: Future<Output = Result<(), KindError>>,
+    T: FnOnce() -> TFut,
+    TFut: Future<Output = Result<(), KindError>>,
+{
+    let diff = diff(current, desired);
+    if !diff.removed.is_empty() {
+        untag(diff.removed).await?;
+    }
+    if !diff.changed.is_empty() {
+        tag().await?;
+    }
+    Ok(())
+}
+
 /// EC2 tags as an attribute value.
 pub fn ec2_to_json(tags: &[Tag]) -> Json {
     to_json(
@@ -90,16 +160,15 @@ pub async fn ec2_update(
     current: &Attrs,
     desired: &Attrs,
 ) -> Result<(), KindError> {
-    let have = from_attrs(current);
-    let want = from_attrs(desired);
-    let remove: Vec<Tag> = have
-        .keys()
-        .filter(|k| !want.contains_key(*k))
+    let diff = diff(current, desired);
+    let remove: Vec<Tag> = diff
+        .removed
+        .into_iter()
         .map(|k| Tag::builder().key(k).build())
         .collect();
-    let add: Vec<Tag> = want
-        .iter()
-        .filter(|(k, v)| have.get(*k) != Some(v))
+    let add: Vec<Tag> = diff
+        .changed
+        .into_iter()
         .map(|(k, v)| Tag::builder().key(k).value(v).build())
         .collect();
     if !remove.is_empty() {

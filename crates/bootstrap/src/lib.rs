@@ -12,5 +12,5 @@ pub mod platform;
 mod provider;
 mod secret;
 
-pub use provider::{BootstrapProvider, BootstrapProviderBuilder, SpecConnector};
+pub use provider::{BootstrapProvider, BootstrapProviderBuilder, OpenBaoSetup, SpecConnector};
 pub use secret::{Secret, random_secret};

@@ -1,14 +1,20 @@
-//! The provider of what goes inside a lane's clusters: the `[bootstrap]` section.
+//! The provider of what the engine configures inside a lane's OpenBao (`[openbao]`, through its
+//! API) and inside its clusters (`[bootstrap]`).
 //!
-//! It shares the lane of the cloud provider that makes the cluster (the engine expands every
-//! provider of a lane into one graph), so the bootstrap waits on the cluster resource, not on a
-//! whole stage.
+//! It shares the lane of the cloud provider that makes the servers (the engine expands every
+//! provider of a lane into one graph), so each resource waits on the resource it needs (OpenBao's
+//! configuration on its DNS record, the bootstrap on the cluster), not on a whole stage.
 
 use crate::kube::{ClusterTarget, ConnectError, Kube, KubeConnector, KubeconfigConnector};
+use crate::openbao::{
+    BaoConnection, BaoConnector, BaoError, NoSecrets, NoSnapshots, OpenBao, OpenBaoConfig,
+    SecretSink, SecretSource, SnapshotSource, StoredTokenConnector,
+};
 use crate::platform::{self, ClusterOutputs, Inputs};
 use async_trait::async_trait;
-use engine::spec::{SpecErrors, SpecSource};
-use engine::{ApiCalls, Kind, Provider, ResourceSpec, Value};
+use engine::spec::{FieldPath, SpecErrors, SpecSource};
+use engine::{Address, ApiCalls, Kind, Provider, ResourceSpec, Value};
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 /// How the bootstrap's kube kinds find their cluster, decided by the spec and the builder:
@@ -41,10 +47,67 @@ impl KubeConnector for SpecConnector {
     }
 }
 
-/// Expands `[bootstrap]` for one lane and supplies the kube kinds.
+/// How the OpenBao kinds reach the server: a harness's connector, else the spec's address and
+/// CA with the root token read from the secret store (set when the spec is expanded).
+struct SpecBaoConnector {
+    harness: Option<Arc<dyn BaoConnector>>,
+    spec: Mutex<Option<Arc<StoredTokenConnector>>>,
+}
+
+#[async_trait]
+impl BaoConnector for SpecBaoConnector {
+    async fn connect(&self) -> Result<BaoConnection, BaoError> {
+        if let Some(h) = &self.harness {
+            return h.connect().await;
+        }
+        let spec = self.spec.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        match spec {
+            Some(c) => c.connect().await,
+            None => Err(BaoError::Hook(
+                "no OpenBao is configured by the spec".into(),
+            )),
+        }
+    }
+}
+
+/// What the `[openbao]` configuration needs from outside the crate.
+pub struct OpenBaoSetup {
+    /// The library hook: reach OpenBao through this connector whatever the spec says.
+    pub connector: Option<Arc<dyn BaoConnector>>,
+    /// Where credentials made by init go, and where imported secrets come from (AWS Secrets
+    /// Manager in production).
+    pub sink: Arc<dyn SecretSink>,
+    pub source: Arc<dyn SecretSource>,
+    /// Snapshots of the lineage (the S3 snapshot bucket in production).
+    pub snapshots: Arc<dyn SnapshotSource>,
+    /// Resources the server needs before it can be configured (its DNS record), when the spec
+    /// makes them.
+    pub after: Vec<Address>,
+    /// How long init waits for the server.
+    pub ready_timeout: std::time::Duration,
+}
+
+impl Default for OpenBaoSetup {
+    fn default() -> Self {
+        OpenBaoSetup {
+            connector: None,
+            sink: Arc::new(NoSecrets),
+            source: Arc::new(NoSecrets),
+            snapshots: Arc::new(NoSnapshots),
+            after: Vec::new(),
+            ready_timeout: std::time::Duration::from_secs(600),
+        }
+    }
+}
+
+/// Expands `[openbao]` and `[bootstrap]` for one lane and supplies their kinds.
 pub struct BootstrapProvider {
     lane: &'static str,
     kube: Kube,
+    bao: OpenBao,
+    bao_connector: Arc<SpecBaoConnector>,
+    bao_source: Arc<dyn SecretSource>,
+    bao_after: Vec<Address>,
     connector: Arc<SpecConnector>,
     /// References to the cluster's outputs, when a cloud provider of the lane makes it.
     cluster: Option<ClusterOutputs>,
@@ -62,6 +125,7 @@ pub struct BootstrapProviderBuilder {
     cluster: Option<ClusterOutputs>,
     output_vars: Vec<(String, Value)>,
     kube: Option<MakeKube>,
+    openbao: OpenBaoSetup,
 }
 
 impl BootstrapProvider {
@@ -74,6 +138,7 @@ impl BootstrapProvider {
             cluster: None,
             output_vars: Vec::new(),
             kube: None,
+            openbao: OpenBaoSetup::default(),
         }
     }
 }
@@ -107,6 +172,12 @@ impl BootstrapProviderBuilder {
         self
     }
 
+    /// How `[openbao]` reaches OpenBao and the world around it.
+    pub fn openbao(mut self, setup: OpenBaoSetup) -> Self {
+        self.openbao = setup;
+        self
+    }
+
     pub fn build(self) -> BootstrapProvider {
         let connector = Arc::new(SpecConnector {
             harness: self.harness,
@@ -118,9 +189,24 @@ impl BootstrapProviderBuilder {
             Some(make) => make(dyn_connector),
             None => Kube::builder(dyn_connector).build(),
         };
+        let setup = self.openbao;
+        let bao_connector = Arc::new(SpecBaoConnector {
+            harness: setup.connector,
+            spec: Mutex::new(None),
+        });
+        let bao = OpenBao::builder(bao_connector.clone())
+            .secret_sink(setup.sink)
+            .secret_source(setup.source.clone())
+            .snapshots(setup.snapshots)
+            .ready_timeout(setup.ready_timeout)
+            .build();
         BootstrapProvider {
             lane: self.lane,
             kube,
+            bao,
+            bao_connector,
+            bao_source: setup.source,
+            bao_after: setup.after,
             connector,
             cluster: self.cluster,
             output_vars: self.output_vars,
@@ -134,10 +220,118 @@ impl Provider for BootstrapProvider {
     }
 
     fn sections(&self) -> &'static [&'static str] {
-        &["bootstrap"]
+        &["openbao", "bootstrap"]
     }
 
     fn expand(&self, spec: &SpecSource) -> Result<Vec<ResourceSpec>, SpecErrors> {
+        let mut out = self.expand_openbao(spec)?;
+        out.extend(self.expand_bootstrap(spec)?);
+        Ok(out)
+    }
+
+    fn kinds(&self) -> Vec<Arc<dyn Kind>> {
+        let mut kinds = self.kube.kinds();
+        kinds.extend(self.bao.kinds());
+        kinds
+    }
+
+    fn api_calls(&self) -> ApiCalls {
+        let mut calls = self.kube.api_calls();
+        calls.add(&self.bao.api_calls());
+        calls
+    }
+}
+
+/// Whether the spec has a top-level section `name`.
+fn spec_has_section(spec: &SpecSource, name: &str) -> bool {
+    matches!(spec.section::<toml::Value>(name), Ok(Some(_)))
+}
+
+impl BootstrapProvider {
+    /// Whether the cluster's outputs can be used: the spec makes the cluster, a harness
+    /// connects, or the outputs are given as values.
+    fn cluster_given(&self, spec: &SpecSource, c: &ClusterOutputs) -> bool {
+        self.connector.harness.is_some() || c.is_given() || spec_has_section(spec, c.section)
+    }
+
+    /// `[openbao]` without its `server` table: OpenBao's configuration through its API.
+    fn expand_openbao(&self, spec: &SpecSource) -> Result<Vec<ResourceSpec>, SpecErrors> {
+        let Some(mut config) = spec.section::<OpenBaoConfig>("openbao")? else {
+            return Ok(vec![]);
+        };
+        if !config.configures_openbao() {
+            return Ok(vec![]);
+        }
+        let base = Path::new(spec.file()).parent().unwrap_or(Path::new("."));
+        config
+            .load_files(base)
+            .map_err(|e| spec.errors(e.0.into_iter().map(|m| spec.general_error(m)).collect()))?;
+        let globals = spec.globals()?;
+        let address = config.address.clone().unwrap_or_else(|| {
+            format!("https://bao.priv.{}.{}:8200", globals.cloud, globals.domain)
+        });
+        if !(address.starts_with("https://") || address.starts_with("http://")) {
+            return Err(spec.errors(vec![spec.error(
+                &FieldPath::root("openbao").key("address"),
+                format!("`{address}` is not an http(s) URL"),
+            )]));
+        }
+        if let Some(tls) = &mut config.tls
+            && tls.dns_names.is_empty()
+            && let Some(host) = address
+                .parse::<http::Uri>()
+                .ok()
+                .and_then(|u| u.host().map(str::to_string))
+        {
+            tls.dns_names.push(host);
+        }
+        let prefix = config
+            .init
+            .as_ref()
+            .map(|i| i.secret_prefix.clone())
+            .unwrap_or_else(|| "openbao".into());
+        *self
+            .bao_connector
+            .spec
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(StoredTokenConnector {
+            address,
+            ca_bundle: config.ca_bundle().cloned(),
+            source: self.bao_source.clone(),
+            token_secret: format!("{prefix}/root-token"),
+        }));
+        let stage = format!("{}.openbao.config", self.lane);
+        let issuer = self
+            .cluster
+            .as_ref()
+            .filter(|c| self.cluster_given(spec, c))
+            .map(|c| crate::openbao::ClusterIssuer {
+                url: c.oidc_issuer.clone(),
+                ca_pem: c.oidc_ca_pem.clone(),
+            });
+        if issuer.is_none()
+            && let Some((mount, _)) = config.jwt.iter().find(|(_, j)| j.cluster_issuer)
+        {
+            return Err(spec.errors(vec![
+                spec.error(
+                    &FieldPath::root("openbao")
+                        .key("jwt")
+                        .key(mount)
+                        .key("cluster_issuer"),
+                    "the spec makes no cluster whose issuer this mount could trust",
+                ),
+            ]));
+        }
+        Ok(
+            crate::openbao::expand_with_cluster(&config, &stage, issuer.as_ref())
+                .into_iter()
+                .map(|r| self.bao_after.iter().fold(r, |r, a| r.after_if_present(a)))
+                .collect(),
+        )
+    }
+
+    /// `[bootstrap]`: what goes inside the cluster.
+    fn expand_bootstrap(&self, spec: &SpecSource) -> Result<Vec<ResourceSpec>, SpecErrors> {
         let Some(b) = platform::load(spec)? else {
             return Ok(vec![]);
         };
@@ -163,28 +357,32 @@ impl Provider for BootstrapProvider {
                 context: b.context.clone(),
             }));
         }
+        // The cluster: the one the spec names with `kubeconfig`, else the one it makes.
+        let cluster = match (&b.kubeconfig, &self.cluster) {
+            (Some(_), _) => None,
+            (None, Some(c)) if self.cluster_given(spec, c) => Some(c.clone()),
+            (None, Some(c)) => {
+                return Err(spec.errors(vec![spec.error(
+                    &FieldPath::root("bootstrap"),
+                    format!(
+                        "[bootstrap] needs a cluster: add [{}] to make one, or name an existing \
+                         one with `kubeconfig`",
+                        c.section
+                    ),
+                )]));
+            }
+            (None, None) => None,
+        };
         let name = spec.name();
         Ok(platform::resources(
             &b,
             &Inputs {
                 globals: &globals,
                 spec_name: &name,
-                cluster: if b.kubeconfig.is_some() {
-                    None
-                } else {
-                    self.cluster.clone()
-                },
+                cluster,
                 api_server_host,
                 output_vars: self.output_vars.clone(),
             },
         ))
-    }
-
-    fn kinds(&self) -> Vec<Arc<dyn Kind>> {
-        self.kube.kinds()
-    }
-
-    fn api_calls(&self) -> ApiCalls {
-        self.kube.api_calls()
     }
 }

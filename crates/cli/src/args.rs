@@ -48,6 +48,17 @@ pub enum PkiCommand {
         /// Where the root's certificate and key go (default: ~/.config/engine/pki).
         dir: Option<PathBuf>,
     },
+    /// Issue the spec's cloud intermediate CA (EC P-384, 5 years, path length 0) from the
+    /// offline root and store it as a bundle in the secret store, under `[openbao.pki]
+    /// bundle_secret` (and its certificate in `certificate_file`, if set). A stored intermediate
+    /// that chains to this root is kept.
+    Intermediate {
+        /// The spec file, e.g. specs/aws.toml.
+        spec: PathBuf,
+        /// The offline root's directory (default: ~/.config/engine/pki).
+        #[arg(long)]
+        root: Option<PathBuf>,
+    },
 }
 
 /// What every spec-driven command takes.

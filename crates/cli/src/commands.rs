@@ -3,8 +3,9 @@
 use crate::args::{Cli, Command, Common, GraphFormatArg, PkiCommand, StateArgs, StateCommand};
 use crate::progress::Progress;
 use crate::style::Style;
-use crate::{json, providers, render_plan};
+use crate::{json, render_plan};
 use engine::{Engine, GraphFormat, LocalBackend, Plan, Selection, StateDocument};
+use engine_cli::providers;
 use miette::{IntoDiagnostic, Result, WrapErr, miette};
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -74,7 +75,7 @@ pub async fn run(cli: Cli) -> Result<u8> {
         }
         Command::Graph(a) => {
             let mut builder = Engine::builder().spec_file(&a.spec);
-            for p in providers::all().await {
+            for p in providers::lane(&a.spec).await.providers {
                 builder = builder.provider(p);
             }
             let engine = builder.build()?;
@@ -156,12 +157,42 @@ pub async fn run(cli: Cli) -> Result<u8> {
             crate::render::run(args).await?;
             Ok(OK)
         }
-        Command::Pki(PkiCommand::InitRoot { dir }) => {
-            let dir = match dir {
-                Some(d) => d,
-                None => PathBuf::from(std::env::var("HOME").into_diagnostic()?)
-                    .join(".config/engine/pki"),
+        Command::Pki(PkiCommand::Intermediate { spec, root }) => {
+            let dir = pki_dir(root)?;
+            let lane = providers::lane(&spec).await;
+            let source = engine::spec::SpecSource::from_file(&spec)
+                .into_diagnostic()
+                .wrap_err_with(|| format!("reading {}", spec.display()))?;
+            let globals = source.globals().map_err(engine::EngineError::from)?;
+            // Validates the cloud's sections and readies its clients; no API call yet.
+            engine::Provider::expand(lane.aws.as_ref(), &source)
+                .map_err(engine::EngineError::from)?;
+            let Some(pki) = source
+                .section::<engine_bootstrap::openbao::OpenBaoConfig>("openbao")
+                .map_err(engine::EngineError::from)?
+                .and_then(|c| c.pki)
+            else {
+                return Err(miette!("{} has no [openbao.pki] section", spec.display()));
             };
+            let root = engine_bootstrap::pki::load_root(&dir).into_diagnostic()?;
+            let outcome = engine_cli::pki::ensure_intermediate(
+                &root,
+                &globals.cloud,
+                &pki.bundle_secret,
+                lane.secrets.as_ref(),
+            )
+            .await
+            .map_err(|e| miette!("{e}"))?;
+            println!("{outcome} `{}`", pki.bundle_secret);
+            if let Some(file) = &pki.certificate_file {
+                let path = spec.parent().unwrap_or(Path::new(".")).join(file);
+                std::fs::write(&path, outcome.certificate()).into_diagnostic()?;
+                println!("  certificate: {}", path.display());
+            }
+            Ok(OK)
+        }
+        Command::Pki(PkiCommand::InitRoot { dir }) => {
+            let dir = pki_dir(dir)?;
             let existed = dir.join("root-ca.key").exists();
             let root = engine_bootstrap::pki::init_root(&dir).into_diagnostic()?;
             let verb = if existed {
@@ -192,6 +223,14 @@ pub async fn run(cli: Cli) -> Result<u8> {
     }
 }
 
+/// The offline root's directory: `dir`, else ~/.config/engine/pki.
+fn pki_dir(dir: Option<PathBuf>) -> Result<PathBuf> {
+    Ok(match dir {
+        Some(d) => d,
+        None => PathBuf::from(std::env::var("HOME").into_diagnostic()?).join(".config/engine/pki"),
+    })
+}
+
 /// Builds the engine (all validation happens here, before any API call). `None` when the
 /// spec's lane is not selected: one `[skip]` line is printed.
 async fn build(
@@ -209,7 +248,7 @@ async fn build(
         .parallelism(parallelism)
         .confirm_protected(confirm_protected)
         .observer(Arc::new(Progress::new()));
-    for p in providers::all().await {
+    for p in providers::lane(&common.spec).await.providers {
         builder = builder.provider(p);
     }
     if let Some(path) = &common.state {

@@ -8,7 +8,6 @@ mod args;
 mod commands;
 mod json;
 mod progress;
-mod providers;
 mod render;
 mod render_plan;
 mod style;

@@ -4,16 +4,59 @@
 
 use engine::Provider;
 use engine_aws::AwsProvider;
-use engine_bootstrap::kube::Kube;
-use engine_bootstrap::openbao::{HookError, SecretSource};
-use engine_bootstrap::{BootstrapProvider, Secret};
+use engine_bootstrap::kube::{ConnectError, Kube, OutputsConnector, TokenSource};
+use engine_bootstrap::openbao::{HookError, SecretSink, SecretSource, Snapshot, SnapshotSource};
+use engine_bootstrap::platform::ClusterOutputs;
+use engine_bootstrap::{BootstrapProvider, OpenBaoSetup, Secret};
 use std::sync::Arc;
 
-/// Every provider the `engine` binary knows, for the AWS lane.
-pub async fn all() -> Vec<Arc<dyn Provider>> {
+/// The providers of the AWS lane and the secret store they share.
+pub struct Lane {
+    pub providers: Vec<Arc<dyn Provider>>,
+    pub aws: Arc<AwsProvider>,
+    pub secrets: Arc<SecretsManager>,
+}
+
+/// Every provider the `engine` binary knows, for the AWS lane of the spec at `spec` (read here
+/// only to find the OpenBao snapshot bucket; the engine validates the spec).
+pub async fn lane(spec: &std::path::Path) -> Lane {
     let aws = Arc::new(AwsProvider::from_env().await);
     let secrets = Arc::new(SecretsManager(aws.clone()));
+    let store = secrets.clone();
+    let snapshots = Arc::new(S3Snapshots {
+        aws: aws.clone(),
+        location: snapshot_location(spec),
+    });
+    // The EKS cluster of the spec: its outputs reach the bootstrap and OpenBao's JWT mount in the
+    // same run; its API server is reached with a token minted from the credential chain.
+    let cluster = engine_aws::eks::cluster_address();
+    let outputs = ClusterOutputs {
+        section: "eks",
+        endpoint: engine::Value::reference(&cluster, "endpoint"),
+        ca_pem: engine::Value::reference(&cluster, "ca_pem"),
+        host: engine::Value::reference(&cluster, "endpoint_host"),
+        oidc_issuer: engine::Value::reference(&cluster, "oidc_issuer"),
+        oidc_ca_pem: None,
+    };
+    let tokens = EksTokenSource {
+        sdk: aws_config::defaults(aws_config::BehaviorVersion::latest())
+            .load()
+            .await,
+        region: spec_region(spec),
+    };
     let bootstrap = BootstrapProvider::builder("aws")
+        .cluster(outputs, Arc::new(OutputsConnector(tokens)))
+        .openbao(OpenBaoSetup {
+            sink: secrets.clone(),
+            source: secrets.clone(),
+            snapshots,
+            // OpenBao is configured once its DNS name exists.
+            after: vec![engine::Address::new(format!(
+                "{}.route53_record.api",
+                engine_aws::openbao::STAGE
+            ))],
+            ..Default::default()
+        })
         .kube(move |connector| {
             Kube::builder(connector)
                 .secret_source(secrets)
@@ -24,7 +67,11 @@ pub async fn all() -> Vec<Arc<dyn Provider>> {
                 .build()
         })
         .build();
-    vec![aws, Arc::new(bootstrap)]
+    Lane {
+        providers: vec![aws.clone(), Arc::new(bootstrap)],
+        aws,
+        secrets: store,
+    }
 }
 
 /// Where pulled charts are cached (`~/.cache/engine/charts`).
@@ -32,8 +79,8 @@ fn chart_cache() -> Option<std::path::PathBuf> {
     std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".cache/engine/charts"))
 }
 
-/// AWS Secrets Manager as the bootstrap's secret source.
-struct SecretsManager(Arc<AwsProvider>);
+/// AWS Secrets Manager as the secret store of OpenBao's credentials and the bootstrap's Secrets.
+pub struct SecretsManager(pub Arc<AwsProvider>);
 
 #[async_trait::async_trait]
 impl SecretSource for SecretsManager {
@@ -46,5 +93,91 @@ impl SecretSource for SecretsManager {
             .await
             .map(|v| v.map(|v| Secret::new(v.expose())))
             .map_err(|e| HookError(e.message))
+    }
+}
+
+#[async_trait::async_trait]
+impl SecretSink for SecretsManager {
+    async fn put(&self, name: &str, value: &Secret) -> Result<(), HookError> {
+        let clients = self
+            .0
+            .clients()
+            .ok_or_else(|| HookError("AWS clients are not ready".into()))?;
+        let value = engine_aws::secrets_manager::SecretValue::new(value.expose());
+        engine_aws::secrets_manager::put_secret_string(clients, name, &value)
+            .await
+            .map(|_| ())
+            .map_err(|e| HookError(e.message))
+    }
+}
+
+/// The OpenBao snapshot bucket and key prefix of the spec at `path`, if it makes the server.
+fn snapshot_location(path: &std::path::Path) -> Option<(String, String)> {
+    let source = engine::spec::SpecSource::from_file(path).ok()?;
+    let globals = source.globals().ok()?;
+    let section = source
+        .section::<engine_aws::openbao::spec::OpenBaoSection>("openbao")
+        .ok()??;
+    let server = section.server?;
+    Some((
+        engine_aws::openbao::spec::bucket_name(&globals, &server),
+        server.snapshots.prefix.clone(),
+    ))
+}
+
+/// The newest raft snapshot in the lineage's S3 bucket: what `openbao_init` restores instead of
+/// initialising a new server.
+struct S3Snapshots {
+    aws: Arc<AwsProvider>,
+    location: Option<(String, String)>,
+}
+
+#[async_trait::async_trait]
+impl SnapshotSource for S3Snapshots {
+    async fn newest(&self) -> Result<Option<Snapshot>, HookError> {
+        let Some((bucket, prefix)) = &self.location else {
+            return Ok(None);
+        };
+        let clients = self
+            .aws
+            .clients()
+            .ok_or_else(|| HookError("AWS clients are not ready".into()))?;
+        let found = engine_aws::snapshots::download_newest(clients, bucket, prefix)
+            .await
+            .map_err(|e| HookError(e.message))?;
+        Ok(found.map(|(snapshot, data)| Snapshot {
+            name: format!("s3://{bucket}/{}", snapshot.key),
+            data,
+        }))
+    }
+}
+
+/// The spec's `[globals] region` (empty when unreadable: the engine reports the spec's errors).
+fn spec_region(path: &std::path::Path) -> String {
+    engine::spec::SpecSource::from_file(path)
+        .ok()
+        .and_then(|s| s.globals().ok())
+        .map(|g| g.region)
+        .unwrap_or_default()
+}
+
+/// EKS bearer tokens from the AWS credential chain.
+struct EksTokenSource {
+    sdk: aws_config::SdkConfig,
+    region: String,
+}
+
+#[async_trait::async_trait]
+impl TokenSource for EksTokenSource {
+    async fn token(&self, cluster: &str) -> Result<Secret, ConnectError> {
+        let credentials = self
+            .sdk
+            .credentials_provider()
+            .ok_or_else(|| ConnectError("no AWS credentials to sign an EKS token".into()))?;
+        engine_aws::eks_token::EksTokens::new(credentials, &self.region)
+            .token(cluster)
+            .await
+            .map(Secret::new)
+            .map_err(ConnectError)
     }
 }

@@ -36,6 +36,12 @@ impl ResourceGraph {
             }
         }
         let nodes: Vec<NodeIndex> = graph.node_indices().collect();
+        for &node in &nodes {
+            let soft = std::mem::take(&mut graph[node].after_if_present);
+            let present: Vec<Address> =
+                soft.into_iter().filter(|a| index.contains_key(a)).collect();
+            graph[node].depends_on.extend(present);
+        }
         for node in nodes {
             for dep in graph[node].dependencies() {
                 match index.get(&dep) {
@@ -286,6 +292,18 @@ mod tests {
                 .len(),
             2
         );
+    }
+
+    #[test]
+    fn orderings_after_absent_resources_are_dropped() {
+        let a = Address::new("a");
+        let b = res("b", &[])
+            .after_if_present(&a)
+            .after_if_present(&Address::new("nowhere"));
+        let g = ResourceGraph::build(vec![res("a", &[]), b.clone()]).unwrap();
+        assert_eq!(g.dependencies_of(&Address::new("b")).len(), 1);
+        let alone = ResourceGraph::build(vec![b]).unwrap();
+        assert!(alone.dependencies_of(&Address::new("b")).is_empty());
     }
 
     #[test]

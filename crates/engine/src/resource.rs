@@ -13,6 +13,10 @@ pub struct ResourceSpec {
     pub attributes: BTreeMap<String, Value>,
     /// Extra ordering edges that no attribute expresses.
     pub depends_on: Vec<Address>,
+    /// Ordering after resources another provider may or may not define (OpenBao's
+    /// configuration after its server, when the spec makes the server): kept only for the
+    /// addresses the graph has.
+    pub after_if_present: Vec<Address>,
     /// Refuses destroy unless the run confirms protected resources.
     pub protected: bool,
 }
@@ -25,6 +29,7 @@ impl ResourceSpec {
             kind: kind.to_string(),
             attributes: BTreeMap::new(),
             depends_on: Vec::new(),
+            after_if_present: Vec::new(),
             protected: false,
         }
     }
@@ -42,6 +47,12 @@ impl ResourceSpec {
     }
 
     /// Every address this resource depends on: references and explicit edges.
+    /// Orders this resource after `address` when the graph holds it, and ignores it otherwise.
+    pub fn after_if_present(mut self, address: &Address) -> Self {
+        self.after_if_present.push(address.clone());
+        self
+    }
+
     pub fn dependencies(&self) -> BTreeSet<Address> {
         self.attributes
             .values()

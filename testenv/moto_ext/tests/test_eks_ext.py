@@ -378,3 +378,35 @@ def test_accounts_are_isolated(endpoint):
     assert second.list_addons(clusterName="shared-name")["addons"] == []
     addon = first.describe_addon(clusterName="shared-name", addonName="coredns")["addon"]
     assert ":111111111111:addon/shared-name/coredns/" in addon["addonArn"]
+
+
+def test_cluster_ca_is_a_base64_pem_certificate(eks, new_cluster):
+    import base64
+
+    from cryptography import x509
+
+    name = new_cluster()
+    data = eks.describe_cluster(name=name)["cluster"]["certificateAuthority"]["data"]
+    pem = base64.b64decode(data)
+    assert pem.startswith(b"-----BEGIN CERTIFICATE-----")
+    cert = x509.load_pem_x509_certificate(pem)
+    assert cert.extensions.get_extension_for_class(x509.BasicConstraints).value.ca
+
+
+def test_update_nodegroup_version_follows_the_control_plane(eks, new_cluster):
+    name = new_cluster(version="1.30")
+    eks.create_nodegroup(
+        clusterName=name, nodegroupName="ng", version="1.30",
+        nodeRole="arn:aws:iam::123456789012:role/node", subnets=["subnet-1"],
+    )
+    with pytest.raises(eks.exceptions.InvalidParameterException):
+        eks.update_nodegroup_version(clusterName=name, nodegroupName="ng", version="1.31")
+    eks.update_cluster_version(name=name, version="1.31")
+    update = eks.update_nodegroup_version(clusterName=name, nodegroupName="ng")["update"]
+    assert update["type"] == "VersionUpdate"
+    assert {"type": "Version", "value": "1.31"} in update["params"]
+    assert eks.describe_nodegroup(clusterName=name, nodegroupName="ng")["nodegroup"]["version"] == "1.31"
+    described = eks.describe_update(name=name, nodegroupName="ng", updateId=update["id"])["update"]
+    assert described["status"] == "Successful"
+    with pytest.raises(eks.exceptions.ResourceNotFoundException):
+        eks.update_nodegroup_version(clusterName=name, nodegroupName="missing")

@@ -1,12 +1,11 @@
 //! `aws_iam_role` and `aws_iam_role_policy` (inline policy). IAM is global; roles are named by
 //! the spec, so a role made by a run that died before recording it is found by its name.
 
-use super::lookup::{live, ours_by_name, str_attr};
+use super::lookup::{desired_str, live, read_by_name, read_each, still_there, str_attr};
 use crate::error::{api_error, has_code};
 use crate::provider::Shared;
 use crate::settle::settle;
 use async_trait::async_trait;
-use aws_sdk_iam::types::Tag;
 use engine::{Address, Attrs, Context, Field, Kind, KindError, Live, ReadRequest};
 use serde_json::{Value as Json, json};
 use std::sync::Arc;
@@ -35,16 +34,6 @@ fn policy_document(text: &str) -> Json {
     serde_json::from_str(&decoded).unwrap_or(Json::String(decoded.into_owned()))
 }
 
-/// The name a request is about: from the spec, else the recorded id.
-fn wanted_name(r: &ReadRequest, field: &str) -> Option<String> {
-    r.desired
-        .as_ref()
-        .and_then(|d| d.get(field))
-        .and_then(Json::as_str)
-        .map(str::to_string)
-        .or_else(|| r.id.clone())
-}
-
 impl IamRole {
     async fn read_one(&self, name: &str) -> Result<Option<Live>, KindError> {
         let iam = &self.0.clients()?.iam;
@@ -70,19 +59,6 @@ impl IamRole {
     }
 }
 
-fn iam_tags(attrs: &Attrs) -> Result<Vec<Tag>, KindError> {
-    crate::tags::from_attrs(attrs)
-        .into_iter()
-        .map(|(k, v)| {
-            Tag::builder()
-                .key(k)
-                .value(v)
-                .build()
-                .map_err(|e| KindError::new(e.to_string()))
-        })
-        .collect()
-}
-
 #[async_trait]
 impl Kind for IamRole {
     fn name(&self) -> &'static str {
@@ -98,14 +74,7 @@ impl Kind for IamRole {
         _ctx: &Context,
         requests: &[ReadRequest],
     ) -> Result<Vec<Option<Live>>, KindError> {
-        let mut out = Vec::new();
-        for r in requests {
-            out.push(match wanted_name(r, "name") {
-                Some(n) => ours_by_name(r, self.read_one(&n).await?),
-                None => None,
-            });
-        }
-        Ok(out)
+        read_by_name(requests, "name", |n| async move { self.read_one(&n).await }).await
     }
 
     async fn create(
@@ -124,7 +93,7 @@ impl Kind for IamRole {
         iam.create_role()
             .role_name(name)
             .assume_role_policy_document(policy)
-            .set_tags(Some(iam_tags(desired)?))
+            .set_tags(Some(crate::tags::iam(desired)?))
             .send()
             .await
             .map_err(|e| api_error("iam:CreateRole", e))?;
@@ -159,32 +128,30 @@ impl Kind for IamRole {
                 .await
                 .map_err(|e| api_error("iam:UpdateAssumeRolePolicy", e))?;
         }
-        let have = crate::tags::from_attrs(&current.attributes);
-        let want = crate::tags::from_attrs(desired);
-        let remove: Vec<String> = have
-            .keys()
-            .filter(|k| !want.contains_key(*k))
-            .cloned()
-            .collect();
-        if !remove.is_empty() {
-            iam.untag_role()
-                .role_name(name)
-                .set_tag_keys(Some(remove))
-                .send()
-                .await
-                .map_err(|e| api_error("iam:UntagRole", e))?;
-        }
-        if want.iter().any(|(k, v)| have.get(k) != Some(v)) {
-            iam.tag_role()
-                .role_name(name)
-                .set_tags(Some(iam_tags(desired)?))
-                .send()
-                .await
-                .map_err(|e| api_error("iam:TagRole", e))?;
-        }
-        self.read_one(name)
-            .await?
-            .ok_or_else(|| KindError::new(format!("role {name} vanished")))
+        crate::tags::update(
+            &current.attributes,
+            desired,
+            |keys| async move {
+                iam.untag_role()
+                    .role_name(name)
+                    .set_tag_keys(Some(keys))
+                    .send()
+                    .await
+                    .map(|_| ())
+                    .map_err(|e| api_error("iam:UntagRole", e))
+            },
+            || async move {
+                iam.tag_role()
+                    .role_name(name)
+                    .set_tags(Some(crate::tags::iam(desired)?))
+                    .send()
+                    .await
+                    .map(|_| ())
+                    .map_err(|e| api_error("iam:TagRole", e))
+            },
+        )
+        .await?;
+        still_there(&format!("role {name}"), self.read_one(name).await?)
     }
 
     async fn delete(
@@ -273,24 +240,18 @@ impl Kind for IamRolePolicy {
         _ctx: &Context,
         requests: &[ReadRequest],
     ) -> Result<Vec<Option<Live>>, KindError> {
-        let mut out = Vec::new();
-        for r in requests {
-            let from_desired = r.desired.as_ref().and_then(|d| {
-                Some((
-                    d.get("role_name")?.as_str()?.to_string(),
-                    d.get("name")?.as_str()?.to_string(),
-                ))
-            });
+        let key_of = |r: &ReadRequest| {
+            let from_desired = desired_str(r, "role_name").zip(desired_str(r, "name"));
             let from_id =
                 r.id.as_ref()
                     .and_then(|id| id.split_once(':'))
                     .map(|(a, b)| (a.to_string(), b.to_string()));
-            out.push(match from_desired.or(from_id) {
-                Some((role, name)) => self.read_one(&role, &name).await?,
-                None => None,
-            });
-        }
-        Ok(out)
+            from_desired.or(from_id)
+        };
+        read_each(requests, key_of, |(role, name)| async move {
+            self.read_one(&role, &name).await
+        })
+        .await
     }
 
     async fn create(

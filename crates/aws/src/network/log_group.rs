@@ -1,6 +1,6 @@
 //! `aws_cloudwatch_log_group`: the flow logs' destination.
 
-use super::lookup::{live, ours_by_name, str_attr};
+use super::lookup::{live, read_by_name, still_there, str_attr};
 use crate::error::{api_error, has_code};
 use crate::provider::Shared;
 use crate::settle::settle;
@@ -104,21 +104,7 @@ impl Kind for LogGroup {
         requests: &[ReadRequest],
     ) -> Result<Vec<Option<Live>>, KindError> {
         // Log groups are named by the spec: one lookup per group (the spec has one).
-        let mut out = Vec::new();
-        for r in requests {
-            let name = r
-                .desired
-                .as_ref()
-                .and_then(|d| d.get("name"))
-                .and_then(Json::as_str)
-                .map(str::to_string)
-                .or_else(|| r.id.clone());
-            out.push(match name {
-                Some(n) => ours_by_name(r, self.read_one(&n).await?),
-                None => None,
-            });
-        }
-        Ok(out)
+        read_by_name(requests, "name", |n| async move { self.read_one(&n).await }).await
     }
 
     async fn create(
@@ -168,32 +154,30 @@ impl Kind for LogGroup {
             .get("arn")
             .and_then(Json::as_str)
             .unwrap_or_default();
-        let have = crate::tags::from_attrs(&current.attributes);
-        let want = crate::tags::from_attrs(desired);
-        let remove: Vec<String> = have
-            .keys()
-            .filter(|k| !want.contains_key(*k))
-            .cloned()
-            .collect();
-        if !remove.is_empty() {
-            logs.untag_resource()
-                .resource_arn(arn)
-                .set_tag_keys(Some(remove))
-                .send()
-                .await
-                .map_err(|e| api_error("logs:UntagResource", e))?;
-        }
-        if want.iter().any(|(k, v)| have.get(k) != Some(v)) {
-            logs.tag_resource()
-                .resource_arn(arn)
-                .set_tags(Some(want.into_iter().collect()))
-                .send()
-                .await
-                .map_err(|e| api_error("logs:TagResource", e))?;
-        }
-        self.read_one(name)
-            .await?
-            .ok_or_else(|| KindError::new(format!("log group {name} vanished")))
+        crate::tags::update(
+            &current.attributes,
+            desired,
+            |keys| async move {
+                logs.untag_resource()
+                    .resource_arn(arn)
+                    .set_tag_keys(Some(keys))
+                    .send()
+                    .await
+                    .map(|_| ())
+                    .map_err(|e| api_error("logs:UntagResource", e))
+            },
+            || async move {
+                logs.tag_resource()
+                    .resource_arn(arn)
+                    .set_tags(Some(crate::tags::from_attrs(desired).into_iter().collect()))
+                    .send()
+                    .await
+                    .map(|_| ())
+                    .map_err(|e| api_error("logs:TagResource", e))
+            },
+        )
+        .await?;
+        still_there(&format!("log group {name}"), self.read_one(name).await?)
     }
 
     async fn delete(

@@ -18,22 +18,115 @@ pub(crate) fn ours_by_name(request: &ReadRequest, found: Option<Live>) -> Option
     found.filter(|l| request.id.is_some() || address_tag(l) == Some(request.address.as_str()))
 }
 
-/// For each request, the found resource with its recorded id, else the one carrying its
-/// address tag (a resource created by a run that died before writing state).
-pub(crate) fn match_requests(requests: &[ReadRequest], found: &[Live]) -> Vec<Option<Live>> {
+/// A resource without tags, found by the name the spec gives it, is ours only when recorded in
+/// state or when it already has the value the spec wants for `field` (nothing to take over).
+pub(crate) fn ours_by_value(
+    request: &ReadRequest,
+    found: Option<Live>,
+    field: &str,
+) -> Option<Live> {
+    let wanted = request.desired.as_ref().and_then(|d| d.get(field));
+    found
+        .filter(|l| request.id.is_some() || (wanted.is_some() && l.attributes.get(field) == wanted))
+}
+
+/// A string attribute the spec gives a request.
+pub(crate) fn desired_str(request: &ReadRequest, field: &str) -> Option<String> {
+    request
+        .desired
+        .as_ref()
+        .and_then(|d| d.get(field))
+        .and_then(Json::as_str)
+        .map(str::to_string)
+}
+
+/// The name a request is about: from the spec, else the recorded id.
+pub(crate) fn wanted_name(request: &ReadRequest, field: &str) -> Option<String> {
+    desired_str(request, field).or_else(|| request.id.clone())
+}
+
+/// Reads the requests one at a time, each by the key `key_of` gives it (none: absent).
+pub(crate) async fn read_each<K, F, Fut>(
+    requests: &[ReadRequest],
+    key_of: impl Fn(&ReadRequest) -> Option<K>,
+    read: F,
+) -> Result<Vec<Option<Live>>, engine::KindError>
+where
+    F: Fn(K) -> Fut,
+    Fut: std::future::Future<Output = Result<Option<Live>, engine::KindError>>,
+{
+    let mut out = Vec::new();
+    for r in requests {
+        out.push(match key_of(r) {
+            Some(key) => read(key).await?,
+            None => None,
+        });
+    }
+    Ok(out)
+}
+
+/// Reads resources named by the spec one at a time, by the name in `field` (else the recorded
+/// id); what is found counts only as [`ours_by_name`] says.
+pub(crate) async fn read_by_name<F, Fut>(
+    requests: &[ReadRequest],
+    field: &str,
+    read: F,
+) -> Result<Vec<Option<Live>>, engine::KindError>
+where
+    F: Fn(String) -> Fut,
+    Fut: std::future::Future<Output = Result<Option<Live>, engine::KindError>>,
+{
+    let found = read_each(requests, |r| wanted_name(r, field), read).await?;
+    Ok(requests
+        .iter()
+        .zip(found)
+        .map(|(r, l)| ours_by_name(r, l))
+        .collect())
+}
+
+/// For each request, the found resource with its recorded id, else the one with the name the
+/// spec gives it (in `field`) that carries its address tag.
+pub(crate) fn match_by_id_or_name(
+    requests: &[ReadRequest],
+    found: &[Live],
+    field: &str,
+) -> Vec<Option<Live>> {
     requests
         .iter()
         .map(|r| {
-            r.id.as_ref()
-                .and_then(|id| found.iter().find(|l| &l.id == id))
-                .or_else(|| {
-                    found
-                        .iter()
-                        .find(|l| address_tag(l) == Some(r.address.as_str()))
+            let by_id =
+                r.id.as_ref()
+                    .and_then(|id| found.iter().find(|l| &l.id == id));
+            let by_name = || {
+                let name = desired_str(r, field)?;
+                found.iter().find(|l| {
+                    l.attributes.get(field).and_then(Json::as_str) == Some(name.as_str())
+                        && address_tag(l) == Some(r.address.as_str())
                 })
-                .cloned()
+            };
+            by_id.or_else(by_name).cloned()
         })
         .collect()
+}
+
+/// For each request, the found resource with its recorded id, else the one carrying its
+/// address tag (a resource created by a run that died before writing state).
+pub(crate) fn match_requests(requests: &[ReadRequest], found: &[Live]) -> Vec<Option<Live>> {
+    requests.iter().map(|r| match_request(r, found)).collect()
+}
+
+/// The found resource with the request's recorded id, else the one carrying its address tag.
+pub(crate) fn match_request(request: &ReadRequest, found: &[Live]) -> Option<Live> {
+    request
+        .id
+        .as_ref()
+        .and_then(|id| found.iter().find(|l| &l.id == id))
+        .or_else(|| {
+            found
+                .iter()
+                .find(|l| address_tag(l) == Some(request.address.as_str()))
+        })
+        .cloned()
 }
 
 /// Ids recorded in state that `found` does not contain (to be looked up by id).
@@ -55,6 +148,36 @@ pub(crate) fn str_attr<'a>(attrs: &'a Attrs, name: &str) -> Result<&'a str, engi
 /// A boolean attribute of desired attributes (false when absent).
 pub(crate) fn bool_attr(attrs: &Attrs, name: &str) -> bool {
     attrs.get(name).and_then(Json::as_bool).unwrap_or(false)
+}
+
+/// An integer attribute of desired attributes.
+pub(crate) fn int_attr(attrs: &Attrs, name: &str) -> Result<i32, engine::KindError> {
+    attrs
+        .get(name)
+        .and_then(Json::as_i64)
+        .map(|n| n as i32)
+        .ok_or_else(|| {
+            engine::KindError::new(format!("attribute `{name}` is missing or not a number"))
+        })
+}
+
+/// A list attribute as strings (empty when absent).
+pub(crate) fn strings_attr(attrs: &Attrs, name: &str) -> Vec<String> {
+    attrs
+        .get(name)
+        .and_then(Json::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Json::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A resource read again after an update: it must still be there.
+pub(crate) fn still_there(what: &str, found: Option<Live>) -> Result<Live, engine::KindError> {
+    found.ok_or_else(|| engine::KindError::new(format!("{what} vanished")))
 }
 
 /// Builds a `Live` from an id and attribute pairs.

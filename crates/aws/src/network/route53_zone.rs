@@ -100,18 +100,13 @@ impl Route53Zone {
 
     async fn set_tags(&self, id: &str, current: &Attrs, desired: &Attrs) -> Result<(), KindError> {
         let r53 = &self.0.clients()?.route53;
-        let have = crate::tags::from_attrs(current);
-        let want = crate::tags::from_attrs(desired);
-        let add: Vec<Tag> = want
-            .iter()
-            .filter(|(k, v)| have.get(*k) != Some(v))
+        let diff = crate::tags::diff(current, desired);
+        let add: Vec<Tag> = diff
+            .changed
+            .into_iter()
             .map(|(k, v)| Tag::builder().key(k).value(v).build())
             .collect();
-        let remove: Vec<String> = have
-            .keys()
-            .filter(|k| !want.contains_key(*k))
-            .cloned()
-            .collect();
+        let remove = diff.removed;
         if add.is_empty() && remove.is_empty() {
             return Ok(());
         }

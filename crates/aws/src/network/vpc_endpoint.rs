@@ -1,6 +1,6 @@
 //! `aws_vpc_endpoint`: a gateway endpoint (S3) on route tables.
 
-use super::lookup::{live, match_requests, missing_ids, owned_filter, str_attr};
+use super::lookup::{live, match_requests, missing_ids, owned_filter, str_attr, strings_attr};
 use crate::error::{api_error, has_code};
 use crate::provider::Shared;
 use crate::settle::read_back;
@@ -8,7 +8,7 @@ use crate::tags;
 use async_trait::async_trait;
 use aws_sdk_ec2::types::{ResourceType, State, VpcEndpointType};
 use engine::{Address, Attrs, Context, Field, Kind, KindError, Live, ReadRequest};
-use serde_json::{Value as Json, json};
+use serde_json::json;
 use std::sync::Arc;
 
 pub(crate) struct VpcEndpoint(pub Arc<Shared>);
@@ -21,18 +21,6 @@ const FIELDS: &[Field] = &[
     Field::in_place("tags"),
     Field::computed("id"),
 ];
-
-fn strings(attrs: &Attrs, name: &str) -> Vec<String> {
-    attrs
-        .get(name)
-        .and_then(Json::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(|v| v.as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default()
-}
 
 /// Deleted or being deleted. AWS documents capitalised states but answers in lower case; accept
 /// both.
@@ -147,7 +135,7 @@ impl Kind for VpcEndpoint {
                 desired,
                 "vpc_endpoint_type",
             )?))
-            .set_route_table_ids(Some(strings(desired, "route_table_ids")))
+            .set_route_table_ids(Some(strings_attr(desired, "route_table_ids")))
             .tag_specifications(tags::ec2_spec(ResourceType::VpcEndpoint, desired))
             .send()
             .await
@@ -168,8 +156,8 @@ impl Kind for VpcEndpoint {
         desired: &Attrs,
     ) -> Result<Live, KindError> {
         let ec2 = &self.0.clients()?.ec2;
-        let have = strings(&current.attributes, "route_table_ids");
-        let want = strings(desired, "route_table_ids");
+        let have = strings_attr(&current.attributes, "route_table_ids");
+        let want = strings_attr(desired, "route_table_ids");
         let add: Vec<String> = want.iter().filter(|t| !have.contains(t)).cloned().collect();
         let remove: Vec<String> = have.iter().filter(|t| !want.contains(t)).cloned().collect();
         if !add.is_empty() || !remove.is_empty() {

@@ -3,7 +3,9 @@
 //! auto-join finds its peers by one of them.
 
 use crate::error::{api_error, has_code};
-use crate::network::lookup::{live, match_requests, str_attr};
+use crate::network::lookup::{
+    int_attr, live, match_requests, missing_ids, still_there, str_attr, strings_attr,
+};
 use crate::provider::Shared;
 use crate::settle::read_back;
 use async_trait::async_trait;
@@ -11,7 +13,7 @@ use aws_sdk_autoscaling::types::{
     AutoScalingGroup as Asg, Filter, LaunchTemplateSpecification, Tag,
 };
 use engine::{Address, Attrs, Context, Field, Kind, KindError, Live, ReadRequest, TAG_SPEC};
-use serde_json::{Value as Json, json};
+use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -32,27 +34,6 @@ const FIELDS: &[Field] = &[
     Field::computed("id"),
     Field::computed("arn"),
 ];
-
-fn strings(attrs: &Attrs, name: &str) -> Vec<String> {
-    attrs
-        .get(name)
-        .and_then(Json::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(Json::as_str)
-                .map(str::to_string)
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-fn int(attrs: &Attrs, name: &str) -> Result<i32, KindError> {
-    attrs
-        .get(name)
-        .and_then(Json::as_i64)
-        .map(|n| n as i32)
-        .ok_or_else(|| KindError::new(format!("attribute `{name}` is missing or not a number")))
-}
 
 /// The group's tags for AWS: the engine's ownership tags stay on the group, the others
 /// propagate to the instances it launches.
@@ -185,11 +166,7 @@ impl Kind for AutoscalingGroup {
             .values(ctx.spec_name())
             .build();
         let mut found = self.describe(Some(owned), vec![]).await?;
-        let missing: Vec<String> = requests
-            .iter()
-            .filter_map(|r| r.id.clone())
-            .filter(|id| !found.iter().any(|l| &l.id == id))
-            .collect();
+        let missing = missing_ids(requests, &found);
         if !missing.is_empty() {
             found.extend(self.describe(None, missing).await?);
         }
@@ -207,13 +184,13 @@ impl Kind for AutoscalingGroup {
             .create_auto_scaling_group()
             .auto_scaling_group_name(name)
             .launch_template(Self::launch_template(desired)?)
-            .min_size(int(desired, "min_size")?)
-            .max_size(int(desired, "max_size")?)
-            .desired_capacity(int(desired, "desired_capacity")?)
-            .vpc_zone_identifier(strings(desired, "subnet_ids").join(","))
-            .set_target_group_arns(Some(strings(desired, "target_group_arns")))
+            .min_size(int_attr(desired, "min_size")?)
+            .max_size(int_attr(desired, "max_size")?)
+            .desired_capacity(int_attr(desired, "desired_capacity")?)
+            .vpc_zone_identifier(strings_attr(desired, "subnet_ids").join(","))
+            .set_target_group_arns(Some(strings_attr(desired, "target_group_arns")))
             .health_check_type(str_attr(desired, "health_check_type")?)
-            .health_check_grace_period(int(desired, "health_check_grace_period")?)
+            .health_check_grace_period(int_attr(desired, "health_check_grace_period")?)
             .set_tags(Some(asg_tags(name, desired)))
             .send()
             .await
@@ -247,18 +224,18 @@ impl Kind for AutoscalingGroup {
                 .update_auto_scaling_group()
                 .auto_scaling_group_name(name)
                 .launch_template(Self::launch_template(desired)?)
-                .min_size(int(desired, "min_size")?)
-                .max_size(int(desired, "max_size")?)
-                .desired_capacity(int(desired, "desired_capacity")?)
-                .vpc_zone_identifier(strings(desired, "subnet_ids").join(","))
+                .min_size(int_attr(desired, "min_size")?)
+                .max_size(int_attr(desired, "max_size")?)
+                .desired_capacity(int_attr(desired, "desired_capacity")?)
+                .vpc_zone_identifier(strings_attr(desired, "subnet_ids").join(","))
                 .health_check_type(str_attr(desired, "health_check_type")?)
-                .health_check_grace_period(int(desired, "health_check_grace_period")?)
+                .health_check_grace_period(int_attr(desired, "health_check_grace_period")?)
                 .send()
                 .await
                 .map_err(|e| api_error("autoscaling:UpdateAutoScalingGroup", e))?;
         }
-        let have = strings(&current.attributes, "target_group_arns");
-        let want = strings(desired, "target_group_arns");
+        let have = strings_attr(&current.attributes, "target_group_arns");
+        let want = strings_attr(desired, "target_group_arns");
         let detach: Vec<String> = have.iter().filter(|a| !want.contains(a)).cloned().collect();
         let attach: Vec<String> = want.iter().filter(|a| !have.contains(a)).cloned().collect();
         if !attach.is_empty() {
@@ -280,10 +257,9 @@ impl Kind for AutoscalingGroup {
                 .map_err(|e| api_error("autoscaling:DetachLoadBalancerTargetGroups", e))?;
         }
         if differs("tags") {
-            let want_tags = crate::tags::from_attrs(desired);
-            let stale: Vec<Tag> = crate::tags::from_attrs(&current.attributes)
-                .into_keys()
-                .filter(|k| !want_tags.contains_key(k))
+            let stale: Vec<Tag> = crate::tags::diff(&current.attributes, desired)
+                .removed
+                .into_iter()
                 .map(|k| {
                     Tag::builder()
                         .resource_id(name)
@@ -307,9 +283,10 @@ impl Kind for AutoscalingGroup {
                 .await
                 .map_err(|e| api_error("autoscaling:CreateOrUpdateTags", e))?;
         }
-        self.by_name(name)
-            .await?
-            .ok_or_else(|| KindError::new(format!("autoscaling group {name} vanished")))
+        still_there(
+            &format!("autoscaling group {name}"),
+            self.by_name(name).await?,
+        )
     }
 
     async fn delete(

@@ -1,16 +1,91 @@
 //! Elastic Load Balancing calls shared by the load balancer, target group and listener kinds.
 
 use crate::error::api_error;
+use crate::network::lookup::{desired_str, match_by_id_or_name};
+use aws_sdk_elasticloadbalancingv2::Client;
 use aws_sdk_elasticloadbalancingv2::types::Tag;
-use engine::{Attrs, KindError};
-use serde_json::Value as Json;
+use engine::{Attrs, KindError, Live, ReadRequest};
+use serde_json::{Value as Json, json};
 use std::collections::HashMap;
 
-/// Tags of up to 20 resources per call, by ARN.
-pub(crate) async fn tags(
-    elb: &aws_sdk_elasticloadbalancingv2::Client,
+/// A load balancer, target group or listener as the ELB API describes it.
+pub(crate) trait ElbResource {
+    fn arn(&self) -> Option<&str>;
+    /// The name the spec gives it (listeners have none).
+    fn name(&self) -> Option<&str>;
+    /// Its attributes, given its tags.
+    fn to_live(&self, tags: Json) -> Live;
+}
+
+/// The batched read of load balancers or target groups, which the spec names: for each request,
+/// the one of `all` with its recorded ARN, else the one with its name and address tag.
+pub(crate) async fn read_named<T: ElbResource>(
+    elb: &Client,
+    all: &[T],
+    requests: &[ReadRequest],
+) -> Result<Vec<Option<Live>>, KindError> {
+    let names: Vec<String> = requests
+        .iter()
+        .filter_map(|r| desired_str(r, "name"))
+        .collect();
+    let arns: Vec<String> = requests.iter().filter_map(|r| r.id.clone()).collect();
+    let found = wanted(elb, all, &names, &arns).await?;
+    Ok(match_by_id_or_name(requests, &found, "name"))
+}
+
+/// The one of `all` with this ARN, with its tags.
+pub(crate) async fn by_arn<T: ElbResource>(
+    elb: &Client,
+    all: &[T],
+    arn: &str,
+) -> Result<Option<Live>, KindError> {
+    Ok(wanted(elb, all, &[], &[arn.to_string()])
+        .await?
+        .into_iter()
+        .next())
+}
+
+/// Those of `all` whose name or ARN is asked for, with their tags.
+async fn wanted<T: ElbResource>(
+    elb: &Client,
+    all: &[T],
+    names: &[String],
     arns: &[String],
-) -> Result<HashMap<String, Json>, KindError> {
+) -> Result<Vec<Live>, KindError> {
+    let wanted: Vec<&T> = all
+        .iter()
+        .filter(|r| {
+            r.name().is_some_and(|n| names.iter().any(|w| w == n))
+                || r.arn().is_some_and(|a| arns.iter().any(|w| w == a))
+        })
+        .collect();
+    with_tags(elb, &wanted).await
+}
+
+/// `resources` as live resources, with their tags (one tag call per 20).
+pub(crate) async fn with_tags<T: ElbResource>(
+    elb: &Client,
+    resources: &[&T],
+) -> Result<Vec<Live>, KindError> {
+    let arns: Vec<String> = resources
+        .iter()
+        .filter_map(|r| r.arn().map(str::to_string))
+        .collect();
+    let tags = tags(elb, &arns).await?;
+    Ok(resources
+        .iter()
+        .map(|r| {
+            let t = tags
+                .get(r.arn().unwrap_or_default())
+                .cloned()
+                .unwrap_or(json!({}));
+            r.to_live(t)
+        })
+        .collect())
+}
+
+/// Tags of up to 20 resources per call, by ARN.
+async fn tags(elb: &Client, arns: &[String]) -> Result<HashMap<String, Json>, KindError> {
     let mut out = HashMap::new();
     for chunk in arns.chunks(20) {
         let resp = elb
@@ -41,56 +116,32 @@ pub(crate) fn elb_tags(attrs: &Attrs) -> Vec<Tag> {
 
 /// Brings the tags of `arn` from `current` to `desired`.
 pub(crate) async fn retag(
-    elb: &aws_sdk_elasticloadbalancingv2::Client,
+    elb: &Client,
     arn: &str,
     current: &Attrs,
     desired: &Attrs,
 ) -> Result<(), KindError> {
-    let have = crate::tags::from_attrs(current);
-    let want = crate::tags::from_attrs(desired);
-    let remove: Vec<String> = have
-        .keys()
-        .filter(|k| !want.contains_key(*k))
-        .cloned()
-        .collect();
-    if !remove.is_empty() {
-        elb.remove_tags()
-            .resource_arns(arn)
-            .set_tag_keys(Some(remove))
-            .send()
-            .await
-            .map_err(|e| api_error("elasticloadbalancing:RemoveTags", e))?;
-    }
-    if want.iter().any(|(k, v)| have.get(k) != Some(v)) {
-        elb.add_tags()
-            .resource_arns(arn)
-            .set_tags(Some(elb_tags(desired)))
-            .send()
-            .await
-            .map_err(|e| api_error("elasticloadbalancing:AddTags", e))?;
-    }
-    Ok(())
-}
-
-/// A list attribute as strings.
-pub(crate) fn strings(attrs: &Attrs, name: &str) -> Vec<String> {
-    attrs
-        .get(name)
-        .and_then(Json::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(Json::as_str)
-                .map(str::to_string)
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-/// An integer attribute.
-pub(crate) fn int(attrs: &Attrs, name: &str) -> Result<i32, KindError> {
-    attrs
-        .get(name)
-        .and_then(Json::as_i64)
-        .map(|n| n as i32)
-        .ok_or_else(|| KindError::new(format!("attribute `{name}` is missing or not a number")))
+    crate::tags::update(
+        current,
+        desired,
+        |keys| async move {
+            elb.remove_tags()
+                .resource_arns(arn)
+                .set_tag_keys(Some(keys))
+                .send()
+                .await
+                .map(|_| ())
+                .map_err(|e| api_error("elasticloadbalancing:RemoveTags", e))
+        },
+        || async move {
+            elb.add_tags()
+                .resource_arns(arn)
+                .set_tags(Some(elb_tags(desired)))
+                .send()
+                .await
+                .map(|_| ())
+                .map_err(|e| api_error("elasticloadbalancing:AddTags", e))
+        },
+    )
+    .await
 }

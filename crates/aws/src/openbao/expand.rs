@@ -373,7 +373,13 @@ pub fn resources(
             )
             .attr("user_data", user_data)
             .attr("http_tokens", "required")
-            .attr("tags", tag(&lt, &base)),
+            .attr("tags", tag(&lt, &base))
+            // Nodes boot with the TLS certificate the configuration issues into `tls_secret`,
+            // when the spec has OpenBao issue it (`[openbao.tls]`).
+            .after_if_present(&Address::new(format!(
+                "{}.openbao.config.tls",
+                globals.cloud
+            ))),
     );
     let asg = addr("autoscaling_group.server");
     let nodes = server.mode.nodes();

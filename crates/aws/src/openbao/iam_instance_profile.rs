@@ -2,11 +2,10 @@
 //! profile found by name is ours only when recorded in state or tagged with this address.
 
 use crate::error::{api_error, has_code};
-use crate::network::lookup::{live, ours_by_name, str_attr};
+use crate::network::lookup::{live, read_by_name, still_there, str_attr};
 use crate::provider::Shared;
 use crate::settle::{read_back, settle};
 use async_trait::async_trait;
-use aws_sdk_iam::types::Tag;
 use engine::{Address, Attrs, Context, Field, Kind, KindError, Live, ReadRequest};
 use serde_json::{Value as Json, json};
 use std::sync::Arc;
@@ -20,19 +19,6 @@ const FIELDS: &[Field] = &[
     Field::computed("id"),
     Field::computed("arn"),
 ];
-
-fn iam_tags(attrs: &Attrs) -> Result<Vec<Tag>, KindError> {
-    crate::tags::from_attrs(attrs)
-        .into_iter()
-        .map(|(k, v)| {
-            Tag::builder()
-                .key(k)
-                .value(v)
-                .build()
-                .map_err(|e| KindError::new(e.to_string()))
-        })
-        .collect()
-}
 
 impl IamInstanceProfile {
     fn iam(&self) -> Result<&aws_sdk_iam::Client, KindError> {
@@ -117,21 +103,7 @@ impl Kind for IamInstanceProfile {
         _ctx: &Context,
         requests: &[ReadRequest],
     ) -> Result<Vec<Option<Live>>, KindError> {
-        let mut out = Vec::new();
-        for r in requests {
-            let name = r
-                .desired
-                .as_ref()
-                .and_then(|d| d.get("name"))
-                .and_then(Json::as_str)
-                .map(str::to_string)
-                .or_else(|| r.id.clone());
-            out.push(match name {
-                Some(n) => ours_by_name(r, self.read_one(&n).await?),
-                None => None,
-            });
-        }
-        Ok(out)
+        read_by_name(requests, "name", |n| async move { self.read_one(&n).await }).await
     }
 
     async fn create(
@@ -144,7 +116,7 @@ impl Kind for IamInstanceProfile {
         self.iam()?
             .create_instance_profile()
             .instance_profile_name(name)
-            .set_tags(Some(iam_tags(desired)?))
+            .set_tags(Some(crate::tags::iam(desired)?))
             .send()
             .await
             .map_err(|e| api_error("iam:CreateInstanceProfile", e))?;
@@ -172,32 +144,33 @@ impl Kind for IamInstanceProfile {
                 self.add_role(name, new).await?;
             }
         }
-        let have = crate::tags::from_attrs(&current.attributes);
-        let want = crate::tags::from_attrs(desired);
-        let remove: Vec<String> = have
-            .keys()
-            .filter(|k| !want.contains_key(*k))
-            .cloned()
-            .collect();
-        if !remove.is_empty() {
-            iam.untag_instance_profile()
-                .instance_profile_name(name)
-                .set_tag_keys(Some(remove))
-                .send()
-                .await
-                .map_err(|e| api_error("iam:UntagInstanceProfile", e))?;
-        }
-        if want.iter().any(|(k, v)| have.get(k) != Some(v)) {
-            iam.tag_instance_profile()
-                .instance_profile_name(name)
-                .set_tags(Some(iam_tags(desired)?))
-                .send()
-                .await
-                .map_err(|e| api_error("iam:TagInstanceProfile", e))?;
-        }
-        self.read_one(name)
-            .await?
-            .ok_or_else(|| KindError::new(format!("instance profile {name} vanished")))
+        crate::tags::update(
+            &current.attributes,
+            desired,
+            |keys| async move {
+                iam.untag_instance_profile()
+                    .instance_profile_name(name)
+                    .set_tag_keys(Some(keys))
+                    .send()
+                    .await
+                    .map(|_| ())
+                    .map_err(|e| api_error("iam:UntagInstanceProfile", e))
+            },
+            || async move {
+                iam.tag_instance_profile()
+                    .instance_profile_name(name)
+                    .set_tags(Some(crate::tags::iam(desired)?))
+                    .send()
+                    .await
+                    .map(|_| ())
+                    .map_err(|e| api_error("iam:TagInstanceProfile", e))
+            },
+        )
+        .await?;
+        still_there(
+            &format!("instance profile {name}"),
+            self.read_one(name).await?,
+        )
     }
 
     async fn delete(

@@ -1,6 +1,7 @@
-//! KMS calls shared by the key, replica and alias kinds.
+//! KMS calls shared by the key and replica kinds.
 
 use crate::error::{api_error, has_code};
+use crate::network::lookup::str_attr;
 use aws_sdk_kms::types::{KeyMetadata, KeyState, Tag};
 use engine::{Attrs, KindError};
 use serde_json::Value as Json;
@@ -54,16 +55,7 @@ pub(crate) async fn tags(kms: &aws_sdk_kms::Client, key_id: &str) -> Result<Json
 
 /// The desired tags as KMS tags.
 pub(crate) fn kms_tags(attrs: &Attrs) -> Result<Vec<Tag>, KindError> {
-    crate::tags::from_attrs(attrs)
-        .into_iter()
-        .map(|(k, v)| {
-            Tag::builder()
-                .tag_key(k)
-                .tag_value(v)
-                .build()
-                .map_err(|e| KindError::new(e.to_string()))
-        })
-        .collect()
+    crate::tags::build(attrs, |k, v| Tag::builder().tag_key(k).tag_value(v).build())
 }
 
 /// Brings the key's tags from `current` to `desired`.
@@ -73,30 +65,71 @@ pub(crate) async fn retag(
     current: &Attrs,
     desired: &Attrs,
 ) -> Result<(), KindError> {
-    let have = crate::tags::from_attrs(current);
-    let want = crate::tags::from_attrs(desired);
-    let remove: Vec<String> = have
-        .keys()
-        .filter(|k| !want.contains_key(*k))
-        .cloned()
-        .collect();
-    if !remove.is_empty() {
-        kms.untag_resource()
+    crate::tags::update(
+        current,
+        desired,
+        |keys| async move {
+            kms.untag_resource()
+                .key_id(key_id)
+                .set_tag_keys(Some(keys))
+                .send()
+                .await
+                .map(|_| ())
+                .map_err(|e| api_error("kms:UntagResource", e))
+        },
+        || async move {
+            kms.tag_resource()
+                .key_id(key_id)
+                .set_tags(Some(kms_tags(desired)?))
+                .send()
+                .await
+                .map(|_| ())
+                .map_err(|e| api_error("kms:TagResource", e))
+        },
+    )
+    .await
+}
+
+/// Sets the key's description when `desired` has another one than `current`.
+pub(crate) async fn update_description(
+    kms: &aws_sdk_kms::Client,
+    key_id: &str,
+    current: &Attrs,
+    desired: &Attrs,
+) -> Result<(), KindError> {
+    if current.get("description") == desired.get("description") {
+        return Ok(());
+    }
+    kms.update_key_description()
+        .key_id(key_id)
+        .description(str_attr(desired, "description")?)
+        .send()
+        .await
+        .map(|_| ())
+        .map_err(|e| api_error("kms:UpdateKeyDescription", e))
+}
+
+/// Turns the key's automatic rotation on or off.
+pub(crate) async fn set_rotation(
+    kms: &aws_sdk_kms::Client,
+    key_id: &str,
+    enabled: bool,
+) -> Result<(), KindError> {
+    if enabled {
+        kms.enable_key_rotation()
             .key_id(key_id)
-            .set_tag_keys(Some(remove))
             .send()
             .await
-            .map_err(|e| api_error("kms:UntagResource", e))?;
-    }
-    if want.iter().any(|(k, v)| have.get(k) != Some(v)) {
-        kms.tag_resource()
+            .map(|_| ())
+            .map_err(|e| api_error("kms:EnableKeyRotation", e))
+    } else {
+        kms.disable_key_rotation()
             .key_id(key_id)
-            .set_tags(Some(kms_tags(desired)?))
             .send()
             .await
-            .map_err(|e| api_error("kms:TagResource", e))?;
+            .map(|_| ())
+            .map_err(|e| api_error("kms:DisableKeyRotation", e))
     }
-    Ok(())
 }
 
 /// Schedules the key's deletion after the longest waiting period KMS allows (30 days), so a

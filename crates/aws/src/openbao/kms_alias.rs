@@ -2,12 +2,12 @@
 //! or when it already points at the key the spec wants (nothing to take over then).
 
 use crate::error::{api_error, has_code};
-use crate::network::lookup::{live, str_attr};
+use crate::network::lookup::{live, ours_by_value, still_there, str_attr, wanted_name};
 use crate::provider::Shared;
 use crate::settle::read_back;
 use async_trait::async_trait;
 use engine::{Address, Attrs, Context, Field, Kind, KindError, Live, ReadRequest};
-use serde_json::{Value as Json, json};
+use serde_json::json;
 use std::sync::Arc;
 
 pub(crate) struct KmsAlias(pub Arc<Shared>);
@@ -74,17 +74,9 @@ impl Kind for KmsAlias {
         Ok(requests
             .iter()
             .map(|r| {
-                let desired_name = r
-                    .desired
-                    .as_ref()
-                    .and_then(|d| d.get("name"))
-                    .and_then(Json::as_str);
-                let name = desired_name.or(r.id.as_deref())?;
-                let found = all.iter().find(|l| l.id == name)?;
-                let target = r.desired.as_ref().and_then(|d| d.get("target_key_id"));
-                let ours = r.id.is_some()
-                    || (target.is_some() && found.attributes.get("target_key_id") == target);
-                ours.then(|| found.clone())
+                let name = wanted_name(r, "name")?;
+                let found = all.iter().find(|l| l.id == name).cloned();
+                ours_by_value(r, found, "target_key_id")
             })
             .collect())
     }
@@ -130,9 +122,10 @@ impl Kind for KmsAlias {
             .await
             .map_err(|e| api_error("kms:UpdateAlias", e))?;
         ctx.forget("kms:aliases");
-        self.find(&current.id)
-            .await?
-            .ok_or_else(|| KindError::new(format!("alias {} vanished", current.id)))
+        still_there(
+            &format!("alias {}", current.id),
+            self.find(&current.id).await?,
+        )
     }
 
     async fn delete(

@@ -2,9 +2,11 @@
 //! name: a key is found by its recorded id, else by the engine's address tag (a scan of the
 //! account's keys, only for keys not in state yet).
 
-use super::kms::{describe, kms_tags, retag, schedule_deletion, tags};
+use super::kms::{
+    describe, kms_tags, retag, schedule_deletion, set_rotation, tags, update_description,
+};
 use crate::error::api_error;
-use crate::network::lookup::{address_tag, bool_attr, live, str_attr};
+use crate::network::lookup::{address_tag, bool_attr, live, still_there, str_attr};
 use crate::provider::Shared;
 use crate::settle::{read_back, settle};
 use async_trait::async_trait;
@@ -160,15 +162,7 @@ impl Kind for KmsKey {
             .ok_or_else(|| KindError::new("kms:CreateKey returned no key id"))?;
         tracing::info!(%address, key_id = %id, "created KMS key");
         if bool_attr(desired, "enable_key_rotation") {
-            settle(|| async {
-                kms.enable_key_rotation()
-                    .key_id(&id)
-                    .send()
-                    .await
-                    .map(|_| ())
-                    .map_err(|e| api_error("kms:EnableKeyRotation", e))
-            })
-            .await?;
+            settle(|| set_rotation(kms, &id, true)).await?;
         }
         read_back(&format!("KMS key {id}"), || self.read_one(&id)).await
     }
@@ -182,33 +176,12 @@ impl Kind for KmsKey {
     ) -> Result<Live, KindError> {
         let kms = self.kms()?;
         let id = &current.id;
-        if current.attributes.get("description") != desired.get("description") {
-            kms.update_key_description()
-                .key_id(id)
-                .description(str_attr(desired, "description")?)
-                .send()
-                .await
-                .map_err(|e| api_error("kms:UpdateKeyDescription", e))?;
-        }
+        update_description(kms, id, &current.attributes, desired).await?;
         if current.attributes.get("enable_key_rotation") != desired.get("enable_key_rotation") {
-            if bool_attr(desired, "enable_key_rotation") {
-                kms.enable_key_rotation()
-                    .key_id(id)
-                    .send()
-                    .await
-                    .map_err(|e| api_error("kms:EnableKeyRotation", e))?;
-            } else {
-                kms.disable_key_rotation()
-                    .key_id(id)
-                    .send()
-                    .await
-                    .map_err(|e| api_error("kms:DisableKeyRotation", e))?;
-            }
+            set_rotation(kms, id, bool_attr(desired, "enable_key_rotation")).await?;
         }
         retag(kms, id, &current.attributes, desired).await?;
-        self.read_one(id)
-            .await?
-            .ok_or_else(|| KindError::new(format!("KMS key {id} vanished")))
+        still_there(&format!("KMS key {id}"), self.read_one(id).await?)
     }
 
     async fn delete(

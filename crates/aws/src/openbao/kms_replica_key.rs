@@ -1,14 +1,14 @@
 //! `aws_kms_replica_key`: the replica of a multi-region key in `[globals] secondary_region`.
 //! A replica has its primary's key id, so it is found by that id in the other region.
 
-use super::kms::{describe, kms_tags, retag, schedule_deletion, tags};
+use super::kms::{describe, kms_tags, retag, schedule_deletion, tags, update_description};
 use crate::error::api_error;
-use crate::network::lookup::{live, str_attr};
+use crate::network::lookup::{desired_str, live, read_each, still_there, str_attr};
 use crate::provider::Shared;
 use crate::settle::{read_back, settle};
 use async_trait::async_trait;
 use engine::{Address, Attrs, Context, Field, Kind, KindError, Live, ReadRequest};
-use serde_json::{Value as Json, json};
+use serde_json::json;
 use std::sync::Arc;
 
 pub(crate) struct KmsReplicaKey(pub Arc<Shared>);
@@ -77,22 +77,14 @@ impl Kind for KmsReplicaKey {
         _ctx: &Context,
         requests: &[ReadRequest],
     ) -> Result<Vec<Option<Live>>, KindError> {
-        let mut out = Vec::new();
-        for r in requests {
-            // The replica of our primary key is ours: it cannot be anyone else's.
-            let id = r.id.clone().or_else(|| {
-                r.desired
-                    .as_ref()
-                    .and_then(|d| d.get("primary_key_id"))
-                    .and_then(Json::as_str)
-                    .map(str::to_string)
-            });
-            out.push(match id {
-                Some(id) => self.read_one(&id).await?,
-                None => None,
-            });
-        }
-        Ok(out)
+        // The replica of our primary key is ours: it cannot be anyone else's.
+        let id_of = |r: &ReadRequest| r.id.clone().or_else(|| desired_str(r, "primary_key_id"));
+        read_each(
+            requests,
+            id_of,
+            |id| async move { self.read_one(&id).await },
+        )
+        .await
     }
 
     async fn create(
@@ -142,9 +134,8 @@ impl Kind for KmsReplicaKey {
     ) -> Result<Live, KindError> {
         let kms = self.kms(None)?;
         self.converge(kms, current, desired).await?;
-        self.read_one(&current.id)
-            .await?
-            .ok_or_else(|| KindError::new(format!("replica key {} vanished", current.id)))
+        let found = self.read_one(&current.id).await?;
+        still_there(&format!("replica key {}", current.id), found)
     }
 
     async fn delete(
@@ -165,14 +156,7 @@ impl KmsReplicaKey {
         current: &Live,
         desired: &Attrs,
     ) -> Result<(), KindError> {
-        if current.attributes.get("description") != desired.get("description") {
-            kms.update_key_description()
-                .key_id(&current.id)
-                .description(str_attr(desired, "description")?)
-                .send()
-                .await
-                .map_err(|e| api_error("kms:UpdateKeyDescription", e))?;
-        }
+        update_description(kms, &current.id, &current.attributes, desired).await?;
         retag(kms, &current.id, &current.attributes, desired).await
     }
 }

@@ -3,7 +3,9 @@
 //! The user data holds no secret: nodes fetch their TLS material from Secrets Manager at boot.
 
 use crate::error::{api_error, has_code};
-use crate::network::lookup::{live, match_requests, missing_ids, owned_filter, str_attr};
+use crate::network::lookup::{
+    live, match_requests, missing_ids, owned_filter, still_there, str_attr, strings_attr,
+};
 use crate::provider::Shared;
 use crate::settle::read_back;
 use crate::tags;
@@ -15,7 +17,7 @@ use aws_sdk_ec2::types::{
     RequestLaunchTemplateData, ResourceType,
 };
 use engine::{Address, Attrs, Context, Field, Kind, KindError, Live, ReadRequest};
-use serde_json::{Value as Json, json};
+use serde_json::json;
 use std::sync::Arc;
 
 pub(crate) struct LaunchTemplate(pub Arc<Shared>);
@@ -35,16 +37,6 @@ const FIELDS: &[Field] = &[
 
 /// The launch data of the desired attributes.
 fn launch_data(desired: &Attrs) -> Result<RequestLaunchTemplateData, KindError> {
-    let groups: Vec<String> = desired
-        .get("security_group_ids")
-        .and_then(Json::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(Json::as_str)
-                .map(str::to_string)
-                .collect()
-        })
-        .unwrap_or_default();
     Ok(RequestLaunchTemplateData::builder()
         .image_id(str_attr(desired, "image_id")?)
         .instance_type(InstanceType::from(str_attr(desired, "instance_type")?))
@@ -53,7 +45,7 @@ fn launch_data(desired: &Attrs) -> Result<RequestLaunchTemplateData, KindError> 
                 .arn(str_attr(desired, "iam_instance_profile_arn")?)
                 .build(),
         )
-        .set_security_group_ids(Some(groups))
+        .set_security_group_ids(Some(strings_attr(desired, "security_group_ids")))
         .user_data(aws_smithy_types::base64::encode(str_attr(
             desired,
             "user_data",
@@ -247,9 +239,7 @@ impl Kind for LaunchTemplate {
                 .map_err(|e| api_error("ec2:ModifyLaunchTemplate", e))?;
         }
         tags::ec2_update(ec2, id, &current.attributes, desired).await?;
-        self.by_id(id)
-            .await?
-            .ok_or_else(|| KindError::new(format!("launch template {id} vanished")))
+        still_there(&format!("launch template {id}"), self.by_id(id).await?)
     }
 
     async fn delete(

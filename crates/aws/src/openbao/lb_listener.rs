@@ -1,9 +1,9 @@
 //! `aws_lb_listener`: the load balancer's TCP listener forwarding to the target group. Found
 //! through its load balancer: by recorded ARN, else by this resource's address tag.
 
-use super::elb::{elb_tags, int, retag, tags};
+use super::elb::{ElbResource, elb_tags, retag, with_tags};
 use crate::error::{api_error, has_code};
-use crate::network::lookup::{address_tag, live, str_attr};
+use crate::network::lookup::{desired_str, int_attr, live, match_request, still_there, str_attr};
 use crate::provider::Shared;
 use crate::settle::read_back;
 use async_trait::async_trait;
@@ -31,6 +31,38 @@ fn forward(desired: &Attrs) -> Result<Action, KindError> {
         .build())
 }
 
+impl ElbResource for Listener {
+    fn arn(&self) -> Option<&str> {
+        self.listener_arn()
+    }
+
+    fn name(&self) -> Option<&str> {
+        None
+    }
+
+    fn to_live(&self, tags: Json) -> Live {
+        let arn = self.listener_arn().unwrap_or_default();
+        live(
+            arn,
+            [
+                ("load_balancer_arn", json!(self.load_balancer_arn())),
+                ("port", json!(self.port())),
+                ("protocol", json!(self.protocol().map(|p| p.as_str()))),
+                (
+                    "target_group_arn",
+                    json!(
+                        self.default_actions()
+                            .first()
+                            .and_then(|a| a.target_group_arn())
+                    ),
+                ),
+                ("tags", tags),
+                ("arn", json!(arn)),
+            ],
+        )
+    }
+}
+
 impl LbListener {
     fn elb(&self) -> Result<&aws_sdk_elasticloadbalancingv2::Client, KindError> {
         Ok(&self.0.clients()?.elbv2)
@@ -56,35 +88,7 @@ impl LbListener {
             }
             Err(e) => return Err(api_error("elasticloadbalancing:DescribeListeners", e)),
         };
-        let listener_arns: Vec<String> = listeners
-            .iter()
-            .filter_map(|l| l.listener_arn().map(str::to_string))
-            .collect();
-        let tags = tags(elb, &listener_arns).await?;
-        Ok(listeners
-            .iter()
-            .map(|l| {
-                let arn = l.listener_arn().unwrap_or_default();
-                live(
-                    arn,
-                    [
-                        ("load_balancer_arn", json!(l.load_balancer_arn())),
-                        ("port", json!(l.port())),
-                        ("protocol", json!(l.protocol().map(|p| p.as_str()))),
-                        (
-                            "target_group_arn",
-                            json!(
-                                l.default_actions()
-                                    .first()
-                                    .and_then(|a| a.target_group_arn())
-                            ),
-                        ),
-                        ("tags", tags.get(arn).cloned().unwrap_or(json!({}))),
-                        ("arn", json!(arn)),
-                    ],
-                )
-            })
-            .collect())
+        with_tags(elb, &listeners.iter().collect::<Vec<_>>()).await
     }
 
     async fn by_arn(&self, arn: &str) -> Result<Option<Live>, KindError> {
@@ -113,25 +117,12 @@ impl Kind for LbListener {
     ) -> Result<Vec<Option<Live>>, KindError> {
         let mut out = Vec::new();
         for r in requests {
-            let lb = r
-                .desired
-                .as_ref()
-                .and_then(|d| d.get("load_balancer_arn"))
-                .and_then(Json::as_str);
-            let found = match (lb, &r.id) {
-                (Some(lb), _) => self.describe(Some(lb), vec![]).await?,
+            let found = match (desired_str(r, "load_balancer_arn"), &r.id) {
+                (Some(lb), _) => self.describe(Some(&lb), vec![]).await?,
                 (None, Some(id)) => self.describe(None, vec![id.clone()]).await?,
                 (None, None) => vec![],
             };
-            let by_id =
-                r.id.as_ref()
-                    .and_then(|id| found.iter().find(|l| &l.id == id));
-            let by_tag = || {
-                found
-                    .iter()
-                    .find(|l| address_tag(l) == Some(r.address.as_str()))
-            };
-            out.push(by_id.or_else(by_tag).cloned());
+            out.push(match_request(r, &found));
         }
         Ok(out)
     }
@@ -146,7 +137,7 @@ impl Kind for LbListener {
             .elb()?
             .create_listener()
             .load_balancer_arn(str_attr(desired, "load_balancer_arn")?)
-            .port(int(desired, "port")?)
+            .port(int_attr(desired, "port")?)
             .protocol(ProtocolEnum::from(str_attr(desired, "protocol")?))
             .default_actions(forward(desired)?)
             .set_tags(Some(elb_tags(desired)))
@@ -176,7 +167,7 @@ impl Kind for LbListener {
         if differs("port") || differs("protocol") || differs("target_group_arn") {
             elb.modify_listener()
                 .listener_arn(arn)
-                .port(int(desired, "port")?)
+                .port(int_attr(desired, "port")?)
                 .protocol(ProtocolEnum::from(str_attr(desired, "protocol")?))
                 .default_actions(forward(desired)?)
                 .send()
@@ -184,9 +175,7 @@ impl Kind for LbListener {
                 .map_err(|e| api_error("elasticloadbalancing:ModifyListener", e))?;
         }
         retag(elb, arn, &current.attributes, desired).await?;
-        self.by_arn(arn)
-            .await?
-            .ok_or_else(|| KindError::new(format!("listener {arn} vanished")))
+        still_there(&format!("listener {arn}"), self.by_arn(arn).await?)
     }
 
     async fn delete(

@@ -2,9 +2,9 @@
 //! check. Named by the spec; one found by name is ours only when recorded in state or tagged
 //! with this address.
 
-use super::elb::{elb_tags, int, retag, tags};
+use super::elb::{ElbResource, by_arn, elb_tags, read_named, retag};
 use crate::error::{api_error, has_code};
-use crate::network::lookup::{address_tag, live, str_attr};
+use crate::network::lookup::{int_attr, live, still_there, str_attr};
 use crate::provider::Shared;
 use crate::settle::read_back;
 use async_trait::async_trait;
@@ -27,31 +27,61 @@ const FIELDS: &[Field] = &[
     Field::computed("arn"),
 ];
 
-fn to_live(tg: &TargetGroup, tags: Json) -> Live {
-    live(
-        tg.target_group_arn().unwrap_or_default(),
-        [
-            ("name", json!(tg.target_group_name())),
-            ("port", json!(tg.port())),
-            ("protocol", json!(tg.protocol().map(|p| p.as_str()))),
-            ("vpc_id", json!(tg.vpc_id())),
-            ("target_type", json!(tg.target_type().map(|t| t.as_str()))),
-            (
-                "health_check",
-                json!({
-                    "protocol": tg.health_check_protocol().map(|p| p.as_str()),
-                    "port": tg.health_check_port(),
-                    "path": tg.health_check_path(),
-                    "interval_seconds": tg.health_check_interval_seconds(),
-                    "healthy_threshold": tg.healthy_threshold_count(),
-                    "unhealthy_threshold": tg.unhealthy_threshold_count(),
-                    "matcher": tg.matcher().and_then(|m| m.http_code()),
-                }),
-            ),
-            ("tags", tags),
-            ("arn", json!(tg.target_group_arn())),
-        ],
-    )
+impl ElbResource for TargetGroup {
+    fn arn(&self) -> Option<&str> {
+        self.target_group_arn()
+    }
+
+    fn name(&self) -> Option<&str> {
+        self.target_group_name()
+    }
+
+    fn to_live(&self, tags: Json) -> Live {
+        live(
+            self.target_group_arn().unwrap_or_default(),
+            [
+                ("name", json!(self.target_group_name())),
+                ("port", json!(self.port())),
+                ("protocol", json!(self.protocol().map(|p| p.as_str()))),
+                ("vpc_id", json!(self.vpc_id())),
+                ("target_type", json!(self.target_type().map(|t| t.as_str()))),
+                (
+                    "health_check",
+                    json!({
+                        "protocol": self.health_check_protocol().map(|p| p.as_str()),
+                        "port": self.health_check_port(),
+                        "path": self.health_check_path(),
+                        "interval_seconds": self.health_check_interval_seconds(),
+                        "healthy_threshold": self.healthy_threshold_count(),
+                        "unhealthy_threshold": self.unhealthy_threshold_count(),
+                        "matcher": self.matcher().and_then(|m| m.http_code()),
+                    }),
+                ),
+                ("tags", tags),
+                ("arn", json!(self.target_group_arn())),
+            ],
+        )
+    }
+}
+
+/// Sets the desired health check on a CreateTargetGroup or a ModifyTargetGroup call: the two
+/// builders have the same setters but no common type.
+macro_rules! with_health_check {
+    ($call:expr, $desired:expr) => {
+        $call
+            .health_check_enabled(true)
+            .health_check_protocol(ProtocolEnum::from(check_str($desired, "protocol")?))
+            .health_check_port(check_str($desired, "port")?)
+            .health_check_path(check_str($desired, "path")?)
+            .health_check_interval_seconds(check_int($desired, "interval_seconds")?)
+            .healthy_threshold_count(check_int($desired, "healthy_threshold")?)
+            .unhealthy_threshold_count(check_int($desired, "unhealthy_threshold")?)
+            .matcher(
+                Matcher::builder()
+                    .http_code(check_str($desired, "matcher")?)
+                    .build(),
+            )
+    };
 }
 
 /// A string inside the `health_check` attribute.
@@ -78,46 +108,20 @@ impl LbTargetGroup {
         Ok(&self.0.clients()?.elbv2)
     }
 
-    /// Target groups whose name or ARN is asked for (one listing, one tag call).
-    async fn find(&self, names: &[String], arns: &[String]) -> Result<Vec<Live>, KindError> {
-        let all: Vec<TargetGroup> = self
-            .elb()?
+    /// Every target group of the account in the region (one listing).
+    async fn list(&self) -> Result<Vec<TargetGroup>, KindError> {
+        self.elb()?
             .describe_target_groups()
             .into_paginator()
             .items()
             .send()
             .collect::<Result<_, _>>()
             .await
-            .map_err(|e| api_error("elasticloadbalancing:DescribeTargetGroups", e))?;
-        let wanted: Vec<&TargetGroup> = all
-            .iter()
-            .filter(|tg| {
-                tg.target_group_name()
-                    .is_some_and(|n| names.iter().any(|w| w == n))
-                    || tg
-                        .target_group_arn()
-                        .is_some_and(|a| arns.iter().any(|w| w == a))
-            })
-            .collect();
-        let wanted_arns: Vec<String> = wanted
-            .iter()
-            .filter_map(|tg| tg.target_group_arn().map(str::to_string))
-            .collect();
-        let tags = tags(self.elb()?, &wanted_arns).await?;
-        Ok(wanted
-            .into_iter()
-            .map(|tg| {
-                let t = tags
-                    .get(tg.target_group_arn().unwrap_or_default())
-                    .cloned()
-                    .unwrap_or(json!({}));
-                to_live(tg, t)
-            })
-            .collect())
+            .map_err(|e| api_error("elasticloadbalancing:DescribeTargetGroups", e))
     }
 
     async fn by_arn(&self, arn: &str) -> Result<Option<Live>, KindError> {
-        Ok(self.find(&[], &[arn.to_string()]).await?.into_iter().next())
+        by_arn(self.elb()?, &self.list().await?, arn).await
     }
 }
 
@@ -136,34 +140,7 @@ impl Kind for LbTargetGroup {
         _ctx: &Context,
         requests: &[ReadRequest],
     ) -> Result<Vec<Option<Live>>, KindError> {
-        let name_of = |r: &ReadRequest| {
-            r.desired
-                .as_ref()
-                .and_then(|d| d.get("name"))
-                .and_then(Json::as_str)
-                .map(str::to_string)
-        };
-        let names: Vec<String> = requests.iter().filter_map(name_of).collect();
-        let arns: Vec<String> = requests.iter().filter_map(|r| r.id.clone()).collect();
-        let found = self.find(&names, &arns).await?;
-        Ok(requests
-            .iter()
-            .map(|r| {
-                if let Some(id) = &r.id
-                    && let Some(l) = found.iter().find(|l| &l.id == id)
-                {
-                    return Some(l.clone());
-                }
-                let name = name_of(r)?;
-                found
-                    .iter()
-                    .find(|l| {
-                        l.attributes.get("name").and_then(Json::as_str) == Some(name.as_str())
-                            && address_tag(l) == Some(r.address.as_str())
-                    })
-                    .cloned()
-            })
-            .collect())
+        read_named(self.elb()?, &self.list().await?, requests).await
     }
 
     async fn create(
@@ -173,27 +150,16 @@ impl Kind for LbTargetGroup {
         desired: &Attrs,
     ) -> Result<Live, KindError> {
         let name = str_attr(desired, "name")?;
-        let out = self
+        let call = self
             .elb()?
             .create_target_group()
             .name(name)
             .protocol(ProtocolEnum::from(str_attr(desired, "protocol")?))
-            .port(int(desired, "port")?)
+            .port(int_attr(desired, "port")?)
             .vpc_id(str_attr(desired, "vpc_id")?)
             .target_type(TargetTypeEnum::from(str_attr(desired, "target_type")?))
-            .health_check_enabled(true)
-            .health_check_protocol(ProtocolEnum::from(check_str(desired, "protocol")?))
-            .health_check_port(check_str(desired, "port")?)
-            .health_check_path(check_str(desired, "path")?)
-            .health_check_interval_seconds(check_int(desired, "interval_seconds")?)
-            .healthy_threshold_count(check_int(desired, "healthy_threshold")?)
-            .unhealthy_threshold_count(check_int(desired, "unhealthy_threshold")?)
-            .matcher(
-                Matcher::builder()
-                    .http_code(check_str(desired, "matcher")?)
-                    .build(),
-            )
-            .set_tags(Some(elb_tags(desired)))
+            .set_tags(Some(elb_tags(desired)));
+        let out = with_health_check!(call, desired)
             .send()
             .await
             .map_err(|e| api_error("elasticloadbalancing:CreateTargetGroup", e))?;
@@ -217,28 +183,14 @@ impl Kind for LbTargetGroup {
         let elb = self.elb()?;
         let arn = &current.id;
         if current.attributes.get("health_check") != desired.get("health_check") {
-            elb.modify_target_group()
-                .target_group_arn(arn)
-                .health_check_enabled(true)
-                .health_check_protocol(ProtocolEnum::from(check_str(desired, "protocol")?))
-                .health_check_port(check_str(desired, "port")?)
-                .health_check_path(check_str(desired, "path")?)
-                .health_check_interval_seconds(check_int(desired, "interval_seconds")?)
-                .healthy_threshold_count(check_int(desired, "healthy_threshold")?)
-                .unhealthy_threshold_count(check_int(desired, "unhealthy_threshold")?)
-                .matcher(
-                    Matcher::builder()
-                        .http_code(check_str(desired, "matcher")?)
-                        .build(),
-                )
+            let call = elb.modify_target_group().target_group_arn(arn);
+            with_health_check!(call, desired)
                 .send()
                 .await
                 .map_err(|e| api_error("elasticloadbalancing:ModifyTargetGroup", e))?;
         }
         retag(elb, arn, &current.attributes, desired).await?;
-        self.by_arn(arn)
-            .await?
-            .ok_or_else(|| KindError::new(format!("target group {arn} vanished")))
+        still_there(&format!("target group {arn}"), self.by_arn(arn).await?)
     }
 
     async fn delete(

@@ -3,7 +3,7 @@
 //! Creating uses `CREATE`, so a record someone else made is never overwritten.
 
 use crate::error::{api_error, has_code};
-use crate::network::lookup::{live, str_attr};
+use crate::network::lookup::{live, ours_by_value, read_each, still_there, str_attr};
 use crate::provider::Shared;
 use crate::settle::read_back;
 use async_trait::async_trait;
@@ -177,20 +177,15 @@ impl Kind for Route53Record {
         _ctx: &Context,
         requests: &[ReadRequest],
     ) -> Result<Vec<Option<Live>>, KindError> {
-        let mut out = Vec::new();
-        for r in requests {
-            let Some((zone, name, rtype)) = key_of(r) else {
-                out.push(None);
-                continue;
-            };
-            let found = self.read_one(&zone, &name, &rtype).await?;
-            let wanted = r.desired.as_ref().and_then(|d| d.get("alias"));
-            let ours = |l: &Live| {
-                r.id.is_some() || (wanted.is_some() && l.attributes.get("alias") == wanted)
-            };
-            out.push(found.filter(ours));
-        }
-        Ok(out)
+        let found = read_each(requests, key_of, |(zone, name, rtype)| async move {
+            self.read_one(&zone, &name, &rtype).await
+        })
+        .await?;
+        Ok(requests
+            .iter()
+            .zip(found)
+            .map(|(r, l)| ours_by_value(r, l, "alias"))
+            .collect())
     }
 
     async fn create(
@@ -221,9 +216,8 @@ impl Kind for Route53Record {
         let name = str_attr(desired, "name")?;
         let rtype = str_attr(desired, "type")?;
         self.change(zone, ChangeAction::Upsert, desired).await?;
-        self.read_one(zone, name, rtype)
-            .await?
-            .ok_or_else(|| KindError::new(format!("record {} vanished", current.id)))
+        let found = self.read_one(zone, name, rtype).await?;
+        still_there(&format!("record {}", current.id), found)
     }
 
     async fn delete(

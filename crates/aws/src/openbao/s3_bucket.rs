@@ -9,7 +9,7 @@
 //! tagged with this resource's address.
 
 use crate::error::{api_error, has_code};
-use crate::network::lookup::{address_tag, live, str_attr};
+use crate::network::lookup::{live, read_by_name, still_there, str_attr};
 use crate::provider::Shared;
 use crate::settle::{read_back, settle};
 use async_trait::async_trait;
@@ -341,10 +341,7 @@ impl S3Bucket {
 }
 
 fn s3_tags(attrs: &Attrs) -> Result<Vec<Tag>, KindError> {
-    crate::tags::from_attrs(attrs)
-        .into_iter()
-        .map(|(k, v)| Tag::builder().key(k).value(v).build().map_err(build_err))
-        .collect()
+    crate::tags::build(attrs, |k, v| Tag::builder().key(k).value(v).build())
 }
 
 #[async_trait]
@@ -362,24 +359,12 @@ impl Kind for S3Bucket {
         _ctx: &Context,
         requests: &[ReadRequest],
     ) -> Result<Vec<Option<Live>>, KindError> {
-        let mut out = Vec::new();
-        for r in requests {
-            let name = r
-                .desired
-                .as_ref()
-                .and_then(|d| d.get("bucket"))
-                .and_then(Json::as_str)
-                .map(str::to_string)
-                .or_else(|| r.id.clone());
-            let found = match name {
-                Some(n) => self.read_one(&n).await?,
-                None => None,
-            };
-            out.push(
-                found.filter(|l| r.id.is_some() || address_tag(l) == Some(r.address.as_str())),
-            );
-        }
-        Ok(out)
+        read_by_name(
+            requests,
+            "bucket",
+            |b| async move { self.read_one(&b).await },
+        )
+        .await
     }
 
     async fn create(
@@ -425,9 +410,8 @@ impl Kind for S3Bucket {
     ) -> Result<Live, KindError> {
         self.converge(&current.id, Some(&current.attributes), desired)
             .await?;
-        self.read_one(&current.id)
-            .await?
-            .ok_or_else(|| KindError::new(format!("bucket {} vanished", current.id)))
+        let found = self.read_one(&current.id).await?;
+        still_there(&format!("bucket {}", current.id), found)
     }
 
     async fn delete(

@@ -6,18 +6,18 @@
 //! (an `https://` URL or a file path), `version`, `force_conflicts`, `timeout_seconds`. Read back:
 //! `out_of_sync`, `objects`, `digest`.
 
-use super::object_set::{self, ApplyOptions, Record};
-use super::set_kind::{self, text};
+use super::cluster::Cluster;
+use super::object_set::{self, ApplyOptions, Record, RecordRef};
+use super::set_kind::{self, SetSource, text};
 use super::shared::Shared;
 use async_trait::async_trait;
-use engine::{Address, Attrs, Context, Field, Kind, KindError, Live, ReadRequest};
+use engine::{Attrs, Context, Field, KindError};
 use engine_helm::yaml::Numbers;
 use serde_json::{Value as Json, json};
 use std::sync::Arc;
 
-pub(crate) struct KubeManifests(pub Arc<Shared>);
-
-const SET_KIND: &str = "manifests";
+/// The source of a `k8s_manifests`: a YAML stream.
+pub(crate) struct KubeManifests;
 
 const FIELDS: &[Field] = &[
     Field::replace("cluster"),
@@ -82,14 +82,29 @@ pub fn parse_stream(source: &str, text: &str) -> Result<Vec<Json>, KindError> {
     Ok(out)
 }
 
-impl KubeManifests {
-    async fn apply(&self, ctx: &Context, desired: &Attrs) -> Result<Live, KindError> {
-        let target = self.0.target(desired)?;
-        let cluster = self.0.cluster(&target).await?;
-        let at = set_kind::record_ref(SET_KIND, desired, "record_namespace");
+#[async_trait]
+impl SetSource for KubeManifests {
+    const NAME: &'static str = "k8s_manifests";
+    const SET_KIND: &'static str = "manifests";
+    const NAMESPACE_KEY: &'static str = "record_namespace";
+    const FIELDS: &'static [Field] = FIELDS;
+
+    fn live_attrs(record: &Record, common: &Attrs) -> Attrs {
+        live_attrs(record, common)
+    }
+
+    async fn build(
+        &self,
+        _ctx: &Context,
+        shared: &Shared,
+        cluster: &Arc<Cluster>,
+        _at: &RecordRef,
+        desired: &Attrs,
+        _old: Option<&Record>,
+    ) -> Result<(Record, ApplyOptions), KindError> {
         let source = text(desired, "source");
         let body = fetch(&source).await?;
-        let objects = object_set::prepare(&cluster, parse_stream(&source, &body)?, "default")
+        let objects = object_set::prepare(cluster, parse_stream(&source, &body)?, "default")
             .await
             .map_err(|e| KindError::new(format!("{source}: {}", e.message)))?;
         let record = Record {
@@ -100,79 +115,16 @@ impl KubeManifests {
             objects,
             pending: false,
         };
-        let old = object_set::read_record(&cluster, &at).await?;
         let options = ApplyOptions {
             force_conflicts: desired
                 .get("force_conflicts")
                 .and_then(Json::as_bool)
                 .unwrap_or(false),
             wait: true,
-            timeout: set_kind::timeout(&self.0, desired),
-            poll_interval: self.0.poll_interval,
+            timeout: set_kind::timeout(shared, desired),
+            poll_interval: shared.poll_interval,
         };
-        let applied = object_set::apply(ctx, &cluster, &at, record, old.as_ref(), &options).await?;
-        let mut live = set_kind::live(&target.name, &at, &applied, vec![], live_attrs);
-        live.attributes
-            .insert("record_namespace".into(), json!(at.namespace));
-        Ok(live)
-    }
-}
-
-#[async_trait]
-impl Kind for KubeManifests {
-    fn name(&self) -> &'static str {
-        "k8s_manifests"
-    }
-
-    fn fields(&self) -> &'static [Field] {
-        FIELDS
-    }
-
-    async fn read(
-        &self,
-        _ctx: &Context,
-        requests: &[ReadRequest],
-    ) -> Result<Vec<Option<Live>>, KindError> {
-        futures::future::try_join_all(requests.iter().map(|r| async move {
-            let live =
-                set_kind::read_one(&self.0, SET_KIND, "record_namespace", r, live_attrs).await?;
-            Ok::<_, KindError>(live.map(|mut l| {
-                let ns = set_kind::parse_state_id(SET_KIND, &l.id)
-                    .map(|(_, at)| at.namespace)
-                    .unwrap_or_default();
-                l.attributes.insert("record_namespace".into(), json!(ns));
-                l
-            }))
-        }))
-        .await
-    }
-
-    async fn create(
-        &self,
-        ctx: &Context,
-        _address: &Address,
-        desired: &Attrs,
-    ) -> Result<Live, KindError> {
-        self.apply(ctx, desired).await
-    }
-
-    async fn update(
-        &self,
-        ctx: &Context,
-        _address: &Address,
-        _current: &Live,
-        desired: &Attrs,
-    ) -> Result<Live, KindError> {
-        self.apply(ctx, desired).await
-    }
-
-    async fn delete(
-        &self,
-        ctx: &Context,
-        _address: &Address,
-        current: &Live,
-    ) -> Result<(), KindError> {
-        set_kind::delete(&self.0, ctx, SET_KIND, current).await
+        Ok((record, options))
     }
 }
 

@@ -74,8 +74,8 @@ impl Kube {
         let s = &self.shared;
         vec![
             Arc::new(object::KubeObject(s.clone())),
-            Arc::new(manifests::KubeManifests(s.clone())),
-            Arc::new(release::HelmRelease(s.clone())),
+            Arc::new(set_kind::SetKind(s.clone(), manifests::KubeManifests)),
+            Arc::new(set_kind::SetKind(s.clone(), release::HelmRelease)),
             Arc::new(flux_suspend::FluxSuspend(s.clone())),
         ]
     }

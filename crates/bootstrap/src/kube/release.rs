@@ -8,19 +8,18 @@
 //! empty), `objects` (identities), `chart_digest`.
 
 use super::cluster::Cluster;
-use super::object_set::{self, ApplyOptions, Record};
-use super::set_kind::{self, text};
+use super::object_set::{self, ApplyOptions, Record, RecordRef};
+use super::set_kind::{self, SetSource, text};
 use super::shared::Shared;
 use async_trait::async_trait;
-use engine::{Address, Attrs, Context, Field, Kind, KindError, Live, ReadRequest};
+use engine::{Attrs, Context, Field, KindError};
 use engine_helm::yaml::Numbers;
 use engine_helm::{Capabilities, Chart, Lookup, RenderOptions};
 use serde_json::{Value as Json, json};
 use std::sync::Arc;
 
-pub(crate) struct HelmRelease(pub Arc<Shared>);
-
-const SET_KIND: &str = "release";
+/// The source of a `helm_release`: a chart rendered against the cluster.
+pub(crate) struct HelmRelease;
 
 const FIELDS: &[Field] = &[
     Field::replace("cluster"),
@@ -80,22 +79,37 @@ impl Lookup for LiveLookup {
     }
 }
 
-impl HelmRelease {
-    async fn install(&self, ctx: &Context, desired: &Attrs) -> Result<Live, KindError> {
-        let target = self.0.target(desired)?;
-        let cluster = self.0.cluster(&target).await?;
-        let at = set_kind::record_ref(SET_KIND, desired, "namespace");
+#[async_trait]
+impl SetSource for HelmRelease {
+    const NAME: &'static str = "helm_release";
+    const SET_KIND: &'static str = "release";
+    const NAMESPACE_KEY: &'static str = "namespace";
+    const FIELDS: &'static [Field] = FIELDS;
+
+    fn live_attrs(record: &Record, common: &Attrs) -> Attrs {
+        live_attrs(record, common)
+    }
+
+    async fn build(
+        &self,
+        ctx: &Context,
+        shared: &Shared,
+        cluster: &Arc<Cluster>,
+        at: &RecordRef,
+        desired: &Attrs,
+        old: Option<&Record>,
+    ) -> Result<(Record, ApplyOptions), KindError> {
         let chart_ref = text(desired, "chart");
         let version = text(desired, "version");
         let values = desired.get("values").cloned().unwrap_or(json!({}));
         let reference = format!("{chart_ref}:{version}");
 
         ctx.waiting(format!("pulling {reference}"));
-        self.0.calls.record(&engine::ApiCall {
+        shared.calls.record(&engine::ApiCall {
             service: "oci".into(),
             operation: "GetChart".into(),
         });
-        let pulled = engine_helm::oci::pull_archive(&reference, &self.0.pull)
+        let pulled = engine_helm::oci::pull_archive(&reference, &shared.pull)
             .await
             .map_err(|e| KindError::retryable(format!("{reference}: {e}")))?;
         let chart = Chart::load_tgz_bytes(&pulled.archive, &reference)
@@ -105,7 +119,6 @@ impl HelmRelease {
             kube_version: cluster.server_version().await?,
             api_versions: cluster.api_versions().await?,
         };
-        let old = object_set::read_record(&cluster, &at).await?;
         let manifests = render(
             cluster.clone(),
             chart,
@@ -117,7 +130,7 @@ impl HelmRelease {
         )
         .await
         .map_err(|e| KindError::new(format!("{reference}: {e}")))?;
-        let objects = object_set::prepare(&cluster, manifests, &at.namespace)
+        let objects = object_set::prepare(cluster, manifests, &at.namespace)
             .await
             .map_err(|e| KindError::new(format!("{reference}: {}", e.message)))?;
         let record = Record {
@@ -131,14 +144,10 @@ impl HelmRelease {
         let options = ApplyOptions {
             force_conflicts: false,
             wait: desired.get("wait").and_then(Json::as_bool).unwrap_or(true),
-            timeout: set_kind::timeout(&self.0, desired),
-            poll_interval: self.0.poll_interval,
+            timeout: set_kind::timeout(shared, desired),
+            poll_interval: shared.poll_interval,
         };
-        let applied = object_set::apply(ctx, &cluster, &at, record, old.as_ref(), &options).await?;
-        let mut live = set_kind::live(&target.name, &at, &applied, vec![], live_attrs);
-        live.attributes
-            .insert("namespace".into(), json!(at.namespace));
-        Ok(live)
+        Ok((record, options))
     }
 }
 
@@ -200,61 +209,4 @@ async fn render(
     })
     .await
     .map_err(|e| format!("rendering stopped: {e}"))?
-}
-
-#[async_trait]
-impl Kind for HelmRelease {
-    fn name(&self) -> &'static str {
-        "helm_release"
-    }
-
-    fn fields(&self) -> &'static [Field] {
-        FIELDS
-    }
-
-    async fn read(
-        &self,
-        _ctx: &Context,
-        requests: &[ReadRequest],
-    ) -> Result<Vec<Option<Live>>, KindError> {
-        futures::future::try_join_all(requests.iter().map(|r| async move {
-            let live = set_kind::read_one(&self.0, SET_KIND, "namespace", r, live_attrs).await?;
-            Ok::<_, KindError>(live.map(|mut l| {
-                let ns = set_kind::parse_state_id(SET_KIND, &l.id)
-                    .map(|(_, at)| at.namespace)
-                    .unwrap_or_default();
-                l.attributes.insert("namespace".into(), json!(ns));
-                l
-            }))
-        }))
-        .await
-    }
-
-    async fn create(
-        &self,
-        ctx: &Context,
-        _address: &Address,
-        desired: &Attrs,
-    ) -> Result<Live, KindError> {
-        self.install(ctx, desired).await
-    }
-
-    async fn update(
-        &self,
-        ctx: &Context,
-        _address: &Address,
-        _current: &Live,
-        desired: &Attrs,
-    ) -> Result<Live, KindError> {
-        self.install(ctx, desired).await
-    }
-
-    async fn delete(
-        &self,
-        ctx: &Context,
-        _address: &Address,
-        current: &Live,
-    ) -> Result<(), KindError> {
-        set_kind::delete(&self.0, ctx, SET_KIND, current).await
-    }
 }

@@ -1,9 +1,11 @@
-//! What the two object-set kinds (`helm_release`, `k8s_manifests`) share: ids, reads, deletes.
+//! The object-set kinds (`helm_release`, `k8s_manifests`): one [`Kind`] implementation,
+//! [`SetKind`], over a [`SetSource`] that says where the objects come from.
 
 use super::cluster::Cluster;
-use super::object_set::{self, Record, RecordRef};
+use super::object_set::{self, ApplyOptions, Record, RecordRef};
 use super::shared::Shared;
-use engine::{Attrs, Context, KindError, Live, ReadRequest};
+use async_trait::async_trait;
+use engine::{Address, Attrs, Context, Field, Kind, KindError, Live, ReadRequest};
 use serde_json::{Value as Json, json};
 use std::sync::Arc;
 use std::time::Duration;
@@ -154,6 +156,110 @@ pub(crate) fn timeout(shared: &Shared, attrs: &Attrs) -> Duration {
         .and_then(Json::as_u64)
         .map(Duration::from_secs)
         .unwrap_or(shared.wait_timeout)
+}
+
+/// Where an object-set kind's objects come from.
+#[async_trait]
+pub(crate) trait SetSource: Send + Sync {
+    /// The kind's name.
+    const NAME: &'static str;
+    /// The record's kind (`release`, `manifests`).
+    const SET_KIND: &'static str;
+    /// The attribute naming the record's namespace.
+    const NAMESPACE_KEY: &'static str;
+    const FIELDS: &'static [Field];
+
+    /// Live attributes from a record, added to the common ones.
+    fn live_attrs(record: &Record, common: &Attrs) -> Attrs;
+
+    /// The record to apply for `desired` (`old` is the one applied before, if any) and how.
+    async fn build(
+        &self,
+        ctx: &Context,
+        shared: &Shared,
+        cluster: &Arc<Cluster>,
+        at: &RecordRef,
+        desired: &Attrs,
+        old: Option<&Record>,
+    ) -> Result<(Record, ApplyOptions), KindError>;
+}
+
+/// An object-set kind.
+pub(crate) struct SetKind<S>(pub Arc<Shared>, pub S);
+
+impl<S: SetSource> SetKind<S> {
+    async fn install(&self, ctx: &Context, desired: &Attrs) -> Result<Live, KindError> {
+        let target = self.0.target(desired)?;
+        let cluster = self.0.cluster(&target).await?;
+        let at = record_ref(S::SET_KIND, desired, S::NAMESPACE_KEY);
+        let old = object_set::read_record(&cluster, &at).await?;
+        let (record, options) = self
+            .1
+            .build(ctx, &self.0, &cluster, &at, desired, old.as_ref())
+            .await?;
+        let applied = object_set::apply(ctx, &cluster, &at, record, old.as_ref(), &options).await?;
+        let mut live = live(&target.name, &at, &applied, vec![], S::live_attrs);
+        live.attributes
+            .insert(S::NAMESPACE_KEY.into(), json!(at.namespace));
+        Ok(live)
+    }
+}
+
+#[async_trait]
+impl<S: SetSource> Kind for SetKind<S> {
+    fn name(&self) -> &'static str {
+        S::NAME
+    }
+
+    fn fields(&self) -> &'static [Field] {
+        S::FIELDS
+    }
+
+    async fn read(
+        &self,
+        _ctx: &Context,
+        requests: &[ReadRequest],
+    ) -> Result<Vec<Option<Live>>, KindError> {
+        futures::future::try_join_all(requests.iter().map(|r| async move {
+            let found = read_one(&self.0, S::SET_KIND, S::NAMESPACE_KEY, r, S::live_attrs).await?;
+            Ok::<_, KindError>(found.map(|mut l| {
+                let ns = parse_state_id(S::SET_KIND, &l.id)
+                    .map(|(_, at)| at.namespace)
+                    .unwrap_or_default();
+                l.attributes.insert(S::NAMESPACE_KEY.into(), json!(ns));
+                l
+            }))
+        }))
+        .await
+    }
+
+    async fn create(
+        &self,
+        ctx: &Context,
+        _address: &Address,
+        desired: &Attrs,
+    ) -> Result<Live, KindError> {
+        self.install(ctx, desired).await
+    }
+
+    async fn update(
+        &self,
+        ctx: &Context,
+        _address: &Address,
+        _current: &Live,
+        desired: &Attrs,
+    ) -> Result<Live, KindError> {
+        self.install(ctx, desired).await
+    }
+
+    async fn delete(
+        &self,
+        ctx: &Context,
+        _address: &Address,
+        current: &Live,
+    ) -> Result<(), KindError> {
+        delete(&self.0, ctx, S::SET_KIND, current).await
+    }
 }
 
 #[cfg(test)]

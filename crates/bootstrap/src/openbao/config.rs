@@ -1,6 +1,10 @@
 //! The `[openbao]` spec section and its expansion into resources under `aws.openbao.config`.
 //!
 //! ```toml
+//! [openbao]
+//! address = "https://bao.priv.aws.example.com:8200"   # the default for this domain
+//! ca_file = "pki/root-ca.crt"
+//!
 //! [openbao.init]
 //! secret_prefix = "openbao/aws-0"          # <prefix>/root-token, <prefix>/recovery-keys
 //!
@@ -140,6 +144,15 @@ impl<'de> Deserialize<'de> for Ttl {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct OpenBaoConfig {
+    /// The server's cloud resources (`[openbao.server]`): the cloud provider's part of the
+    /// section, not read here.
+    #[serde(default)]
+    pub server: Option<toml::Table>,
+    /// Where the engine reaches OpenBao (default `https://bao.priv.<cloud>.<domain>:8200`).
+    pub address: Option<String>,
+    /// PEM file of the CA that signed OpenBao's TLS certificate (the offline root of
+    /// `engine pki init-root`), relative to the spec.
+    pub ca_file: Option<PathBuf>,
     /// Initialise the server (omit for a server initialised elsewhere).
     #[serde(default)]
     pub init: Option<InitConfig>,
@@ -150,6 +163,9 @@ pub struct OpenBaoConfig {
     pub policies: PoliciesConfig,
     #[serde(default)]
     pub pki: Option<PkiConfig>,
+    /// OpenBao's own TLS certificate, issued from the intermediate into the secret store.
+    #[serde(default)]
+    pub tls: Option<TlsConfig>,
     #[serde(default)]
     pub userpass: Option<UserpassConfig>,
     /// JWT auth mounts by path (e.g. `jwt/aws-0`).
@@ -161,6 +177,21 @@ pub struct OpenBaoConfig {
     /// Policies found in `policies.dir` by `load_files`.
     #[serde(skip)]
     dir_policies: BTreeMap<String, String>,
+}
+
+/// `[openbao.tls]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TlsConfig {
+    /// Where the certificate goes in the secret store (what the servers' boot script reads).
+    pub secret: String,
+    /// DNS names (default: the host of `openbao.address`).
+    #[serde(default)]
+    pub dns_names: Vec<String>,
+    /// The intermediate's bundle (default: `openbao.pki.bundle_secret`).
+    pub bundle_secret: Option<String>,
+    /// Issue again when fewer days are left (default 30).
+    pub renew_before_days: Option<i64>,
 }
 
 /// `[openbao.init]`.
@@ -329,6 +360,10 @@ pub struct UserConfig {
 pub struct JwtMountConfig {
     #[serde(default)]
     pub description: Option<String>,
+    /// Trust the issuer of the cluster the spec makes (its OIDC issuer output, in the same run):
+    /// discovery URL and bound issuer both come from it.
+    #[serde(default)]
+    pub cluster_issuer: bool,
     #[serde(default)]
     pub oidc_discovery_url: Option<String>,
     #[serde(default)]
@@ -395,6 +430,9 @@ impl OpenBaoConfig {
         if let Some(p) = self.pki.as_ref().and_then(|p| p.certificate_file.as_ref()) {
             read(p, "openbao.pki.certificate_file".into(), &mut errors);
         }
+        if let Some(p) = &self.ca_file {
+            read(p, "openbao.ca_file".into(), &mut errors);
+        }
         let mut dir_policies = BTreeMap::new();
         if let Some(dir) = &self.policies.dir {
             let full = base.join(dir);
@@ -444,6 +482,24 @@ impl OpenBaoConfig {
             out.insert(name.clone(), text.clone());
         }
         out
+    }
+
+    /// The CA bundle of `ca_file` (files must have been loaded).
+    pub fn ca_bundle(&self) -> Option<&String> {
+        self.ca_file.as_ref().and_then(|p| self.files.get(p))
+    }
+
+    /// Whether the section configures anything inside OpenBao (not only its server).
+    pub fn configures_openbao(&self) -> bool {
+        self.init.is_some()
+            || !self.mounts.is_empty()
+            || self.policies.dir.is_some()
+            || !self.policies.files.is_empty()
+            || !self.policies.inline.is_empty()
+            || self.pki.is_some()
+            || self.tls.is_some()
+            || self.userpass.is_some()
+            || !self.jwt.is_empty()
     }
 
     fn certificate(&self) -> Option<&String> {
@@ -551,11 +607,12 @@ impl OpenBaoConfig {
         }
         for (mount, j) in &self.jwt {
             let sources = usize::from(j.oidc_discovery_url.is_some())
-                + usize::from(!j.jwt_validation_pubkeys.is_empty());
+                + usize::from(!j.jwt_validation_pubkeys.is_empty())
+                + usize::from(j.cluster_issuer);
             if sources != 1 {
                 errors.push(format!(
-                    "openbao.jwt.{mount}: set exactly one of oidc_discovery_url or \
-                     jwt_validation_pubkeys"
+                    "openbao.jwt.{mount}: set exactly one of oidc_discovery_url, \
+                     jwt_validation_pubkeys or cluster_issuer"
                 ));
             }
             if self.userpass.as_ref().is_some_and(|u| &u.mount == mount) {
@@ -582,6 +639,19 @@ impl OpenBaoConfig {
                 }
             }
         }
+        if let Some(t) = &self.tls {
+            if t.bundle_secret.is_none() && self.pki.is_none() {
+                errors.push(
+                    "openbao.tls.bundle_secret: needed when there is no [openbao.pki]".into(),
+                );
+            }
+            if t.dns_names
+                .iter()
+                .any(|n| n.is_empty() || n.contains(['/', ':', ' ']))
+            {
+                errors.push("openbao.tls.dns_names: DNS names only".into());
+            }
+        }
         if errors.is_empty() {
             Ok(())
         } else {
@@ -599,10 +669,46 @@ pub fn expand(config: &OpenBaoConfig) -> Vec<ResourceSpec> {
     expand_at(config, STAGE)
 }
 
+/// The issuer of the cluster the spec makes, for JWT mounts with `cluster_issuer = true`:
+/// references to the cluster resource's outputs.
+#[derive(Debug, Clone)]
+pub struct ClusterIssuer {
+    /// The issuer URL (also the discovery URL).
+    pub url: Value,
+    /// The CA bundle of the discovery endpoint, when it is not publicly trusted.
+    pub ca_pem: Option<Value>,
+}
+
 /// Expands a validated config into resources under `stage` (e.g. `gcp.openbao.config`).
 pub fn expand_at(config: &OpenBaoConfig, stage: &str) -> Vec<ResourceSpec> {
+    expand_with_cluster(config, stage, None)
+}
+
+/// [`expand_at`], with JWT mounts marked `cluster_issuer` bound to `cluster` (left out when the
+/// spec makes no cluster).
+pub fn expand_with_cluster(
+    config: &OpenBaoConfig,
+    stage: &str,
+    cluster: Option<&ClusterIssuer>,
+) -> Vec<ResourceSpec> {
     let addr = |rest: &str| Address::new(format!("{stage}.{rest}"));
     let mut out = Vec::new();
+    if let Some(t) = &config.tls {
+        let bundle = t
+            .bundle_secret
+            .clone()
+            .or_else(|| config.pki.as_ref().map(|p| p.bundle_secret.clone()))
+            .unwrap_or_default();
+        let mut r = ResourceSpec::new(addr("tls"), "openbao_server_tls")
+            .attr("secret", t.secret.as_str())
+            .attr("bundle_secret", bundle)
+            .attr("dns_names", strings(&t.dns_names))
+            .attr("valid", true);
+        if let Some(days) = t.renew_before_days {
+            r = r.attr("renew_before_days", days);
+        }
+        out.push(r);
+    }
     let init = config.init.as_ref().map(|i| {
         let a = addr("init");
         out.push(
@@ -740,6 +846,9 @@ pub fn expand_at(config: &OpenBaoConfig, stage: &str) -> Vec<ResourceSpec> {
     }
 
     for (mount, j) in &config.jwt {
+        if j.cluster_issuer && cluster.is_none() {
+            continue;
+        }
         let auth = addr("auth").index(mount);
         out.push(after_init(
             ResourceSpec::new(auth.clone(), "openbao_auth")
@@ -752,7 +861,15 @@ pub fn expand_at(config: &OpenBaoConfig, stage: &str) -> Vec<ResourceSpec> {
             .attr("mount", mount.as_str())
             .attr("bound_issuer", j.bound_issuer.clone().unwrap_or_default())
             .after(&auth);
-        if let Some(url) = &j.oidc_discovery_url {
+        if let (true, Some(c)) = (j.cluster_issuer, cluster) {
+            r = r
+                .attr("oidc_discovery_url", c.url.clone())
+                .attr("bound_issuer", c.url.clone())
+                .attr(
+                    "oidc_discovery_ca_pem",
+                    c.ca_pem.clone().unwrap_or(Value::from("")),
+                );
+        } else if let Some(url) = &j.oidc_discovery_url {
             r = r.attr("oidc_discovery_url", url.as_str()).attr(
                 "oidc_discovery_ca_pem",
                 j.oidc_discovery_ca_pem.clone().unwrap_or_default(),

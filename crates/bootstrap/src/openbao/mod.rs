@@ -11,6 +11,7 @@
 //! | `openbao_jwt_role` | JWT role | `auth/<mount>/role` |
 //! | `openbao_pki_intermediate` | imported intermediate CA as default issuer | `<mount>/issuers/import/bundle` |
 //! | `openbao_pki_role` | PKI role | `<mount>/roles` |
+//! | `openbao_server_tls` | OpenBao's own TLS certificate, issued from the intermediate | the secret store |
 //!
 //! The kinds reach OpenBao through a [`BaoConnector`] given when they are built (the address,
 //! CA bundle and token are looked up at apply time, never carried in attributes), and reach the
@@ -39,6 +40,7 @@ mod jwt;
 mod mount;
 mod pki_engine;
 mod policy;
+mod server_tls;
 mod shared;
 mod userpass;
 
@@ -46,8 +48,9 @@ pub use client::{
     BaoClient, BaoConnection, BaoConnector, BaoError, StaticConnector, StoredTokenConnector,
 };
 pub use config::{
-    ConfigError, InitConfig, JwtMountConfig, JwtRoleConfig, MountConfig, OpenBaoConfig, PkiConfig,
-    PkiRoleConfig, PoliciesConfig, STAGE, Ttl, UserConfig, UserpassConfig, expand, expand_at,
+    ClusterIssuer, ConfigError, InitConfig, JwtMountConfig, JwtRoleConfig, MountConfig,
+    OpenBaoConfig, PkiConfig, PkiRoleConfig, PoliciesConfig, STAGE, TlsConfig, Ttl, UserConfig,
+    UserpassConfig, expand, expand_at, expand_with_cluster,
 };
 pub use hooks::{
     HookError, MemorySecrets, NoSecrets, NoSnapshots, SecretSink, SecretSource, Snapshot,
@@ -107,6 +110,7 @@ impl OpenBao {
             Arc::new(jwt::JwtRole(s.clone())),
             Arc::new(pki_engine::PkiIntermediate(s.clone())),
             Arc::new(pki_engine::PkiRole(s.clone())),
+            Arc::new(server_tls::ServerTls(s.clone())),
         ]
     }
 
@@ -175,6 +179,6 @@ mod tests {
         assert!(names.iter().all(|n| n.starts_with("openbao_")));
         names.sort();
         names.dedup();
-        assert_eq!(names.len(), 9);
+        assert_eq!(names.len(), 10);
     }
 }

@@ -13,10 +13,27 @@ use serde_json::{Value as Json, json};
 /// resource's outputs.
 #[derive(Debug, Clone)]
 pub struct ClusterOutputs {
+    /// The spec section that makes the cluster (`eks`, `gke`).
+    pub section: &'static str,
     pub endpoint: Value,
     pub ca_pem: Value,
     /// The endpoint's host (Cilium's `k8sServiceHost`).
     pub host: Value,
+    /// The cluster's OIDC issuer (for OpenBao's `jwt/<cluster>` mount).
+    pub oidc_issuer: Value,
+    /// The issuer's CA bundle when it is not publicly trusted (a test cluster's).
+    pub oidc_ca_pem: Option<Value>,
+}
+
+impl ClusterOutputs {
+    /// Whether the outputs are known values rather than references to a cluster resource (a
+    /// cluster given to the engine rather than made by the spec).
+    pub fn is_given(&self) -> bool {
+        [&self.endpoint, &self.ca_pem, &self.host, &self.oidc_issuer]
+            .into_iter()
+            .chain(self.oidc_ca_pem.as_ref())
+            .all(|v| v.references().is_empty())
+    }
 }
 
 /// The namespace Flux lives in.

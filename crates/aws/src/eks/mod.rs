@@ -1,0 +1,212 @@
+//! The EKS stage (`[eks]`): the secrets key, the cluster and node IAM roles, the control
+//! plane's security group, the cluster, its OIDC provider, managed node groups, addons, access
+//! entries and pod identities. One file per kind; IAM roles, inline policies, security groups
+//! and KMS keys are the network's and OpenBao's kinds.
+
+mod expand;
+pub mod spec;
+mod wait;
+
+mod access_entry;
+mod addon;
+pub mod cluster;
+mod iam_role_policy_attachment;
+mod node_group;
+mod oidc_provider;
+mod pod_identity;
+
+pub use expand::{STAGE, cluster_address};
+
+use crate::network::spec::NetworkSpec;
+use crate::provider::Shared;
+use engine::spec::{Globals, SpecErrors, SpecSource};
+use engine::{Kind, ResourceSpec};
+use std::sync::Arc;
+
+/// Validates `[eks]` (if present) and expands it.
+pub fn expand(spec: &SpecSource, globals: &Globals) -> Result<Vec<ResourceSpec>, SpecErrors> {
+    let Some(eks) = spec.section::<spec::EksSpec>("eks")? else {
+        return Ok(vec![]);
+    };
+    let net = spec.section::<NetworkSpec>("network")?;
+    let errors = spec::validate(spec, globals, net.as_ref(), &eks);
+    spec.errors(errors).into_result()?;
+    let net = net.expect("validated: [network] is present");
+    Ok(expand::resources(&spec.name(), globals, &net, &eks))
+}
+
+/// The EKS kinds.
+pub(crate) fn kinds(shared: &Arc<Shared>) -> Vec<Arc<dyn Kind>> {
+    vec![
+        Arc::new(cluster::EksCluster(shared.clone())),
+        Arc::new(node_group::EksNodeGroup(shared.clone())),
+        Arc::new(addon::EksAddon(shared.clone())),
+        Arc::new(access_entry::EksAccessEntry(shared.clone())),
+        Arc::new(access_entry::EksAccessPolicyAssociation(shared.clone())),
+        Arc::new(pod_identity::EksPodIdentityAssociation(shared.clone())),
+        Arc::new(oidc_provider::OidcProvider(shared.clone())),
+        Arc::new(iam_role_policy_attachment::IamRolePolicyAttachment(
+            shared.clone(),
+        )),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use engine::spec::SpecSource;
+
+    const BASE: &str = r#"
+[globals]
+cloud = "aws"
+region = "eu-west-3"
+cluster_name = "aws-0"
+domain = "example.org"
+
+[globals.versions]
+kubernetes = "1.36"
+
+[network]
+vpc_cidr = "10.0.0.0/16"
+azs = ["eu-west-3a", "eu-west-3b"]
+nat = "none"
+private_access = { allowed_cidrs = ["100.100.0.0/16"] }
+
+[network.subnets.private]
+cidrs = ["10.0.0.0/20", "10.0.16.0/20"]
+"#;
+
+    const EKS: &str = r#"
+[eks]
+logging = ["audit", "api"]
+oidc_thumbprint = "skip"
+
+[eks.node_groups.main]
+capacity_type = "SPOT"
+instance_types = ["c7i.xlarge"]
+min_size = 2
+max_size = 3
+desired_size = 2
+
+[eks.addons.vpc-cni]
+configuration = { env = { WARM_ENI_TARGET = "0" } }
+
+[eks.addons.eks-pod-identity-agent]
+
+[eks.access_entries.ops]
+principal_arn = "arn:aws:iam::123456789012:role/ops"
+policies = ["AmazonEKSClusterAdminPolicy"]
+
+[eks.pod_identities.ebs-csi]
+namespace = "kube-system"
+service_account = "ebs-csi-controller-sa"
+managed_policies = ["arn:aws:iam::aws:policy/service-role/AmazonEBSCSIDriverPolicy"]
+"#;
+
+    fn expand_text(text: &str) -> Result<Vec<ResourceSpec>, SpecErrors> {
+        let s = SpecSource::from_text("specs/test.toml", "test", text);
+        let globals = s.globals()?;
+        expand(&s, &globals)
+    }
+
+    fn error_text(text: &str) -> String {
+        let e = expand_text(text).expect_err("invalid");
+        e.errors
+            .iter()
+            .map(|e| format!("{}:{} {}: {}", e.file, e.line, e.field, e.message))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    #[test]
+    fn expands_the_cluster_and_what_belongs_to_it() {
+        let rs = expand_text(&format!("{BASE}{EKS}")).unwrap();
+        let get = |a: &str| {
+            rs.iter()
+                .find(|r| r.address.as_str() == a)
+                .unwrap_or_else(|| panic!("{a} missing"))
+        };
+        let cluster = get("aws.eks.cluster.main");
+        assert_eq!(cluster.attributes["version"], engine::Value::from("1.36"));
+        assert_eq!(
+            cluster.attributes["authentication_mode"],
+            engine::Value::from("API")
+        );
+        assert_eq!(
+            cluster.attributes["logging"],
+            engine::Value::List(vec!["api".into(), "audit".into()])
+        );
+        let deps = cluster.dependencies();
+        assert!(
+            deps.iter()
+                .any(|d| d.as_str() == "aws.network.subnet.private[\"eu-west-3a\"]")
+        );
+        assert!(deps.iter().any(|d| d.as_str() == "aws.eks.kms_key.secrets"));
+        // Upgrades go control plane, node group, addons.
+        let ng = get("aws.eks.node_group[\"main\"]");
+        assert!(ng.dependencies().contains(&cluster.address));
+        let addon = get("aws.eks.addon[\"vpc-cni\"]");
+        assert!(addon.dependencies().contains(&ng.address));
+        let pia = get("aws.eks.pod_identity_association[\"ebs-csi\"]");
+        assert!(
+            pia.dependencies()
+                .iter()
+                .any(|d| d.as_str() == "aws.eks.addon[\"eks-pod-identity-agent\"]")
+        );
+        get("aws.eks.access_policy_association[\"ops/AmazonEKSClusterAdminPolicy\"]");
+        get("aws.eks.security_group_rule.cluster_api_private_access");
+        get("aws.eks.iam_role_policy_attachment[\"pod-ebs-csi/AmazonEBSCSIDriverPolicy\"]");
+        let mut addrs: Vec<&str> = rs.iter().map(|r| r.address.as_str()).collect();
+        addrs.sort();
+        addrs.dedup();
+        assert_eq!(addrs.len(), rs.len(), "addresses are unique");
+    }
+
+    #[test]
+    fn no_section_means_no_resources() {
+        assert!(expand_text(BASE).unwrap().is_empty());
+    }
+
+    #[test]
+    fn bad_values_point_at_their_lines() {
+        let text = format!("{BASE}{EKS}")
+            .replace(
+                "logging = [\"audit\", \"api\"]",
+                "logging = [\"audit\", \"everything\"]",
+            )
+            .replace("capacity_type = \"SPOT\"", "capacity_type = \"CHEAP\"")
+            .replace("desired_size = 2", "desired_size = 9")
+            .replace("role/ops", "ops")
+            .replace("oidc_thumbprint = \"skip\"", "oidc_thumbprint = \"abc\"");
+        let err = error_text(&text);
+        for (line, needle) in [
+            (21, "logging"),
+            (22, "oidc_thumbprint"),
+            (25, "capacity_type"),
+            (29, "desired_size"),
+            (37, "principal_arn"),
+        ] {
+            assert!(
+                err.lines()
+                    .any(|l| l.contains(&format!("test.toml:{line} ")) && l.contains(needle)),
+                "line {line} {needle}: {err}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_cluster_needs_the_network_and_a_version() {
+        let without_network = BASE.split("[network]").next().unwrap().to_string() + EKS;
+        assert!(error_text(&without_network).contains("[network]"));
+        let no_version = format!("{BASE}{EKS}").replace("kubernetes = \"1.36\"", "");
+        assert!(error_text(&no_version).contains("kubernetes"));
+    }
+
+    #[test]
+    fn unknown_keys_are_errors() {
+        let err = error_text(&format!(
+            "{BASE}{EKS}\n[eks.addons.coredns]\nreplicas = 2\n"
+        ));
+        assert!(err.contains("replicas"), "{err}");
+    }
+}

@@ -1,0 +1,434 @@
+//! `aws_eks_node_group`: a managed node group. Named by the spec within its cluster, so one
+//! whose create timed out is found again by name (and adopted with its address tag).
+//! Scaling, labels and taints change with `UpdateNodegroupConfig`, the Kubernetes version with
+//! `UpdateNodegroupVersion` (after the control plane: the resource depends on the cluster),
+//! each waited for with `DescribeUpdate`. AMI type, capacity type, instance types, role and
+//! subnets are fixed at creation.
+
+use super::cluster::{UpdateOf, retag, tag_map, wait_update};
+use super::wait::{Poll, timeout_of, wait_for};
+use crate::error::{api_error, has_code};
+use crate::network::lookup::{live, ours_by_name, str_attr};
+use crate::provider::Shared;
+use async_trait::async_trait;
+use aws_sdk_eks::types::{
+    AmiTypes, CapacityTypes, NodegroupScalingConfig, Taint, TaintEffect, UpdateLabelsPayload,
+    UpdateTaintsPayload,
+};
+use engine::{Address, Attrs, Context, Field, Kind, KindError, Live, ReadRequest};
+use serde_json::{Value as Json, json};
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+pub(crate) struct EksNodeGroup(pub Arc<Shared>);
+
+const FIELDS: &[Field] = &[
+    Field::replace("cluster_name"),
+    Field::replace("name"),
+    Field::in_place("version"),
+    Field::replace("node_role_arn"),
+    Field::replace("subnet_ids").unordered(),
+    Field::replace("ami_type"),
+    Field::replace("capacity_type"),
+    Field::replace("instance_types").unordered(),
+    Field::in_place("min_size"),
+    Field::in_place("max_size"),
+    Field::in_place("desired_size"),
+    Field::in_place("labels"),
+    Field::in_place("taints").unordered(),
+    Field::in_place("tags"),
+    Field::computed("id"),
+    Field::computed("arn"),
+    Field::computed("status"),
+];
+
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+
+fn strings(attrs: &Attrs, name: &str) -> Vec<String> {
+    attrs
+        .get(name)
+        .and_then(Json::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Json::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn int(attrs: &Attrs, name: &str) -> Result<i32, KindError> {
+    attrs
+        .get(name)
+        .and_then(Json::as_i64)
+        .and_then(|v| i32::try_from(v).ok())
+        .ok_or_else(|| KindError::new(format!("attribute `{name}` is missing or not a number")))
+}
+
+fn labels(attrs: &Attrs) -> HashMap<String, String> {
+    attrs
+        .get("labels")
+        .and_then(Json::as_object)
+        .map(|m| {
+            m.iter()
+                .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn taints(attrs: &Attrs) -> Vec<Taint> {
+    attrs
+        .get("taints")
+        .and_then(Json::as_array)
+        .map(|a| {
+            a.iter()
+                .map(|t| {
+                    let s = |k: &str| t.get(k).and_then(Json::as_str).unwrap_or_default();
+                    Taint::builder()
+                        .key(s("key"))
+                        .value(s("value"))
+                        .effect(TaintEffect::from(s("effect")))
+                        .build()
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn taint_json(t: &Taint) -> Json {
+    json!({
+        "key": t.key().unwrap_or_default(),
+        "value": t.value().unwrap_or_default(),
+        "effect": t.effect().map(|e| e.as_str()).unwrap_or_default(),
+    })
+}
+
+fn scaling(desired: &Attrs) -> Result<NodegroupScalingConfig, KindError> {
+    Ok(NodegroupScalingConfig::builder()
+        .min_size(int(desired, "min_size")?)
+        .max_size(int(desired, "max_size")?)
+        .desired_size(int(desired, "desired_size")?)
+        .build())
+}
+
+impl EksNodeGroup {
+    fn eks(&self) -> Result<&aws_sdk_eks::Client, KindError> {
+        Ok(&self.0.clients()?.eks)
+    }
+
+    async fn read_one(&self, cluster: &str, name: &str) -> Result<Option<Live>, KindError> {
+        let out = match self
+            .eks()?
+            .describe_nodegroup()
+            .cluster_name(cluster)
+            .nodegroup_name(name)
+            .send()
+            .await
+        {
+            Ok(out) => out,
+            Err(e) if has_code(&e, "ResourceNotFoundException") => return Ok(None),
+            Err(e) => return Err(api_error("eks:DescribeNodegroup", e)),
+        };
+        let Some(n) = out.nodegroup() else {
+            return Ok(None);
+        };
+        let scaling = n.scaling_config();
+        let mut subnets = n.subnets().to_vec();
+        subnets.sort();
+        let mut tags: Vec<(&str, &str)> = n
+            .tags()
+            .map(|t| t.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect())
+            .unwrap_or_default();
+        tags.sort();
+        let labels: serde_json::Map<String, Json> = n
+            .labels()
+            .map(|l| {
+                let mut pairs: Vec<_> = l.iter().collect();
+                pairs.sort();
+                pairs
+                    .into_iter()
+                    .map(|(k, v)| (k.clone(), json!(v)))
+                    .collect()
+            })
+            .unwrap_or_default();
+        Ok(Some(live(
+            format!("{cluster}:{name}"),
+            [
+                ("cluster_name", json!(cluster)),
+                ("name", json!(name)),
+                ("version", json!(n.version())),
+                ("node_role_arn", json!(n.node_role())),
+                ("subnet_ids", json!(subnets)),
+                ("ami_type", json!(n.ami_type().map(|a| a.as_str()))),
+                (
+                    "capacity_type",
+                    json!(n.capacity_type().map(|c| c.as_str())),
+                ),
+                ("instance_types", json!(n.instance_types())),
+                ("min_size", json!(scaling.and_then(|s| s.min_size()))),
+                ("max_size", json!(scaling.and_then(|s| s.max_size()))),
+                (
+                    "desired_size",
+                    json!(scaling.and_then(|s| s.desired_size())),
+                ),
+                ("labels", Json::Object(labels)),
+                (
+                    "taints",
+                    Json::Array(n.taints().iter().map(taint_json).collect()),
+                ),
+                ("tags", crate::tags::to_json(tags)),
+                ("arn", json!(n.nodegroup_arn())),
+                ("status", json!(n.status().map(|s| s.as_str()))),
+            ],
+        )))
+    }
+
+    async fn wait_active(
+        &self,
+        ctx: &Context,
+        cluster: &str,
+        name: &str,
+        timeout: Duration,
+    ) -> Result<Live, KindError> {
+        wait_for(ctx, &format!("node group {name}"), timeout, || async {
+            let Some(l) = self.read_one(cluster, name).await? else {
+                return Ok(Poll::Pending("not visible yet".into()));
+            };
+            match l.attributes.get("status").and_then(Json::as_str) {
+                Some("ACTIVE") => Ok(Poll::Done(l)),
+                Some(s @ ("CREATE_FAILED" | "DEGRADED")) => Err(KindError::new(format!(
+                    "node group {name} of {cluster} is {s}"
+                ))),
+                other => Ok(Poll::Pending(other.unwrap_or("unknown").to_string())),
+            }
+        })
+        .await
+    }
+}
+
+/// The (cluster, name) a request is about: from the spec, else the recorded id.
+fn wanted(r: &ReadRequest) -> Option<(String, String)> {
+    let from_desired = r.desired.as_ref().and_then(|d| {
+        Some((
+            d.get("cluster_name")?.as_str()?.to_string(),
+            d.get("name")?.as_str()?.to_string(),
+        ))
+    });
+    from_desired.or_else(|| {
+        r.id.as_ref()
+            .and_then(|id| id.split_once(':'))
+            .map(|(c, n)| (c.to_string(), n.to_string()))
+    })
+}
+
+#[async_trait]
+impl Kind for EksNodeGroup {
+    fn name(&self) -> &'static str {
+        "aws_eks_node_group"
+    }
+
+    fn fields(&self) -> &'static [Field] {
+        FIELDS
+    }
+
+    async fn read(
+        &self,
+        _ctx: &Context,
+        requests: &[ReadRequest],
+    ) -> Result<Vec<Option<Live>>, KindError> {
+        let mut out = Vec::new();
+        for r in requests {
+            out.push(match wanted(r) {
+                Some((c, n)) => ours_by_name(r, self.read_one(&c, &n).await?),
+                None => None,
+            });
+        }
+        Ok(out)
+    }
+
+    #[tracing::instrument(skip_all, fields(%address))]
+    async fn create(
+        &self,
+        ctx: &Context,
+        address: &Address,
+        desired: &Attrs,
+    ) -> Result<Live, KindError> {
+        let cluster = str_attr(desired, "cluster_name")?;
+        let name = str_attr(desired, "name")?;
+        let result = self
+            .eks()?
+            .create_nodegroup()
+            .cluster_name(cluster)
+            .nodegroup_name(name)
+            .version(str_attr(desired, "version")?)
+            .node_role(str_attr(desired, "node_role_arn")?)
+            .set_subnets(Some(strings(desired, "subnet_ids")))
+            .ami_type(AmiTypes::from(str_attr(desired, "ami_type")?))
+            .capacity_type(CapacityTypes::from(str_attr(desired, "capacity_type")?))
+            .set_instance_types(Some(strings(desired, "instance_types")))
+            .scaling_config(scaling(desired)?)
+            .set_labels(Some(labels(desired)))
+            .set_taints(Some(taints(desired)))
+            .set_tags(Some(tag_map(desired)))
+            .send()
+            .await;
+        if let Err(e) = result {
+            let mut err = api_error("eks:CreateNodegroup", e);
+            // The node role not assumable yet: nothing was created.
+            err.retryable |= err.code.as_deref() == Some("InvalidParameterException")
+                && err.message.contains("role");
+            return Err(err);
+        }
+        tracing::info!(
+            cluster,
+            node_group = name,
+            "created node group, waiting until ACTIVE"
+        );
+        self.wait_active(ctx, cluster, name, timeout_of(desired, DEFAULT_TIMEOUT))
+            .await
+    }
+
+    #[tracing::instrument(skip_all, fields(%address))]
+    async fn update(
+        &self,
+        ctx: &Context,
+        address: &Address,
+        current: &Live,
+        desired: &Attrs,
+    ) -> Result<Live, KindError> {
+        let eks = self.eks()?;
+        let cluster = str_attr(desired, "cluster_name")?;
+        let name = str_attr(desired, "name")?;
+        let timeout = timeout_of(desired, DEFAULT_TIMEOUT);
+        let have = &current.attributes;
+        if have.get("status").and_then(Json::as_str) != Some("ACTIVE") {
+            self.wait_active(ctx, cluster, name, timeout).await?;
+        }
+        if have.get("version") != desired.get("version") {
+            let out = eks
+                .update_nodegroup_version()
+                .cluster_name(cluster)
+                .nodegroup_name(name)
+                .version(str_attr(desired, "version")?)
+                .send()
+                .await
+                .map_err(|e| api_error("eks:UpdateNodegroupVersion", e))?;
+            let id = out
+                .update()
+                .and_then(|u| u.id())
+                .ok_or_else(|| KindError::new("eks:UpdateNodegroupVersion returned no update"))?;
+            wait_update(ctx, eks, cluster, UpdateOf::NodeGroup(name), id, timeout).await?;
+        }
+        let mut call = eks
+            .update_nodegroup_config()
+            .cluster_name(cluster)
+            .nodegroup_name(name);
+        let mut any = false;
+        if ["min_size", "max_size", "desired_size"]
+            .iter()
+            .any(|f| have.get(*f) != desired.get(*f))
+        {
+            call = call.scaling_config(scaling(desired)?);
+            any = true;
+        }
+        let (have_labels, want_labels) = (labels(have), labels(desired));
+        if have_labels != want_labels {
+            let remove: Vec<String> = have_labels
+                .keys()
+                .filter(|k| !want_labels.contains_key(*k))
+                .cloned()
+                .collect();
+            let add: HashMap<String, String> = want_labels
+                .into_iter()
+                .filter(|(k, v)| have_labels.get(k) != Some(v))
+                .collect();
+            call = call.labels(
+                UpdateLabelsPayload::builder()
+                    .set_add_or_update_labels((!add.is_empty()).then_some(add))
+                    .set_remove_labels((!remove.is_empty()).then_some(remove))
+                    .build(),
+            );
+            any = true;
+        }
+        let (have_taints, want_taints) = (taints(have), taints(desired));
+        let same_key = |a: &Taint, b: &Taint| a.key() == b.key() && a.effect() == b.effect();
+        let remove: Vec<Taint> = have_taints
+            .iter()
+            .filter(|t| !want_taints.iter().any(|w| same_key(t, w)))
+            .cloned()
+            .collect();
+        let add: Vec<Taint> = want_taints
+            .iter()
+            .filter(|w| !have_taints.contains(w))
+            .cloned()
+            .collect();
+        if !remove.is_empty() || !add.is_empty() {
+            call = call.taints(
+                UpdateTaintsPayload::builder()
+                    .set_add_or_update_taints((!add.is_empty()).then_some(add))
+                    .set_remove_taints((!remove.is_empty()).then_some(remove))
+                    .build(),
+            );
+            any = true;
+        }
+        if any {
+            let out = call
+                .send()
+                .await
+                .map_err(|e| api_error("eks:UpdateNodegroupConfig", e))?;
+            let id = out
+                .update()
+                .and_then(|u| u.id())
+                .ok_or_else(|| KindError::new("eks:UpdateNodegroupConfig returned no update"))?;
+            wait_update(ctx, eks, cluster, UpdateOf::NodeGroup(name), id, timeout).await?;
+        }
+        if have.get("tags") != desired.get("tags") {
+            retag(eks, str_attr(have, "arn")?, have, desired).await?;
+        }
+        self.wait_active(ctx, cluster, name, timeout).await
+    }
+
+    #[tracing::instrument(skip_all, fields(%address))]
+    async fn delete(
+        &self,
+        ctx: &Context,
+        address: &Address,
+        current: &Live,
+    ) -> Result<(), KindError> {
+        let (cluster, name) = current
+            .id
+            .split_once(':')
+            .ok_or_else(|| KindError::new(format!("bad node group id {}", current.id)))?;
+        match self
+            .eks()?
+            .delete_nodegroup()
+            .cluster_name(cluster)
+            .nodegroup_name(name)
+            .send()
+            .await
+        {
+            Ok(_) => {}
+            Err(e) if has_code(&e, "ResourceNotFoundException") => return Ok(()),
+            Err(e) if has_code(&e, "ResourceInUseException") => {
+                return Err(KindError::retryable(format!(
+                    "eks:DeleteNodegroup: {name} is busy"
+                )));
+            }
+            Err(e) => return Err(api_error("eks:DeleteNodegroup", e)),
+        }
+        wait_for(
+            ctx,
+            &format!("node group {name} deletion"),
+            DEFAULT_TIMEOUT,
+            || async {
+                Ok(match self.read_one(cluster, name).await? {
+                    None => Poll::Done(()),
+                    Some(_) => Poll::Pending("DELETING".into()),
+                })
+            },
+        )
+        .await
+    }
+}

@@ -1,0 +1,571 @@
+//! The EKS stage (with the network it needs) from empty: apply, what exists, no-op, drift and
+//! repair, a version upgrade in order, a cluster created by a run that died before writing
+//! state adopted (never created twice), destroy.
+
+use crate::support::engine;
+use engine::{Action, DriftStatus, Engine, LocalBackend, Provider};
+use engine_aws::AwsProvider;
+use engine_tests::{Moto, aws_spec_text, network_spec_text};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+const CLUSTER: &str = "aws-0";
+const OPS_ROLE: &str = "arn:aws:iam::123456789012:role/ops";
+
+/// The network and the reference `[eks]` section, plus an access entry of the test's own.
+fn eks_spec_text() -> String {
+    let text = aws_spec_text();
+    let start = text
+        .find("# Stage 3")
+        .expect("specs/aws.toml has the EKS stage");
+    format!(
+        "{}\n{}\n[eks.access_entries.ops]\nprincipal_arn = \"{OPS_ROLE}\"\npolicies = [\"AmazonEKSViewPolicy\"]\n",
+        network_spec_text(),
+        &text[start..]
+    )
+}
+
+fn stage_engine(
+    moto_config: aws_config::SdkConfig,
+    spec: &str,
+    dir: &Path,
+) -> (Engine, Arc<AwsProvider>) {
+    let provider = Arc::new(AwsProvider::new(moto_config));
+    let engine = Engine::builder()
+        .spec_str("specs/aws.toml", "aws", spec)
+        .provider(provider.clone())
+        .state(LocalBackend::new(dir.join("aws.state.json")))
+        .retry_backoff(Duration::from_millis(50))
+        .target("aws.eks")
+        .build()
+        .expect("spec is valid");
+    (engine, provider)
+}
+
+async fn eks_client(moto: &Moto) -> aws_sdk_eks::Client {
+    aws_sdk_eks::Client::new(&moto.sdk_config().await)
+}
+
+fn assert_applied(report: &engine::ApplyReport, moto: &Moto) {
+    assert!(
+        report.is_success(),
+        "{:#?}\n{}",
+        report.failures().collect::<Vec<_>>(),
+        moto.log()
+            .lines()
+            .rev()
+            .take(30)
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn eks_stage_from_empty_to_destroy() {
+    let moto = Moto::start();
+    let dir = tempfile::tempdir().unwrap();
+    let spec = eks_spec_text();
+    let (engine, provider) = engine(&moto, &spec, dir.path()).await;
+
+    // Apply from empty.
+    let plan = engine.plan().await.unwrap();
+    let stage: Vec<_> = plan
+        .actions()
+        .filter(|c| c.address.as_str().starts_with("aws.eks."))
+        .collect();
+    assert!(stage.len() > 30, "EKS resources: {}", stage.len());
+    assert!(stage.iter().all(|c| c.action == Action::Create));
+    let report = engine.apply(&plan).await.unwrap();
+    assert_applied(&report, &moto);
+    let state = engine.state_document().unwrap();
+    let attr = |a: &str, f: &str| state.resources[a].attributes[f].clone();
+
+    // The cluster, read with the test's own client.
+    let eks = eks_client(&moto).await;
+    let cluster = eks.describe_cluster().name(CLUSTER).send().await.unwrap();
+    let cluster = cluster.cluster().unwrap();
+    assert_eq!(cluster.version(), Some("1.36"));
+    let access = cluster.access_config().unwrap();
+    assert_eq!(access.authentication_mode().unwrap().as_str(), "API");
+    assert_eq!(
+        access.bootstrap_cluster_creator_admin_permissions(),
+        Some(true)
+    );
+    let key_arn = attr("aws.eks.kms_key.secrets", "arn");
+    assert_eq!(
+        cluster.encryption_config()[0].provider().unwrap().key_arn(),
+        key_arn.as_str()
+    );
+    let vpc = cluster.resources_vpc_config().unwrap();
+    assert!(vpc.endpoint_private_access() && !vpc.endpoint_public_access());
+    assert_eq!(vpc.subnet_ids().len(), 3);
+    for id in vpc.subnet_ids() {
+        assert!(
+            state
+                .resources
+                .iter()
+                .any(|(a, r)| a.starts_with("aws.network.subnet.private[") && &r.id == id),
+            "{id} is a private subnet"
+        );
+    }
+    assert_eq!(
+        cluster
+            .kubernetes_network_config()
+            .unwrap()
+            .service_ipv4_cidr(),
+        Some("172.20.0.0/16")
+    );
+    assert_eq!(
+        cluster
+            .tags()
+            .unwrap()
+            .get("engine:address")
+            .map(String::as_str),
+        Some("aws.eks.cluster.main")
+    );
+    // Outputs.
+    let c = "aws.eks.cluster.main";
+    assert!(
+        attr(c, "ca_pem")
+            .as_str()
+            .unwrap()
+            .starts_with("-----BEGIN CERTIFICATE-----")
+    );
+    let endpoint = attr(c, "endpoint").as_str().unwrap().to_string();
+    let host = attr(c, "endpoint_host").as_str().unwrap().to_string();
+    assert!(
+        !host.is_empty() && !host.contains('/') && endpoint.starts_with(&format!("https://{host}")),
+        "{endpoint} {host}"
+    );
+    let issuer = attr(c, "oidc_issuer").as_str().unwrap().to_string();
+    assert!(issuer.starts_with("https://"), "{issuer}");
+    assert!(attr(c, "arn").as_str().unwrap().ends_with(":cluster/aws-0"));
+    let iam = aws_sdk_iam::Client::new(&moto.sdk_config().await);
+    let oidc = iam
+        .get_open_id_connect_provider()
+        .open_id_connect_provider_arn(
+            state.resources["aws.eks.iam_openid_connect_provider.main"]
+                .id
+                .clone(),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(oidc.client_id_list(), ["sts.amazonaws.com"]);
+    let attached = iam
+        .list_attached_role_policies()
+        .role_name("aws-0-eks-node")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(attached.attached_policies().len(), 4);
+
+    // Node group.
+    let ng = eks
+        .describe_nodegroup()
+        .cluster_name(CLUSTER)
+        .nodegroup_name("main")
+        .send()
+        .await
+        .unwrap();
+    let ng = ng.nodegroup().unwrap();
+    assert_eq!(ng.capacity_type().unwrap().as_str(), "SPOT");
+    assert_eq!(ng.ami_type().unwrap().as_str(), "BOTTLEROCKET_x86_64");
+    assert_eq!(ng.instance_types().len(), 4);
+    let scaling = ng.scaling_config().unwrap();
+    assert_eq!(
+        (
+            scaling.min_size(),
+            scaling.max_size(),
+            scaling.desired_size()
+        ),
+        (Some(2), Some(3), Some(2))
+    );
+    assert!(
+        ng.taints()
+            .iter()
+            .any(|t| t.key() == Some("node.cilium.io/agent-not-ready")
+                && t.effect().map(|e| e.as_str()) == Some("NO_EXECUTE"))
+    );
+
+    // Addons with their configuration values.
+    let addons = eks
+        .list_addons()
+        .cluster_name(CLUSTER)
+        .send()
+        .await
+        .unwrap();
+    let mut names = addons.addons().to_vec();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "aws-ebs-csi-driver",
+            "coredns",
+            "eks-pod-identity-agent",
+            "kube-proxy",
+            "vpc-cni"
+        ]
+    );
+    let cni = eks
+        .describe_addon()
+        .cluster_name(CLUSTER)
+        .addon_name("vpc-cni")
+        .send()
+        .await
+        .unwrap();
+    let values: serde_json::Value =
+        serde_json::from_str(cni.addon().unwrap().configuration_values().unwrap()).unwrap();
+    assert_eq!(values["env"]["WARM_ENI_TARGET"], "0");
+    assert_eq!(values["env"]["WARM_IP_TARGET"], "1");
+
+    // Access entries: the creator's (made by EKS) and the spec's, with its policy.
+    let entries = eks
+        .list_access_entries()
+        .cluster_name(CLUSTER)
+        .send()
+        .await
+        .unwrap();
+    assert!(entries.access_entries().iter().any(|a| a == OPS_ROLE));
+    assert_eq!(
+        entries.access_entries().len(),
+        2,
+        "{:?}",
+        entries.access_entries()
+    );
+    let policies = eks
+        .list_associated_access_policies()
+        .cluster_name(CLUSTER)
+        .principal_arn(OPS_ROLE)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        policies.associated_access_policies()[0].policy_arn(),
+        Some("arn:aws:eks::aws:cluster-access-policy/AmazonEKSViewPolicy")
+    );
+
+    // Pod identity associations, each with its role.
+    let pods = eks
+        .list_pod_identity_associations()
+        .cluster_name(CLUSTER)
+        .send()
+        .await
+        .unwrap();
+    let mut accounts: Vec<_> = pods
+        .associations()
+        .iter()
+        .map(|a| {
+            format!(
+                "{}/{}",
+                a.namespace().unwrap(),
+                a.service_account().unwrap()
+            )
+        })
+        .collect();
+    accounts.sort();
+    assert_eq!(
+        accounts,
+        [
+            "crossplane-system/provider-aws",
+            "kube-system/cilium-operator",
+            "kube-system/ebs-csi-controller-sa"
+        ]
+    );
+    let ebs = &state.resources["aws.eks.pod_identity_association[\"ebs-csi\"]"];
+    assert_eq!(
+        ebs.attributes["role_arn"],
+        state.resources["aws.eks.iam_role[\"pod-ebs-csi\"]"].attributes["arn"]
+    );
+
+    // Second plan: nothing to do; second apply: no mutating call. The EKS stage's no-op cost.
+    let before = provider.api_calls();
+    let again = engine.plan().await.unwrap();
+    assert!(
+        !again.has_changes(),
+        "{:#?}",
+        again.actions().collect::<Vec<_>>()
+    );
+    let noop = engine.apply(&again).await.unwrap();
+    assert!(noop.steps.is_empty());
+    let calls = provider.api_calls().since(&before);
+    assert_eq!(calls.mutating(), 0, "{:?}", calls.mutating_operations());
+    let (stage_engine, stage_provider) = stage_engine(moto.sdk_config().await, &spec, dir.path());
+    let stage_plan = stage_engine.plan().await.unwrap();
+    assert!(!stage_plan.has_changes());
+    let stage_calls = stage_provider.api_calls();
+    let stage_resources = stage_engine
+        .graph()
+        .resources()
+        .filter(|r| r.address.as_str().starts_with("aws.eks."))
+        .count();
+    println!(
+        "eks stage no-op plan: {} API calls for {stage_resources} resources: {:?}",
+        stage_calls.total(),
+        stage_calls.by_operation
+    );
+    assert_eq!(stage_calls.mutating(), 0);
+
+    // Out-of-band changes: addon configuration, node group scaling, cluster logging.
+    eks.update_addon()
+        .cluster_name(CLUSTER)
+        .addon_name("vpc-cni")
+        .configuration_values(r#"{"env":{"WARM_ENI_TARGET":"1"}}"#)
+        .send()
+        .await
+        .unwrap();
+    eks.update_nodegroup_config()
+        .cluster_name(CLUSTER)
+        .nodegroup_name("main")
+        .scaling_config(
+            aws_sdk_eks::types::NodegroupScalingConfig::builder()
+                .min_size(2)
+                .max_size(3)
+                .desired_size(3)
+                .build(),
+        )
+        .send()
+        .await
+        .unwrap();
+    eks.update_cluster_config()
+        .name(CLUSTER)
+        .logging(
+            aws_sdk_eks::types::Logging::builder()
+                .cluster_logging(
+                    aws_sdk_eks::types::LogSetup::builder()
+                        .types(aws_sdk_eks::types::LogType::Audit)
+                        .enabled(false)
+                        .build(),
+                )
+                .build(),
+        )
+        .send()
+        .await
+        .unwrap();
+    let drift = engine.drift().await.unwrap();
+    let drifted: Vec<(&str, Vec<&str>)> = drift
+        .drifted
+        .iter()
+        .filter_map(|d| match &d.status {
+            DriftStatus::Modified { fields } => Some((
+                d.address.as_str(),
+                fields.iter().map(|f| f.name.as_str()).collect(),
+            )),
+            DriftStatus::Deleted => None,
+        })
+        .collect();
+    assert_eq!(
+        drifted,
+        [
+            ("aws.eks.addon[\"vpc-cni\"]", vec!["configuration"]),
+            ("aws.eks.cluster.main", vec!["logging"]),
+            ("aws.eks.node_group[\"main\"]", vec!["desired_size"]),
+        ],
+        "{drift:#?}"
+    );
+    let repair = engine.plan().await.unwrap();
+    let updates: Vec<&str> = repair
+        .actions()
+        .filter(|c| c.action == Action::Update)
+        .map(|c| c.address.as_str())
+        .collect();
+    assert_eq!(updates.len(), 3, "{updates:?}");
+    let report = engine.apply(&repair).await.unwrap();
+    assert_applied(&report, &moto);
+    assert!(engine.drift().await.unwrap().is_clean());
+    assert!(!engine.plan().await.unwrap().has_changes());
+
+    // A version upgrade: control plane, then the node group, then the addons, all in place.
+    let upgraded = spec
+        .replace("kubernetes = \"1.36\"", "kubernetes = \"1.37\"")
+        .replace(
+            "[eks.addons.kube-proxy]\n",
+            "[eks.addons.kube-proxy]\nversion = \"v1.37.0-eksbuild.1\"\n",
+        );
+    let events = Arc::new(Recorder::default());
+    let up_provider = Arc::new(AwsProvider::new(moto.sdk_config().await));
+    let up_engine = Engine::builder()
+        .spec_str("specs/aws.toml", "aws", &upgraded)
+        .provider(up_provider.clone())
+        .state(LocalBackend::new(dir.path().join("aws.state.json")))
+        .retry_backoff(Duration::from_millis(50))
+        .observer(events.clone())
+        .build()
+        .expect("spec is valid");
+    let plan = up_engine.plan().await.unwrap();
+    let changes: Vec<_> = plan
+        .actions()
+        .filter(|c| c.action != Action::NoOp)
+        .collect();
+    let order: Vec<(&str, Action)> = changes
+        .iter()
+        .map(|c| (c.address.as_str(), c.action))
+        .collect();
+    assert_eq!(
+        order.len(),
+        3,
+        "only the cluster, the node group and the addon change: {order:?}"
+    );
+    let find = |a: &str| changes.iter().find(|c| c.address.as_str() == a).unwrap();
+    let (cluster_c, ng_c, addon_c) = (
+        find("aws.eks.cluster.main"),
+        find("aws.eks.node_group[\"main\"]"),
+        find("aws.eks.addon[\"kube-proxy\"]"),
+    );
+    for c in [cluster_c, ng_c, addon_c] {
+        assert_eq!(c.action, Action::Update, "{c:#?}");
+    }
+    assert!(ng_c.dependencies.contains(&cluster_c.address));
+    assert!(addon_c.dependencies.contains(&ng_c.address));
+    let before = up_provider.api_calls();
+    let report = up_engine.apply(&plan).await.unwrap();
+    assert_applied(&report, &moto);
+    let calls = up_provider.api_calls().since(&before);
+    assert_eq!(
+        calls.by_operation.get("eks:UpdateClusterVersion"),
+        Some(&1),
+        "{calls:?}"
+    );
+    assert_eq!(
+        calls.by_operation.get("eks:UpdateNodegroupVersion"),
+        Some(&1),
+        "{calls:?}"
+    );
+    assert_eq!(
+        calls.by_operation.get("eks:UpdateAddon"),
+        Some(&1),
+        "{calls:?}"
+    );
+    assert!(!calls.by_operation.contains_key("eks:CreateCluster"));
+    // Each update started after the one before it had finished.
+    let log = events.0.lock().unwrap().clone();
+    let at = |what: &str| {
+        log.iter()
+            .position(|l| l == what)
+            .unwrap_or_else(|| panic!("{what} not in {log:?}"))
+    };
+    assert!(at("finished aws.eks.cluster.main") < at("started aws.eks.node_group[\"main\"]"));
+    assert!(
+        at("finished aws.eks.node_group[\"main\"]") < at("started aws.eks.addon[\"kube-proxy\"]")
+    );
+    let cluster = eks.describe_cluster().name(CLUSTER).send().await.unwrap();
+    assert_eq!(cluster.cluster().unwrap().version(), Some("1.37"));
+    assert!(!up_engine.plan().await.unwrap().has_changes());
+
+    // Destroy removes everything.
+    let destroy = up_engine.plan_destroy().await.unwrap();
+    let report = up_engine.apply(&destroy).await.unwrap();
+    assert_applied(&report, &moto);
+    assert!(
+        eks.list_clusters()
+            .send()
+            .await
+            .unwrap()
+            .clusters()
+            .is_empty()
+    );
+    let roles = iam.list_roles().send().await.unwrap();
+    assert!(
+        !roles
+            .roles()
+            .iter()
+            .any(|r| r.role_name().starts_with("aws-0-")),
+        "{:?}",
+        roles
+            .roles()
+            .iter()
+            .map(|r| r.role_name())
+            .collect::<Vec<_>>()
+    );
+    let providers = iam.list_open_id_connect_providers().send().await.unwrap();
+    assert!(providers.open_id_connect_provider_list().is_empty());
+    let state = up_engine.state_document().unwrap();
+    assert!(state.resources.is_empty(), "{:?}", state.resources.keys());
+}
+
+/// The order in which steps started and finished.
+#[derive(Default)]
+struct Recorder(std::sync::Mutex<Vec<String>>);
+
+impl engine::Observer for Recorder {
+    fn event(&self, event: engine::Event) {
+        let line = match event {
+            engine::Event::StepStarted { address, .. } => format!("started {address}"),
+            engine::Event::StepFinished { address, .. } => format!("finished {address}"),
+            _ => return,
+        };
+        self.0.lock().unwrap().push(line);
+    }
+}
+
+async fn engine_for(moto: &Moto, spec: &str, dir: &Path) -> (Engine, Arc<AwsProvider>) {
+    engine(moto, spec, dir).await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_cluster_created_by_a_run_that_died_is_adopted_not_created_again() {
+    let moto = Moto::start();
+    let dir = tempfile::tempdir().unwrap();
+    let spec = eks_spec_text();
+    let (engine, _) = engine(&moto, &spec, dir.path()).await;
+    let report = engine.apply(&engine.plan().await.unwrap()).await.unwrap();
+    assert_applied(&report, &moto);
+
+    // A run killed between CreateCluster and writing state: the cluster and what the run made
+    // after it exist, the state knows nothing of them.
+    let backend = LocalBackend::new(dir.path().join("aws.state.json"));
+    let mut doc = backend.load().unwrap().unwrap();
+    let forgotten: Vec<String> = doc
+        .resources
+        .keys()
+        .filter(|a| {
+            a.starts_with("aws.eks.cluster.")
+                || a.starts_with("aws.eks.node_group")
+                || a.starts_with("aws.eks.addon")
+        })
+        .cloned()
+        .collect();
+    for a in &forgotten {
+        doc.resources.remove(a);
+    }
+    backend.save(&doc).unwrap();
+
+    let (engine, provider) = engine_for(&moto, &spec, dir.path()).await;
+    let plan = engine.plan().await.unwrap();
+    let cluster = plan
+        .actions()
+        .find(|c| c.address.as_str() == "aws.eks.cluster.main")
+        .unwrap();
+    assert_eq!(cluster.action, Action::Adopt, "{cluster:#?}");
+    assert_eq!(plan.summary().add, 0, "nothing is created again");
+    assert_eq!(plan.summary().adopt, forgotten.len());
+    let before = provider.api_calls();
+    let report = engine.apply(&plan).await.unwrap();
+    assert_applied(&report, &moto);
+    let calls = provider.api_calls().since(&before);
+    assert_eq!(calls.mutating(), 0, "{:?}", calls.mutating_operations());
+    let doc = backend.load().unwrap().unwrap();
+    assert_eq!(doc.resources["aws.eks.cluster.main"].id, CLUSTER);
+    assert!(!engine.plan().await.unwrap().has_changes());
+
+    // A same-named cluster someone else made is not adopted: its create fails loudly.
+    let eks = eks_client(&moto).await;
+    let state_cluster = &doc.resources["aws.eks.cluster.main"];
+    eks.tag_resource()
+        .resource_arn(state_cluster.attributes["arn"].as_str().unwrap())
+        .tags("engine:address", "someone-else")
+        .send()
+        .await
+        .unwrap();
+    let mut doc = backend.load().unwrap().unwrap();
+    doc.resources.remove("aws.eks.cluster.main");
+    backend.save(&doc).unwrap();
+    let (engine, _) = engine_for(&moto, &spec, dir.path()).await;
+    let plan = engine.plan().await.unwrap();
+    let cluster = plan
+        .actions()
+        .find(|c| c.address.as_str() == "aws.eks.cluster.main")
+        .unwrap();
+    assert_eq!(cluster.action, Action::Create);
+}

@@ -1,0 +1,524 @@
+//! The security stage in one graph: OpenBao's AWS resources against moto, and OpenBao's own
+//! configuration against a real OpenBao server (raft storage, transit auto-unseal, TLS from the
+//! offline PKI), with AWS Secrets Manager (moto) as the store of its credentials.
+
+use crate::bao_server::{BaoServer, Seal};
+use engine::{Engine, LocalBackend};
+use engine_aws::AwsProvider;
+use engine_bootstrap::openbao::{BaoClient, BaoConnection, StoredTokenConnector};
+use engine_bootstrap::{BootstrapProvider, OpenBaoSetup, Secret, pki};
+use engine_cli::providers::SecretsManager;
+use engine_tests::Moto;
+use serde_json::json;
+use std::sync::Arc;
+use std::time::Duration;
+
+const PREFIX: &str = "openbao/aws-0";
+
+fn config_section() -> String {
+    r#"
+[openbao]
+ca_file = "pki/root-ca.crt"
+
+[openbao.init]
+secret_prefix = "openbao/aws-0"
+
+[openbao.mounts.platform]
+type = "kv-v2"
+[openbao.mounts.pki_private_issuer]
+type = "pki"
+max_lease_ttl = "5y"
+
+[openbao.policies.inline]
+reader = 'path "platform/data/*" { capabilities = ["read"] }'
+admin = 'path "*" { capabilities = ["create", "read", "update", "delete", "list", "sudo"] }'
+
+[openbao.pki]
+mount = "pki_private_issuer"
+bundle_secret = "openbao/pki/intermediate-aws"
+issuer_name = "intermediate-aws"
+[openbao.pki.roles.ogenki]
+allowed_domains = ["priv.aws.cloud.ogenki.io"]
+allow_subdomains = true
+ttl = "30d"
+max_ttl = "90d"
+
+[openbao.userpass.users.admin]
+policies = ["admin"]
+
+[openbao.tls]
+secret = "openbao/tls"
+"#
+    .to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn security_stage_from_empty_with_secrets_in_secrets_manager() {
+    let moto = Moto::start();
+    let work = tempfile::tempdir().unwrap();
+
+    // The offline PKI: root (kept on this machine), the AWS intermediate as a bundle in Secrets
+    // Manager, and OpenBao's TLS leaf.
+    let root = pki::init_root(&work.path().join("pki")).unwrap();
+    let inter = pki::intermediate(&root, "aws").unwrap();
+    let leaf = pki::server_leaf(&inter, &["localhost"]).unwrap();
+    let sdk = moto.sdk_config().await;
+    aws_sdk_secretsmanager::Client::new(&sdk)
+        .create_secret()
+        .name("openbao/pki/intermediate-aws")
+        .secret_string(inter.bundle_pem().expose())
+        .send()
+        .await
+        .unwrap();
+
+    // A real server, uninitialised, auto-unsealed by a transit key on another server.
+    let transit = BaoServer::transit_provider("autounseal").await;
+    let seal = Seal::Transit {
+        address: transit.address.clone(),
+        token: transit.root_token.clone().unwrap(),
+        key: "autounseal".into(),
+    };
+    let server = BaoServer::raft(&seal, &leaf.chain_pem, leaf.key_pem(), &root.cert_pem).await;
+
+    // The spec: the reference network and OpenBao server (stages 1 and 2), plus OpenBao's
+    // configuration.
+    let spec_path = work.path().join("aws.toml");
+    std::fs::write(
+        &spec_path,
+        engine_tests::spec_text_through(2) + &config_section(),
+    )
+    .unwrap();
+
+    let aws = Arc::new(AwsProvider::new(sdk.clone()));
+    let secrets = Arc::new(SecretsManager(aws.clone()));
+    let bootstrap = Arc::new(
+        BootstrapProvider::builder("aws")
+            .openbao(OpenBaoSetup {
+                // The test's server instead of bao.priv.aws.<domain>; the token is read from
+                // Secrets Manager exactly as in production.
+                connector: Some(Arc::new(StoredTokenConnector {
+                    address: server.address.clone(),
+                    ca_bundle: Some(root.cert_pem.clone()),
+                    source: secrets.clone(),
+                    token_secret: format!("{PREFIX}/root-token"),
+                })),
+                sink: secrets.clone(),
+                source: secrets.clone(),
+                after: vec![engine::Address::new("aws.openbao.route53_record.api")],
+                ready_timeout: Duration::from_secs(60),
+                ..Default::default()
+            })
+            .build(),
+    );
+    let build = || {
+        Engine::builder()
+            .spec_file(&spec_path)
+            .provider(aws.clone())
+            .provider(bootstrap.clone())
+            .state(LocalBackend::new(work.path().join("aws.state.json")))
+            .retry_backoff(Duration::from_millis(200))
+            .build()
+            .unwrap_or_else(|e| panic!("{e:?}"))
+    };
+    let engine = build();
+    // OpenBao is configured after its DNS name exists, not after the whole network.
+    let deps = engine
+        .graph()
+        .dependencies_of(&engine::Address::new("aws.openbao.config.init"));
+    assert!(
+        deps.iter()
+            .any(|a| a.as_str() == "aws.openbao.route53_record.api"),
+        "{deps:?}"
+    );
+    // The servers boot with the certificate the configuration issues.
+    let lt_deps = engine
+        .graph()
+        .dependencies_of(&engine::Address::new("aws.openbao.launch_template.server"));
+    assert!(
+        lt_deps
+            .iter()
+            .any(|a| a.as_str() == "aws.openbao.config.tls"),
+        "{lt_deps:?}"
+    );
+
+    let mut outputs = Vec::new();
+    let plan = engine.plan().await.unwrap();
+    outputs.push(format!("{plan:?}"));
+    let report = engine.apply(&plan).await.unwrap();
+    outputs.push(serde_json::to_string(&report).unwrap());
+    assert!(
+        report.is_success(),
+        "{:#?}",
+        report.failures().collect::<Vec<_>>()
+    );
+
+    // Init stored the root token and recovery key in Secrets Manager; with it, OpenBao answers.
+    let sm = aws_sdk_secretsmanager::Client::new(&sdk);
+    let token = sm
+        .get_secret_value()
+        .secret_id(format!("{PREFIX}/root-token"))
+        .send()
+        .await
+        .expect("root token in Secrets Manager")
+        .secret_string()
+        .unwrap()
+        .to_string();
+    let recovery = sm
+        .get_secret_value()
+        .secret_id(format!("{PREFIX}/recovery-keys"))
+        .send()
+        .await
+        .expect("recovery keys in Secrets Manager")
+        .secret_string()
+        .unwrap()
+        .to_string();
+    let client = BaoClient::new(&BaoConnection {
+        address: server.address.clone(),
+        ca_bundle: Some(root.cert_pem.clone()),
+        token: Some(Secret::new(token.clone())),
+    })
+    .unwrap();
+
+    // A certificate from role `ogenki` chains to the offline root.
+    let issued = client
+        .write(
+            "test",
+            "pki_private_issuer/issue/ogenki",
+            &json!({"common_name": "web.priv.aws.cloud.ogenki.io"}),
+        )
+        .await
+        .expect("issue")
+        .expect("a certificate");
+    let cert = issued["data"]["certificate"].as_str().unwrap();
+    let chain: Vec<&str> = issued["data"]["ca_chain"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap())
+        .collect();
+    pki::verify_server_chain(
+        cert,
+        &chain,
+        &root.cert_pem,
+        Some("web.priv.aws.cloud.ogenki.io"),
+    )
+    .expect("the certificate chains to the offline root");
+
+    // OpenBao's own TLS certificate is in Secrets Manager for the servers' boot script, valid
+    // for its DNS name and chaining to the offline root.
+    let tls: serde_json::Value = serde_json::from_str(
+        sm.get_secret_value()
+            .secret_id("openbao/tls")
+            .send()
+            .await
+            .expect("TLS secret")
+            .secret_string()
+            .unwrap(),
+    )
+    .unwrap();
+    pki::verify_server_chain(
+        tls["certificate"].as_str().unwrap(),
+        &[],
+        tls["ca"].as_str().unwrap(),
+        Some("bao.priv.aws.cloud.ogenki.io"),
+    )
+    .expect("OpenBao's certificate chains to the root");
+    assert_eq!(tls["ca"].as_str().unwrap().trim(), root.cert_pem.trim());
+    let tls_key = tls["private_key"].as_str().unwrap().to_string();
+
+    // Second run: nothing to do, no write anywhere.
+    let engine = build();
+    let plan = engine.plan().await.unwrap();
+    outputs.push(format!("{plan:?}"));
+    assert!(!plan.has_changes(), "{:#?}", plan.changes);
+    let report = engine.apply(&plan).await.unwrap();
+    assert_eq!(
+        report.api_calls.mutating(),
+        0,
+        "{:?}",
+        report.api_calls.mutating_operations()
+    );
+    let mut by_service = std::collections::BTreeMap::<String, u64>::new();
+    for (op, n) in &plan.api_calls.by_operation {
+        *by_service
+            .entry(op.split(':').next().unwrap_or("").to_string())
+            .or_default() += n;
+    }
+    eprintln!(
+        "no-op plan: {} resources, {} calls {by_service:?}",
+        plan.changes.len() + plan.kept.len(),
+        plan.api_calls.total()
+    );
+
+    // Drift in OpenBao (a policy edited, a role's TTL changed) and in AWS is reported, then
+    // repaired.
+    let root_client = client;
+    root_client
+        .write(
+            "test",
+            "sys/policies/acl/reader",
+            &json!({"policy": "path \"*\" { capabilities = [\"read\"] }"}),
+        )
+        .await
+        .unwrap();
+    root_client
+        .write(
+            "test",
+            "pki_private_issuer/roles/ogenki",
+            &json!({"ttl": "1h"}),
+        )
+        .await
+        .unwrap();
+    let drift = engine.drift().await.unwrap();
+    let text = format!("{:?}", drift.drifted);
+    outputs.push(text.clone());
+    let drifted: Vec<&str> = drift.drifted.iter().map(|d| d.address.as_str()).collect();
+    assert_eq!(
+        drifted,
+        [
+            "aws.openbao.config.pki_role[\"ogenki\"]",
+            "aws.openbao.config.policy[\"reader\"]"
+        ],
+        "{text}"
+    );
+    assert!(
+        text.contains("name: \"ttl\", applied: Number(2592000), live: Number(3600)"),
+        "{text}"
+    );
+    let plan = engine.plan().await.unwrap();
+    let report = engine.apply(&plan).await.unwrap();
+    assert!(
+        report.is_success(),
+        "{:#?}",
+        report.failures().collect::<Vec<_>>()
+    );
+    assert!(engine.drift().await.unwrap().is_clean());
+
+    // Secrets appear nowhere: plans, reports, drift, state.
+    let state = std::fs::read_to_string(work.path().join("aws.state.json")).unwrap();
+    outputs.push(state);
+    let everything = outputs.join("\n");
+    for (what, secret) in [
+        ("root token", token.as_str()),
+        ("recovery keys", recovery.as_str()),
+        ("intermediate key", inter.key_pem().expose()),
+        ("TLS key", tls_key.as_str()),
+    ] {
+        assert!(!everything.contains(secret), "the {what} leaked");
+    }
+}
+
+/// `engine pki intermediate` issues the cloud's intermediate from the offline root into Secrets
+/// Manager once, and keeps it on later runs; no key is ever printed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pki_intermediate_is_stored_in_secrets_manager_once() {
+    let moto = Moto::start();
+    let work = tempfile::tempdir().unwrap();
+    let root_dir = work.path().join("root");
+    let root_arg = root_dir.display().to_string();
+    let out = engine_tests::run_engine(&moto.endpoint(), &["pki", "init-root", &root_arg], &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", engine_tests::text(&out));
+    let spec = work.path().join("aws.toml");
+    std::fs::write(
+        &spec,
+        r#"[globals]
+cloud = "aws"
+region = "eu-west-3"
+cluster_name = "aws-0"
+domain = "example.test"
+
+[openbao.mounts.pki_private_issuer]
+type = "pki"
+
+[openbao.pki]
+mount = "pki_private_issuer"
+bundle_secret = "openbao/pki/intermediate-aws"
+certificate_file = "intermediate-aws.crt"
+"#,
+    )
+    .unwrap();
+    let spec_arg = spec.display().to_string();
+    let args = [
+        "pki",
+        "intermediate",
+        spec_arg.as_str(),
+        "--root",
+        root_arg.as_str(),
+    ];
+    let first = engine_tests::run_engine(&moto.endpoint(), &args, &[]);
+    let t = engine_tests::text(&first);
+    assert_eq!(first.status.code(), Some(0), "{t}");
+    assert!(
+        t.contains("Issued the intermediate CA into `openbao/pki/intermediate-aws`"),
+        "{t}"
+    );
+    let second = engine_tests::run_engine(&moto.endpoint(), &args, &[]);
+    let t2 = engine_tests::text(&second);
+    assert!(t2.contains("Kept the intermediate CA already in"), "{t2}");
+    assert!(!t.contains("PRIVATE KEY") && !t2.contains("PRIVATE KEY"));
+
+    let stored = aws_sdk_secretsmanager::Client::new(&moto.sdk_config().await)
+        .get_secret_value()
+        .secret_id("openbao/pki/intermediate-aws")
+        .send()
+        .await
+        .unwrap()
+        .secret_string()
+        .unwrap()
+        .to_string();
+    let bundle = pki::IntermediateBundle::from_bundle_pem(&Secret::new(stored)).unwrap();
+    let root = pki::load_root(&root_dir).unwrap();
+    assert_eq!(bundle.root_cert_pem.trim(), root.cert_pem.trim());
+    let file = std::fs::read_to_string(work.path().join("intermediate-aws.crt")).unwrap();
+    assert_eq!(file.trim(), bundle.cert_pem.trim());
+    let leaf = pki::server_leaf(&bundle, &["bao.priv.aws.example.test"]).unwrap();
+    pki::verify_server_chain(
+        &leaf.chain_pem,
+        &[],
+        &root.cert_pem,
+        Some("bao.priv.aws.example.test"),
+    )
+    .expect("leaves of the stored intermediate chain to the offline root");
+}
+
+/// `[openbao.jwt."jwt/aws-0"] cluster_issuer = true` binds the mount to the issuer of the cluster
+/// the spec makes: a service-account token of that cluster logs in to OpenBao.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_clusters_jwt_mount_accepts_its_service_account_tokens() {
+    use engine::Value;
+    use engine_bootstrap::openbao::StaticConnector;
+    use engine_bootstrap::platform::ClusterOutputs;
+    use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec};
+    use k8s_openapi::api::core::v1::{Namespace, ServiceAccount};
+    use kube::api::{Api, PostParams};
+
+    let cluster = engine_tests::KubeCluster::start(0);
+    let bao = BaoServer::dev().await;
+    let root_token = bao.root_token.clone().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let spec = r#"[globals]
+cloud = "aws"
+region = "eu-west-3"
+cluster_name = "aws-0"
+domain = "example.test"
+
+[openbao.policies.inline]
+cert-manager = 'path "pki_private_issuer/sign/ogenki" { capabilities = ["update"] }'
+
+[openbao.jwt."jwt/aws-0"]
+cluster_issuer = true
+[openbao.jwt."jwt/aws-0".roles.cert-manager]
+bound_audiences = ["openbao"]
+bound_subject = "system:serviceaccount:cert-manager:cert-manager"
+token_policies = ["cert-manager"]
+token_ttl = 600
+token_max_ttl = 1200
+"#;
+    let issuer = cluster.issuer();
+    let ca = cluster.ca_pem();
+    let provider = Arc::new(
+        BootstrapProvider::builder("aws")
+            .cluster(
+                ClusterOutputs {
+                    section: "eks",
+                    endpoint: Value::from(issuer.as_str()),
+                    ca_pem: Value::from(ca.as_str()),
+                    host: Value::from("127.0.0.1"),
+                    oidc_issuer: Value::from(issuer.as_str()),
+                    oidc_ca_pem: Some(Value::from(ca.as_str())),
+                },
+                cluster.connector(),
+            )
+            .openbao(OpenBaoSetup {
+                connector: Some(Arc::new(StaticConnector(
+                    bao.connection(Some(root_token.clone())),
+                ))),
+                ..Default::default()
+            })
+            .build(),
+    );
+    let engine = Engine::builder()
+        .spec_str(
+            &work.path().join("aws.toml").display().to_string(),
+            "aws",
+            spec,
+        )
+        .provider(provider)
+        .state(LocalBackend::new(work.path().join("aws.state.json")))
+        .retry_backoff(Duration::from_millis(100))
+        .build()
+        .unwrap_or_else(|e| panic!("{e:?}"));
+    let plan = engine.plan().await.unwrap();
+    let report = engine.apply(&plan).await.unwrap();
+    assert!(
+        report.is_success(),
+        "{:#?}",
+        report.failures().collect::<Vec<_>>()
+    );
+    assert!(!engine.plan().await.unwrap().has_changes());
+
+    // A token of the cluster's service account, for audience `openbao`, logs in.
+    let client = cluster.client().await;
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    let ns: Namespace =
+        serde_json::from_value(json!({"metadata": {"name": "cert-manager"}})).unwrap();
+    namespaces
+        .create(&PostParams::default(), &ns)
+        .await
+        .unwrap();
+    let accounts: Api<ServiceAccount> = Api::namespaced(client.clone(), "cert-manager");
+    let sa: ServiceAccount =
+        serde_json::from_value(json!({"metadata": {"name": "cert-manager"}})).unwrap();
+    accounts.create(&PostParams::default(), &sa).await.unwrap();
+    let token_for = |audience: &str| TokenRequest {
+        spec: Some(TokenRequestSpec {
+            audiences: Some(vec![audience.to_string()]),
+            expiration_seconds: Some(600),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let good = accounts
+        .create_token_request(
+            "cert-manager",
+            &PostParams::default(),
+            &token_for("openbao"),
+        )
+        .await
+        .unwrap()
+        .status
+        .unwrap()
+        .token;
+    let anonymous = BaoClient::new(&bao.connection(None)).unwrap();
+    let login = anonymous
+        .write(
+            "test",
+            "auth/jwt/aws-0/login",
+            &json!({"role": "cert-manager", "jwt": good}),
+        )
+        .await
+        .expect("login with the cluster's token")
+        .expect("an auth response");
+    let policies = login["auth"]["policies"].to_string();
+    assert!(policies.contains("cert-manager"), "{login}");
+    assert_eq!(login["auth"]["lease_duration"], 600);
+
+    let wrong = accounts
+        .create_token_request("cert-manager", &PostParams::default(), &token_for("other"))
+        .await
+        .unwrap()
+        .status
+        .unwrap()
+        .token;
+    assert!(
+        anonymous
+            .write(
+                "test",
+                "auth/jwt/aws-0/login",
+                &json!({"role": "cert-manager", "jwt": wrong})
+            )
+            .await
+            .is_err(),
+        "a token for another audience is refused"
+    );
+}
