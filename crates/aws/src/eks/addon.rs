@@ -114,20 +114,6 @@ impl EksAddon {
     }
 }
 
-fn wanted(r: &ReadRequest) -> Option<(String, String)> {
-    let from_desired = r.desired.as_ref().and_then(|d| {
-        Some((
-            d.get("cluster_name")?.as_str()?.to_string(),
-            d.get("name")?.as_str()?.to_string(),
-        ))
-    });
-    from_desired.or_else(|| {
-        r.id.as_ref()
-            .and_then(|id| id.split_once(':'))
-            .map(|(c, n)| (c.to_string(), n.to_string()))
-    })
-}
-
 #[async_trait]
 impl Kind for EksAddon {
     fn name(&self) -> &'static str {
@@ -143,14 +129,13 @@ impl Kind for EksAddon {
         _ctx: &Context,
         requests: &[ReadRequest],
     ) -> Result<Vec<Option<Live>>, KindError> {
-        let mut out = Vec::new();
-        for r in requests {
-            out.push(match wanted(r) {
+        futures::future::try_join_all(requests.iter().map(|r| async move {
+            Ok(match super::cluster_and_name(r) {
                 Some((c, n)) => ours_by_name(r, self.read_one(&c, &n).await?),
                 None => None,
-            });
-        }
-        Ok(out)
+            })
+        }))
+        .await
     }
 
     #[tracing::instrument(skip_all, fields(%address))]

@@ -51,6 +51,22 @@ pub(crate) fn kinds(shared: &Arc<Shared>) -> Vec<Arc<dyn Kind>> {
     ]
 }
 
+/// The (cluster, name) a read of a per-cluster resource (addon, node group) is about: from the
+/// spec, else the recorded id `<cluster>:<name>`.
+pub(crate) fn cluster_and_name(r: &engine::ReadRequest) -> Option<(String, String)> {
+    let from_desired = r.desired.as_ref().and_then(|d| {
+        Some((
+            d.get("cluster_name")?.as_str()?.to_string(),
+            d.get("name")?.as_str()?.to_string(),
+        ))
+    });
+    from_desired.or_else(|| {
+        r.id.as_ref()
+            .and_then(|id| id.split_once(':'))
+            .map(|(c, n)| (c.to_string(), n.to_string()))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
