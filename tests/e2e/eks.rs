@@ -5,7 +5,7 @@
 use crate::support::engine;
 use engine::{Action, DriftStatus, Engine, LocalBackend, Provider};
 use engine_aws::AwsProvider;
-use engine_tests::{Moto, aws_spec_text, network_spec_text};
+use engine_tests::{Moto, network_spec_text, spec_text_through};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -15,7 +15,7 @@ const OPS_ROLE: &str = "arn:aws:iam::123456789012:role/ops";
 
 /// The network and the reference `[eks]` section, plus an access entry of the test's own.
 fn eks_spec_text() -> String {
-    let text = aws_spec_text();
+    let text = spec_text_through(3);
     let start = text
         .find("# Stage 3")
         .expect("specs/aws.toml has the EKS stage");

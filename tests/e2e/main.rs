@@ -14,3 +14,4 @@ mod openbao_aws;
 mod security;
 mod spec_errors;
 mod support;
+mod whole_lane;

@@ -6,7 +6,7 @@ use engine::{Action, Engine, LocalBackend, Provider};
 use engine_aws::AwsProvider;
 use engine_aws::secrets_manager::{PutOutcome, SecretValue, get_secret_string, put_secret_string};
 use engine_aws::snapshots;
-use engine_tests::{Moto, aws_spec_text};
+use engine_tests::{Moto, spec_text_through};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -54,7 +54,7 @@ fn confirmed(moto_config: aws_config::SdkConfig, spec: &str, dir: &Path) -> Engi
 fn stage_engine(moto_config: aws_config::SdkConfig, dir: &Path) -> (Engine, Arc<AwsProvider>) {
     let provider = Arc::new(AwsProvider::new(moto_config));
     let engine = Engine::builder()
-        .spec_str("specs/aws.toml", "aws", &aws_spec_text())
+        .spec_str("specs/aws.toml", "aws", &spec_text_through(3))
         .provider(provider.clone())
         .state(LocalBackend::new(dir.join("aws.state.json")))
         .target("aws.openbao")
@@ -79,7 +79,7 @@ async fn key_state(kms: &aws_sdk_kms::Client, id: &str) -> String {
 async fn openbao_server_stage_from_empty_to_destroy() {
     let moto = Moto::start();
     let dir = tempfile::tempdir().unwrap();
-    let spec = aws_spec_text();
+    let spec = spec_text_through(3);
     let (engine, provider) = engine(&moto, &spec, dir.path()).await;
 
     // Apply from empty: the network and the OpenBao server stage.
@@ -484,7 +484,7 @@ async fn openbao_server_stage_from_empty_to_destroy() {
 async fn secrets_and_snapshots_helpers() {
     let moto = Moto::start();
     let dir = tempfile::tempdir().unwrap();
-    let (_engine, provider) = engine(&moto, &aws_spec_text(), dir.path()).await;
+    let (_engine, provider) = engine(&moto, &spec_text_through(3), dir.path()).await;
     let clients = provider.clients().expect("clients after expansion");
 
     // Secrets: create, read, unchanged, update.

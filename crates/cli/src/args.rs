@@ -55,6 +55,10 @@ pub enum PkiCommand {
     Intermediate {
         /// The spec file, e.g. specs/aws.toml.
         spec: PathBuf,
+        /// A spec file merged over the spec: its tables merge key by key, its other values replace
+        /// the spec's (e.g. the sandbox's local peers). Default: $ENGINE_OVERLAY.
+        #[arg(long, env = "ENGINE_OVERLAY")]
+        overlay: Option<PathBuf>,
         /// The offline root's directory (default: ~/.config/engine/pki).
         #[arg(long)]
         root: Option<PathBuf>,
@@ -66,8 +70,12 @@ pub enum PkiCommand {
 pub struct Common {
     /// The spec file, e.g. specs/aws.toml.
     pub spec: PathBuf,
-    /// State file (default: .engine/<spec-name>.state.json beside the spec).
-    #[arg(long)]
+    /// A spec file merged over the spec: its tables merge key by key, its other values replace
+    /// the spec's (e.g. the sandbox's local peers). Default: $ENGINE_OVERLAY.
+    #[arg(long, env = "ENGINE_OVERLAY")]
+    pub overlay: Option<PathBuf>,
+    /// State file (default: $ENGINE_STATE, else .engine/<spec-name>.state.json beside the spec).
+    #[arg(long, env = "ENGINE_STATE")]
     pub state: Option<PathBuf>,
     /// Cloud lanes to run: aws, gcp, aws,gcp or all (default: $ENGINE_CLOUD, else aws).
     #[arg(long)]
@@ -154,8 +162,8 @@ pub struct StateArgs {
     /// The spec whose default state to read (or give --state).
     #[arg(long)]
     pub spec: Option<PathBuf>,
-    /// The state file.
-    #[arg(long)]
+    /// The state file (default: $ENGINE_STATE).
+    #[arg(long, env = "ENGINE_STATE")]
     pub state: Option<PathBuf>,
 }
 
@@ -180,6 +188,10 @@ pub enum GraphFormatArg {
 pub struct GraphArgs {
     /// The spec file.
     pub spec: PathBuf,
+    /// A spec file merged over the spec: its tables merge key by key, its other values replace
+    /// the spec's (e.g. the sandbox's local peers). Default: $ENGINE_OVERLAY.
+    #[arg(long, env = "ENGINE_OVERLAY")]
+    pub overlay: Option<PathBuf>,
     #[arg(long, value_enum, default_value = "dot")]
     pub format: GraphFormatArg,
     /// Only resources under this address prefix, plus what they depend on (repeatable).

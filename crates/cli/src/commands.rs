@@ -74,8 +74,9 @@ pub async fn run(cli: Cli) -> Result<u8> {
             Ok(if report.is_clean() { OK } else { CHANGES })
         }
         Command::Graph(a) => {
-            let mut builder = Engine::builder().spec_file(&a.spec);
-            for p in providers::lane(&a.spec).await.providers {
+            let source = read_spec(&a.spec, a.overlay.as_deref())?;
+            let mut builder = Engine::builder().spec(source.clone());
+            for p in providers::lane(&source).await.providers {
                 builder = builder.provider(p);
             }
             let engine = builder.build()?;
@@ -157,12 +158,14 @@ pub async fn run(cli: Cli) -> Result<u8> {
             crate::render::run(args).await?;
             Ok(OK)
         }
-        Command::Pki(PkiCommand::Intermediate { spec, root }) => {
+        Command::Pki(PkiCommand::Intermediate {
+            spec,
+            overlay,
+            root,
+        }) => {
             let dir = pki_dir(root)?;
-            let lane = providers::lane(&spec).await;
-            let source = engine::spec::SpecSource::from_file(&spec)
-                .into_diagnostic()
-                .wrap_err_with(|| format!("reading {}", spec.display()))?;
+            let source = read_spec(&spec, overlay.as_deref())?;
+            let lane = providers::lane(&source).await;
             let globals = source.globals().map_err(engine::EngineError::from)?;
             // Validates the cloud's sections and readies its clients; no API call yet.
             engine::Provider::expand(lane.aws.as_ref(), &source)
@@ -242,13 +245,14 @@ async fn build(
         std::env::var(k).ok()
     })
     .map_err(|e| miette!("{e}"))?;
+    let source = read_spec(&common.spec, common.overlay.as_deref())?;
     let mut builder = Engine::builder()
-        .spec_file(&common.spec)
+        .spec(source.clone())
         .selection(selection)
         .parallelism(parallelism)
         .confirm_protected(confirm_protected)
         .observer(Arc::new(Progress::new()));
-    for p in providers::lane(&common.spec).await.providers {
+    for p in providers::lane(&source).await.providers {
         builder = builder.provider(p);
     }
     if let Some(path) = &common.state {
@@ -367,4 +371,22 @@ fn load_state(args: &StateArgs) -> Result<StateDocument> {
         .map_err(engine::EngineError::from)?
         .ok_or_else(|| miette!("no state at {}", path.display()))
         .wrap_err("reading state")
+}
+
+/// The spec at `path` with the overlay at `overlay` merged over it; a notice on stderr names the
+/// overlay, so a run against other peers never goes unnoticed.
+fn read_spec(path: &Path, overlay: Option<&Path>) -> Result<engine::spec::SpecSource> {
+    let read = |p: &Path| {
+        engine::spec::SpecSource::from_file(p)
+            .into_diagnostic()
+            .wrap_err_with(|| format!("reading {}", p.display()))
+    };
+    let source = read(path)?;
+    let Some(overlay) = overlay else {
+        return Ok(source);
+    };
+    eprintln!("spec {} with overlay {}", path.display(), overlay.display());
+    Ok(source
+        .with_overlay(read(overlay)?)
+        .map_err(engine::EngineError::from)?)
 }

@@ -3,6 +3,7 @@
 //! other; the binary joins them.)
 
 use engine::Provider;
+use engine::spec::SpecSource;
 use engine_aws::AwsProvider;
 use engine_bootstrap::kube::{ConnectError, Kube, OutputsConnector, TokenSource};
 use engine_bootstrap::openbao::{HookError, SecretSink, SecretSource, Snapshot, SnapshotSource};
@@ -17,9 +18,9 @@ pub struct Lane {
     pub secrets: Arc<SecretsManager>,
 }
 
-/// Every provider the `engine` binary knows, for the AWS lane of the spec at `spec` (read here
-/// only to find the OpenBao snapshot bucket; the engine validates the spec).
-pub async fn lane(spec: &std::path::Path) -> Lane {
+/// Every provider the `engine` binary knows, for the AWS lane of `spec` (read here only to find
+/// the OpenBao snapshot bucket and the region; the engine validates the spec).
+pub async fn lane(spec: &SpecSource) -> Lane {
     let aws = Arc::new(AwsProvider::from_env().await);
     let secrets = Arc::new(SecretsManager(aws.clone()));
     let store = secrets.clone();
@@ -112,8 +113,7 @@ impl SecretSink for SecretsManager {
 }
 
 /// The OpenBao snapshot bucket and key prefix of the spec at `path`, if it makes the server.
-fn snapshot_location(path: &std::path::Path) -> Option<(String, String)> {
-    let source = engine::spec::SpecSource::from_file(path).ok()?;
+fn snapshot_location(source: &SpecSource) -> Option<(String, String)> {
     let globals = source.globals().ok()?;
     let section = source
         .section::<engine_aws::openbao::spec::OpenBaoSection>("openbao")
@@ -153,12 +153,8 @@ impl SnapshotSource for S3Snapshots {
 }
 
 /// The spec's `[globals] region` (empty when unreadable: the engine reports the spec's errors).
-fn spec_region(path: &std::path::Path) -> String {
-    engine::spec::SpecSource::from_file(path)
-        .ok()
-        .and_then(|s| s.globals().ok())
-        .map(|g| g.region)
-        .unwrap_or_default()
+fn spec_region(source: &SpecSource) -> String {
+    source.globals().ok().map(|g| g.region).unwrap_or_default()
 }
 
 /// EKS bearer tokens from the AWS credential chain.

@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 pub struct EngineBuilder {
     spec_path: Option<PathBuf>,
     spec: Option<SpecSource>,
+    overlay_path: Option<PathBuf>,
     providers: Vec<Arc<dyn Provider>>,
     state: Option<LocalBackend>,
     selection: Selection,
@@ -38,6 +39,18 @@ impl EngineBuilder {
     /// Reads the spec from a file.
     pub fn spec_file(mut self, path: impl Into<PathBuf>) -> Self {
         self.spec_path = Some(path.into());
+        self
+    }
+
+    /// Merges the spec file at `path` over the spec (see [`SpecSource::with_overlay`]).
+    pub fn overlay_file(mut self, path: impl Into<PathBuf>) -> Self {
+        self.overlay_path = Some(path.into());
+        self
+    }
+
+    /// Uses a spec already read (with its overlay, if any).
+    pub fn spec(mut self, source: SpecSource) -> Self {
+        self.spec = Some(source);
         self
     }
 
@@ -120,6 +133,15 @@ impl EngineBuilder {
             }
             (None, None) => return Err(EngineError::Builder("no spec given".into())),
         };
+        let spec = match &self.overlay_path {
+            Some(path) => spec.with_overlay(SpecSource::from_file(path).map_err(|source| {
+                EngineError::SpecFile {
+                    path: path.display().to_string(),
+                    source,
+                }
+            })?)?,
+            None => spec,
+        };
         let mut sections: Vec<&str> = Vec::new();
         for p in &self.providers {
             sections.extend(p.sections());
@@ -160,7 +182,7 @@ impl EngineBuilder {
             if other.lane() != lane.name() {
                 // Sections of another lane's provider have no business in this spec.
                 for s in other.sections() {
-                    if !lane_sections.contains(s) && spec.text().contains(&format!("[{s}")) {
+                    if !lane_sections.contains(s) && spec.has_section(s) {
                         errors.errors.push(spec.error(
                             &crate::spec::FieldPath::root(s),
                             format!("section `{s}` belongs to the {} lane", other.lane()),
@@ -270,6 +292,7 @@ impl Engine {
         EngineBuilder {
             spec_path: None,
             spec: None,
+            overlay_path: None,
             providers: Vec::new(),
             state: None,
             selection: Selection::default(),

@@ -416,7 +416,7 @@ impl OpenBaoConfig {
         let mut errors = Vec::new();
         let mut files = BTreeMap::new();
         let mut read = |p: &PathBuf, field: String, errors: &mut Vec<String>| {
-            let full = base.join(p);
+            let full = resolve(base, p);
             match std::fs::read_to_string(&full) {
                 Ok(text) => {
                     files.insert(p.clone(), text);
@@ -435,7 +435,7 @@ impl OpenBaoConfig {
         }
         let mut dir_policies = BTreeMap::new();
         if let Some(dir) = &self.policies.dir {
-            let full = base.join(dir);
+            let full = resolve(base, dir);
             match std::fs::read_dir(&full) {
                 Ok(entries) => {
                     let mut paths: Vec<PathBuf> = entries
@@ -923,6 +923,17 @@ pub fn expand_with_cluster(
         }
     }
     out
+}
+
+/// A path of the spec: `~/` is the home directory, a relative path is relative to `base` (the
+/// spec's directory).
+fn resolve(base: &Path, p: &Path) -> PathBuf {
+    if let Ok(rest) = p.strip_prefix("~")
+        && let Some(home) = std::env::var_os("HOME")
+    {
+        return Path::new(&home).join(rest);
+    }
+    base.join(p)
 }
 
 #[cfg(test)]

@@ -10,12 +10,18 @@ use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
 /// A spec file's text, parsed on demand so every error can point into it.
+///
+/// A spec may carry an overlay: a second file whose tables are merged over the spec's (as with
+/// Helm's repeated `-f` or OpenTofu's override files), e.g. to point a sandbox at local peers.
+/// Spans of the merged document are offsets into the spec's text, then the overlay's text after
+/// it, so every error still names the file and line the value came from.
 #[derive(Debug, Clone)]
 pub struct SpecSource {
     file: String,
     name: String,
     text: Arc<str>,
     named: Arc<NamedSource<String>>,
+    overlay: Option<Arc<SpecSource>>,
 }
 
 impl SpecSource {
@@ -37,7 +43,27 @@ impl SpecSource {
             name: name.to_string(),
             named: Arc::new(NamedSource::new(file, text.clone())),
             text: text.into(),
+            overlay: None,
         }
+    }
+
+    /// This spec with `overlay` merged over it: tables merge key by key, any other value of the
+    /// overlay replaces the spec's (arrays whole). Paths in the overlay are read like the spec's
+    /// (relative to the spec's directory). The overlay's syntax is checked here.
+    pub fn with_overlay(mut self, overlay: SpecSource) -> Result<Self, SpecErrors> {
+        overlay.parse()?;
+        self.overlay = Some(Arc::new(overlay));
+        Ok(self)
+    }
+
+    /// The overlay's file, when there is one.
+    pub fn overlay_file(&self) -> Option<&str> {
+        self.overlay.as_deref().map(|o| o.file())
+    }
+
+    /// Where the overlay's text starts in the merged document's offsets.
+    fn overlay_offset(&self) -> usize {
+        self.text.len() + 1
     }
 
     /// The file as given.
@@ -59,10 +85,22 @@ impl SpecSource {
     }
 
     fn parse(&self) -> Result<Spanned<DeTable<'_>>, SpecErrors> {
-        DeTable::parse(&self.text).map_err(|e| {
+        let mut root = DeTable::parse(&self.text).map_err(|e| {
             let span = e.span();
             self.errors(vec![self.error_at(span, "", e.message().trim())])
-        })
+        })?;
+        if let Some(overlay) = &self.overlay {
+            let over = overlay.parse()?.into_inner();
+            merge_tables(root.get_mut(), shift_table(over, self.overlay_offset()));
+        }
+        Ok(root)
+    }
+
+    /// Whether the document (with its overlay) has the top-level section `name`.
+    pub fn has_section(&self, name: &str) -> bool {
+        self.parse()
+            .map(|root| root.get_ref().iter().any(|(k, _)| k.get_ref() == name))
+            .unwrap_or(false)
     }
 
     /// Checks the TOML syntax and that every top-level key is `globals` or one of `known`.
@@ -146,6 +184,12 @@ impl SpecSource {
     }
 
     fn error_at(&self, span: Option<Range<usize>>, field: &str, message: &str) -> SpecError {
+        if let (Some(overlay), Some(s)) = (&self.overlay, &span)
+            && s.start >= self.overlay_offset()
+        {
+            let at = self.overlay_offset();
+            return overlay.error_at(Some(s.start - at..s.end.saturating_sub(at)), field, message);
+        }
         let (line, column) = span
             .as_ref()
             .map(|s| self.line_col(s.start))
@@ -214,6 +258,58 @@ impl SpecSource {
         find_in_table(root.get_ref(), offset, &FieldPath::default())
             .map(|p| p.to_string())
             .unwrap_or_default()
+    }
+}
+
+/// Merges `over` into `base`: tables key by key, anything else replaced.
+fn merge_tables<'i>(base: &mut DeTable<'i>, over: DeTable<'i>) {
+    for (key, value) in over {
+        match base.get_mut(&key) {
+            Some(existing) => {
+                if let (DeValue::Table(b), DeValue::Table(_)) =
+                    (existing.get_mut(), value.get_ref())
+                {
+                    let DeValue::Table(o) = value.into_inner() else {
+                        unreachable!("checked above")
+                    };
+                    merge_tables(b, o);
+                } else {
+                    *existing = value;
+                }
+            }
+            None => {
+                base.insert(key, value);
+            }
+        }
+    }
+}
+
+/// Moves every span of `table` by `by` bytes.
+fn shift_table(table: DeTable<'_>, by: usize) -> DeTable<'_> {
+    table
+        .into_iter()
+        .map(|(k, v)| (shift(k, by), shift_value(v, by)))
+        .collect()
+}
+
+fn shift<T>(s: Spanned<T>, by: usize) -> Spanned<T> {
+    let span = s.span();
+    Spanned::new(span.start + by..span.end + by, s.into_inner())
+}
+
+fn shift_value(v: Spanned<DeValue<'_>>, by: usize) -> Spanned<DeValue<'_>> {
+    let v = shift(v, by);
+    let span = v.span();
+    match v.into_inner() {
+        DeValue::Table(t) => Spanned::new(span, DeValue::Table(shift_table(t, by))),
+        DeValue::Array(mut a) => {
+            for item in a.iter_mut() {
+                let taken = std::mem::replace(item, Spanned::new(0..0, DeValue::Boolean(false)));
+                *item = shift_value(taken, by);
+            }
+            Spanned::new(span, DeValue::Array(a))
+        }
+        other => Spanned::new(span, other),
     }
 }
 
@@ -334,5 +430,60 @@ cidrs = ["10.0.0.0/20", "10.0.16.0/20"]
         let err = s.check_sections(&["network"]).unwrap_err();
         assert!(err.details().contains("unknown section `netwrok`"), "{err}");
         assert_eq!(err.errors[0].line, 14, "{err}");
+    }
+
+    fn with_overlay(overlay: &str) -> Result<SpecSource, SpecErrors> {
+        SpecSource::from_text("specs/aws.toml", "aws", SPEC).with_overlay(SpecSource::from_text(
+            "local.toml",
+            "local",
+            overlay,
+        ))
+    }
+
+    #[test]
+    fn overlay_merges_tables_and_replaces_values() {
+        let s = with_overlay("[globals]\ndomain = \"sandbox.test\"\n\n[network]\nazs = [\"x\"]\n")
+            .unwrap();
+        let g = s.globals().unwrap();
+        assert_eq!(g.domain, "sandbox.test");
+        assert_eq!(g.region, "eu-west-3", "untouched keys stay");
+        let net: Net = s.section("network").unwrap().unwrap();
+        assert_eq!(net.azs, ["x"], "arrays are replaced whole");
+        assert_eq!(net.vpc_cidr, "10.0.0.0/16");
+        assert_eq!(net.subnets["private"].cidrs.len(), 2);
+        assert_eq!(s.overlay_file(), Some("local.toml"));
+        assert!(s.has_section("network"));
+    }
+
+    #[test]
+    fn overlay_errors_name_the_file_the_value_came_from() {
+        // A wrong type in the overlay points into the overlay.
+        let s = with_overlay("\n[network]\nazs = 3\n").unwrap();
+        let err = s.section::<Net>("network").unwrap_err();
+        assert_eq!(err.errors[0].file, "local.toml", "{err:?}");
+        assert_eq!(
+            (err.errors[0].line, err.errors[0].field.as_str()),
+            (3, "network.azs")
+        );
+        // An unknown key in the spec itself still points into the spec.
+        let s = with_overlay("[network.subnets.private]\nextra = 1\n").unwrap();
+        let err = s.section::<Net>("network").unwrap_err();
+        assert_eq!(err.errors[0].file, "local.toml", "{err:?}");
+        assert_eq!(err.errors[0].line, 2, "{err:?}");
+        // Errors located by path prefer the overlay's value.
+        let s = with_overlay("[network]\nvpc_cidr = \"nonsense\"\n").unwrap();
+        let e = s.error(&FieldPath::root("network").key("vpc_cidr"), "bad");
+        assert_eq!((e.file.as_str(), e.line), ("local.toml", 2));
+        let e = s.error(&FieldPath::root("network").key("azs"), "bad");
+        assert_eq!((e.file.as_str(), e.line), ("specs/aws.toml", 9));
+        // Unknown sections and syntax errors of the overlay are the overlay's.
+        let s = with_overlay("[netwrok]\nx = 1\n").unwrap();
+        let err = s.check_sections(&["network"]).unwrap_err();
+        assert_eq!(
+            (err.errors[0].file.as_str(), err.errors[0].line),
+            ("local.toml", 1)
+        );
+        let err = with_overlay("[network\n").unwrap_err();
+        assert_eq!(err.errors[0].file, "local.toml", "{err:?}");
     }
 }
