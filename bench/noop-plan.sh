@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Benchmark (not a test): a no-op `engine plan specs/aws.toml` against the local emulator.
+# Benchmark (not a test): a no-op `engine plan specs/aws.toml` (the whole lane) against the
+# sandbox's local peers (testenv/sandbox peers).
 # Prints wall time over several runs, API calls by operation, and resources refreshed.
 #
 #   bench/noop-plan.sh [RUNS]
@@ -10,23 +11,24 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS="${1:-10}"
-MOTO="$(testenv/install-moto.sh)"
 PROFILE="${BENCH_PROFILE:-dev}"
+RUSTC_VERSION="$(rustc --version | awk '{print $2}')"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/engine/target-rustc-$RUSTC_VERSION}"
 cargo build --quiet --profile "$PROFILE" -p engine-cli
-TARGET="$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')"
-ENGINE="$TARGET/$([[ $PROFILE == dev ]] && echo debug || echo "$PROFILE")/engine"
+ENGINE="$CARGO_TARGET_DIR/$([[ $PROFILE == dev ]] && echo debug || echo "$PROFILE")/engine"
 
-WORK="$(mktemp -d)"
-PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
-"$MOTO" -H 127.0.0.1 -p "$PORT" >"$WORK/moto.log" 2>&1 &
-MOTO_PID=$!
-trap 'kill $MOTO_PID 2>/dev/null; rm -rf "$WORK"' EXIT
-for _ in $(seq 1 100); do (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && break; sleep 0.1; done
-
-export AWS_ENDPOINT_URL="http://127.0.0.1:$PORT" AWS_ACCESS_KEY_ID=bench AWS_SECRET_ACCESS_KEY=bench \
-       AWS_REGION=eu-west-3 AWS_EC2_METADATA_DISABLED=true NO_COLOR=1
-STATE="$WORK/aws.state.json"
-"$ENGINE" apply specs/aws.toml --state "$STATE" --auto-approve >/dev/null 2>&1
+# The sandbox's peers (moto, OpenBao, kube-apiserver, the chart registry) on free ports, in a
+# directory of their own.
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+export SANDBOX_DIR="$(mktemp -d)" SANDBOX_MOTO_PORT="$(free_port)" SANDBOX_REGISTRY_PORT="$(free_port)"
+export SANDBOX_BAO_PORT="$(free_port)"
+trap 'testenv/sandbox down >/dev/null 2>&1; rm -rf "$SANDBOX_DIR"' EXIT
+testenv/sandbox peers >/dev/null
+# shellcheck disable=SC1091
+source "$SANDBOX_DIR/env"
+export NO_COLOR=1
+STATE="$ENGINE_STATE"
+"$ENGINE" apply specs/aws.toml --auto-approve >/dev/null 2>&1
 
 python3 - "$ENGINE" "$STATE" "$RUNS" <<'PY'
 import json, statistics, subprocess, sys, time
@@ -40,7 +42,7 @@ for _ in range(runs):
     doc = json.loads(out)
 assert not doc["has_changes"], "the plan is not a no-op"
 calls = doc["api_calls"]
-print(f"no-op plan of specs/aws.toml against moto ({runs} runs, {engine})")
+print(f"no-op plan of specs/aws.toml against the sandbox peers ({runs} runs, {engine})")
 print(f"  wall time: min {min(times)*1000:.0f} ms, median {statistics.median(times)*1000:.0f} ms, max {max(times)*1000:.0f} ms")
 print(f"  resources refreshed: {doc['refreshed']}")
 print(f"  API calls: {sum(calls.values())} ({sum(calls.values())/doc['refreshed']:.2f} per resource)")

@@ -8,6 +8,7 @@ mod bootstrap;
 mod cli;
 mod crash;
 mod eks;
+mod lane;
 mod lock;
 mod network;
 mod openbao_aws;

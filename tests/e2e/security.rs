@@ -426,6 +426,7 @@ token_max_ttl = 1200
                     host: Value::from("127.0.0.1"),
                     oidc_issuer: Value::from(issuer.as_str()),
                     oidc_ca_pem: Some(Value::from(ca.as_str())),
+                    installed_by: vec![],
                 },
                 cluster.connector(),
             )

@@ -1,237 +1,15 @@
-//! The whole AWS lane in one graph and one run, from an empty account to Flux: the reference spec
-//! (`specs/aws.toml`: network, OpenBao's servers and configuration, EKS, the bootstrap) against
-//! moto (+ the EKS extension), a real OpenBao server (raft, transit auto-unseal, TLS from the
-//! offline PKI) and a real kube-apiserver (+ kwok). The harness supplies the EKS cluster's
-//! Kubernetes connection and OpenBao's address (the library hooks); an overlay swaps the chart
-//! registry and versions for the local registry's fixtures. Everything else runs as in production.
+//! The whole AWS lane in one graph and one run, from an empty account to Flux, and back (see
+//! `lane.rs` for the peers and what differs from production).
 
-use crate::bao_server::{BaoServer, Seal};
-use engine::spec::SpecSource;
-use engine::{Action, Address, Engine, LocalBackend, Value};
-use engine_aws::AwsProvider;
-use engine_bootstrap::kube::Kube;
-use engine_bootstrap::openbao::{BaoClient, StoredTokenConnector};
-use engine_bootstrap::platform::ClusterOutputs;
-use engine_bootstrap::{BootstrapProvider, OpenBaoSetup, Secret, pki};
-use engine_cli::providers::SecretsManager;
-use engine_tests::registry::fixtures;
-use engine_tests::{KubeCluster, Moto, Registry, aws_spec_path};
+use crate::lane::{self, LINEAGE, PREFIX, Peers, Run, ar, stage};
+use engine::{Action, Address, Engine};
+use engine_bootstrap::Secret;
+use engine_bootstrap::openbao::BaoClient;
 use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec};
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, ServiceAccount};
 use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
-use kube::discovery::ApiResource;
 use serde_json::json;
 use std::collections::{BTreeSet, HashSet};
-use std::path::Path;
-use std::sync::Arc;
-use std::time::Duration;
-
-const PREFIX: &str = "openbao/aws-0";
-
-/// The lineage a destroy keeps unless confirmed.
-const LINEAGE: [&str; 6] = [
-    "aws.openbao.kms_alias.seal",
-    "aws.openbao.kms_alias.snapshots",
-    "aws.openbao.kms_key.seal",
-    "aws.openbao.kms_key.snapshots",
-    "aws.openbao.kms_replica_key.seal",
-    "aws.openbao.s3_bucket.snapshots",
-];
-
-/// What differs from production: the charts come from the local registry (at the fixtures'
-/// versions), the Gateway API manifest from a file, the offline root from the test's directory.
-fn overlay(root_ca: &Path, registry: &Registry) -> String {
-    let gateway = fixtures().join("gateway-api/{channel}-install-{version}.yaml");
-    let repo = registry.repo();
-    format!(
-        r#"[globals.versions]
-cilium = "1.20.0"
-flux_operator = "0.49.0"
-flux_instance = "0.49.0"
-gateway_api = "v1.6.1"
-
-[openbao]
-ca_file = "{root_ca}"
-
-[bootstrap]
-timeout_seconds = 120
-
-[bootstrap.gateway_api]
-source = "{gateway}"
-
-[bootstrap.cilium]
-chart = "{repo}/cilium"
-
-[bootstrap.flux_operator]
-chart = "{repo}/flux-operator"
-
-[bootstrap.flux_instance]
-chart = "{repo}/flux-instance"
-wait = false   # no Flux controller runs on kwok nodes, so the instance never becomes Ready
-"#,
-        root_ca = root_ca.display(),
-        gateway = gateway.display(),
-    )
-}
-
-struct Peers {
-    moto: Moto,
-    bao: BaoServer,
-    _transit: BaoServer,
-    cluster: KubeCluster,
-    _registry: Registry,
-    root: pki::RootCa,
-    work: tempfile::TempDir,
-    overlay: String,
-}
-
-async fn peers() -> Peers {
-    let moto = Moto::start();
-    let cluster = KubeCluster::start(2);
-    let registry = Registry::start();
-    registry
-        .push_fixtures(&[
-            "cilium-1.20.0.tgz",
-            "flux-operator-0.49.0.tgz",
-            "flux-instance-0.49.0.tgz",
-        ])
-        .await;
-    let work = tempfile::tempdir().unwrap();
-
-    // What the platform team does once, before the first apply: the offline root, the AWS
-    // intermediate in Secrets Manager, the GitHub App Flux authenticates with.
-    let root = pki::init_root(&work.path().join("pki")).unwrap();
-    let inter = pki::intermediate(&root, "aws").unwrap();
-    let sm = aws_sdk_secretsmanager::Client::new(&moto.sdk_config().await);
-    for (name, value) in [
-        ("openbao/pki/intermediate-aws", inter.bundle_pem().expose()),
-        ("github/flux-app/app-id", "123456"),
-        ("github/flux-app/installation-id", "654321"),
-        (
-            "github/flux-app/private-key",
-            "-----BEGIN FAKE KEY-----\nlane\n-----END FAKE KEY-----",
-        ),
-    ] {
-        sm.create_secret()
-            .name(name)
-            .secret_string(value)
-            .send()
-            .await
-            .unwrap();
-    }
-
-    // OpenBao as its servers boot: uninitialised, auto-unsealed, TLS chaining to the root.
-    let leaf = pki::server_leaf(&inter, &["localhost"]).unwrap();
-    let transit = BaoServer::transit_provider("autounseal").await;
-    let seal = Seal::Transit {
-        address: transit.address.clone(),
-        token: transit.root_token.clone().unwrap(),
-        key: "autounseal".into(),
-    };
-    let bao = BaoServer::raft(&seal, &leaf.chain_pem, leaf.key_pem(), &root.cert_pem).await;
-
-    // What EKS installs as addons: the DaemonSets the bootstrap parks.
-    let client = cluster.client().await;
-    let daemonsets: Api<DynamicObject> = Api::namespaced_with(
-        client,
-        "kube-system",
-        &ar("apps/v1", "DaemonSet", "daemonsets"),
-    );
-    for name in ["aws-node", "kube-proxy"] {
-        let ds = json!({
-            "apiVersion": "apps/v1", "kind": "DaemonSet",
-            "metadata": {"name": name, "namespace": "kube-system"},
-            "spec": {
-                "selector": {"matchLabels": {"k8s-app": name}},
-                "template": {
-                    "metadata": {"labels": {"k8s-app": name}},
-                    "spec": {"containers": [{"name": name, "image": format!("registry.example/{name}:1")}]},
-                },
-            },
-        });
-        daemonsets
-            .patch(name, &PatchParams::apply("eks"), &Patch::Apply(&ds))
-            .await
-            .expect("addon DaemonSet");
-    }
-    let root_ca = work.path().join("pki/root-ca.crt");
-    let overlay = overlay(&root_ca, &registry);
-    Peers {
-        moto,
-        bao,
-        _transit: transit,
-        cluster,
-        _registry: registry,
-        root,
-        work,
-        overlay,
-    }
-}
-
-fn ar(api_version: &str, kind: &str, plural: &str) -> ApiResource {
-    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
-    ApiResource {
-        group: group.into(),
-        version: version.into(),
-        api_version: api_version.into(),
-        kind: kind.into(),
-        plural: plural.into(),
-    }
-}
-
-/// The lane's providers as the `engine` binary makes them, with the harness's connections.
-async fn engine(p: &Peers, confirm_protected: bool) -> Engine {
-    let sdk = p.moto.sdk_config().await;
-    let aws = Arc::new(AwsProvider::new(sdk));
-    let secrets = Arc::new(SecretsManager(aws.clone()));
-    let cluster = engine_aws::eks::cluster_address();
-    // The cluster's endpoint and CA come from EKS as in production; its issuer is the local
-    // API server's, which OpenBao can reach for discovery.
-    let outputs = ClusterOutputs {
-        section: "eks",
-        endpoint: Value::reference(&cluster, "endpoint"),
-        ca_pem: Value::reference(&cluster, "ca_pem"),
-        host: Value::reference(&cluster, "endpoint_host"),
-        oidc_issuer: Value::from(p.cluster.issuer().as_str()),
-        oidc_ca_pem: Some(Value::from(p.cluster.ca_pem().as_str())),
-    };
-    let kube_secrets = secrets.clone();
-    let bootstrap = BootstrapProvider::builder("aws")
-        .cluster(outputs, p.cluster.connector())
-        .openbao(OpenBaoSetup {
-            connector: Some(Arc::new(StoredTokenConnector {
-                address: p.bao.address.clone(),
-                ca_bundle: Some(p.root.cert_pem.clone()),
-                source: secrets.clone(),
-                token_secret: format!("{PREFIX}/root-token"),
-            })),
-            sink: secrets.clone(),
-            source: secrets.clone(),
-            after: vec![Address::new("aws.openbao.route53_record.api")],
-            ready_timeout: Duration::from_secs(60),
-            ..Default::default()
-        })
-        .kube(move |connector| {
-            Kube::builder(connector)
-                .secret_source(kube_secrets)
-                .poll_interval(Duration::from_millis(300))
-                .build()
-        })
-        .build();
-    let spec = SpecSource::from_file(&aws_spec_path())
-        .unwrap()
-        .with_overlay(SpecSource::from_text("overlay.toml", "overlay", &p.overlay))
-        .unwrap_or_else(|e| panic!("{e:?}"));
-    Engine::builder()
-        .spec(spec)
-        .provider(aws)
-        .provider(Arc::new(bootstrap))
-        .state(LocalBackend::new(p.work.path().join("aws.state.json")))
-        .retry_backoff(Duration::from_millis(200))
-        .confirm_protected(confirm_protected)
-        .build()
-        .unwrap_or_else(|e| panic!("the reference spec is valid: {e:?}"))
-}
 
 /// Everything `address` depends on, directly or not.
 fn ancestors(engine: &Engine, address: &str) -> BTreeSet<String> {
@@ -247,22 +25,10 @@ fn ancestors(engine: &Engine, address: &str) -> BTreeSet<String> {
     seen
 }
 
-/// The stage a resource address belongs to.
-fn stage(address: &str) -> &'static str {
-    match address {
-        a if a.starts_with("aws.network.") => "network",
-        a if a.starts_with("aws.openbao.config.") => "openbao config",
-        a if a.starts_with("aws.openbao.") => "openbao server",
-        a if a.starts_with("aws.eks.") => "eks",
-        a if a.starts_with("aws.bootstrap.") => "bootstrap",
-        _ => "other",
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn whole_aws_lane_from_empty_to_flux_and_back() {
-    let p = peers().await;
-    let engine = engine(&p, false).await;
+    let p = lane::peers().await;
+    let engine = lane::engine(&p, Run::default()).await;
 
     // One graph: EKS waits for its subnets and IAM role, not for OpenBao; the bootstrap waits
     // for the cluster; OpenBao's configuration for its DNS name.
@@ -301,9 +67,25 @@ async fn whole_aws_lane_from_empty_to_flux_and_back() {
         .address
         .to_string();
     assert!(ancestors(&engine, &instance).contains("aws.eks.cluster.main"));
-    assert!(
-        ancestors(&engine, "aws.openbao.config.init").contains("aws.openbao.route53_record.api")
-    );
+    // The DaemonSets EKS's addons install are parked only once the addons exist.
+    for (patch, addon) in [
+        ("aws_node_patch", "vpc-cni"),
+        ("kube_proxy_patch", "kube-proxy"),
+    ] {
+        let deps = ancestors(&engine, &format!("aws.bootstrap.k8s_object.{patch}"));
+        assert!(
+            deps.contains(&format!("aws.eks.addon[\"{addon}\"]")),
+            "{patch}: {deps:?}"
+        );
+    }
+    // OpenBao is initialised once its servers and their DNS name exist.
+    let init_deps = ancestors(&engine, "aws.openbao.config.init");
+    for needed in [
+        "aws.openbao.route53_record.api",
+        "aws.openbao.autoscaling_group.server",
+    ] {
+        assert!(init_deps.contains(needed), "{needed}: {init_deps:?}");
+    }
 
     // From empty: every resource of the lane is created, in one run.
     let plan = engine.plan().await.unwrap();
@@ -424,7 +206,7 @@ async fn whole_aws_lane_from_empty_to_flux_and_back() {
     );
 
     // Second run: an empty plan and no write anywhere.
-    let engine = self::engine(&p, false).await;
+    let engine = lane::engine(&p, Run::default()).await;
     let plan = engine.plan().await.unwrap();
     assert!(!plan.has_changes(), "{:#?}", plan.changes);
     let report = engine.apply(&plan).await.unwrap();
@@ -495,7 +277,14 @@ async fn whole_aws_lane_from_empty_to_flux_and_back() {
     }
 
     // With the confirmation, nothing is left.
-    let confirmed = self::engine(&p, true).await;
+    let confirmed = lane::engine(
+        &p,
+        Run {
+            confirm_protected: true,
+            ..Run::default()
+        },
+    )
+    .await;
     let destroy = confirmed.plan_destroy().await.unwrap();
     let report = confirmed.apply(&destroy).await.unwrap();
     assert!(

@@ -97,15 +97,20 @@ impl Moto {
 
     /// An SDK config pointing at this server with test credentials.
     pub async fn sdk_config(&self) -> SdkConfig {
-        aws_config::defaults(BehaviorVersion::latest())
-            .endpoint_url(self.endpoint())
-            .region(aws_config::Region::new("eu-west-3"))
-            .credentials_provider(aws_sdk_ec2::config::Credentials::new(
-                "test", "test", None, None, "tests",
-            ))
-            .load()
-            .await
+        sdk_config_at(&self.endpoint()).await
     }
+}
+
+/// An SDK config pointing at `endpoint` (moto, or a proxy in front of it) with test credentials.
+pub async fn sdk_config_at(endpoint: &str) -> SdkConfig {
+    aws_config::defaults(BehaviorVersion::latest())
+        .endpoint_url(endpoint)
+        .region(aws_config::Region::new("eu-west-3"))
+        .credentials_provider(aws_sdk_ec2::config::Credentials::new(
+            "test", "test", None, None, "tests",
+        ))
+        .load()
+        .await
 }
 
 impl Drop for Moto {

@@ -80,8 +80,8 @@ pub struct OpenBaoSetup {
     pub source: Arc<dyn SecretSource>,
     /// Snapshots of the lineage (the S3 snapshot bucket in production).
     pub snapshots: Arc<dyn SnapshotSource>,
-    /// Resources the server needs before it can be configured (its DNS record), when the spec
-    /// makes them.
+    /// Resources the server needs before it can be configured (its servers and their DNS
+    /// record), when the spec makes them.
     pub after: Vec<Address>,
     /// How long init waits for the server.
     pub ready_timeout: std::time::Duration,
@@ -325,7 +325,12 @@ impl BootstrapProvider {
         Ok(
             crate::openbao::expand_with_cluster(&config, &stage, issuer.as_ref())
                 .into_iter()
-                .map(|r| self.bao_after.iter().fold(r, |r, a| r.after_if_present(a)))
+                // The TLS certificate goes to the secret store, where the servers read it at
+                // boot: it is made before them, not after.
+                .map(|r| match r.kind.as_str() {
+                    "openbao_server_tls" => r,
+                    _ => self.bao_after.iter().fold(r, |r, a| r.after_if_present(a)),
+                })
                 .collect(),
         )
     }

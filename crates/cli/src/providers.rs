@@ -38,6 +38,7 @@ pub async fn lane(spec: &SpecSource) -> Lane {
         host: engine::Value::reference(&cluster, "endpoint_host"),
         oidc_issuer: engine::Value::reference(&cluster, "oidc_issuer"),
         oidc_ca_pem: None,
+        installed_by: engine_aws::eks::daemonset_installers(),
     };
     let tokens = EksTokenSource {
         sdk: aws_config::defaults(aws_config::BehaviorVersion::latest())
@@ -51,11 +52,8 @@ pub async fn lane(spec: &SpecSource) -> Lane {
             sink: secrets.clone(),
             source: secrets.clone(),
             snapshots,
-            // OpenBao is configured once its DNS name exists.
-            after: vec![engine::Address::new(format!(
-                "{}.route53_record.api",
-                engine_aws::openbao::STAGE
-            ))],
+            // OpenBao is configured once its servers and their DNS name exist.
+            after: engine_aws::openbao::serving(),
             ..Default::default()
         })
         .kube(move |connector| {

@@ -46,13 +46,13 @@ impl ResourceSpec {
         self
     }
 
-    /// Every address this resource depends on: references and explicit edges.
     /// Orders this resource after `address` when the graph holds it, and ignores it otherwise.
     pub fn after_if_present(mut self, address: &Address) -> Self {
         self.after_if_present.push(address.clone());
         self
     }
 
+    /// Every address this resource depends on: references and explicit edges.
     pub fn dependencies(&self) -> BTreeSet<Address> {
         self.attributes
             .values()

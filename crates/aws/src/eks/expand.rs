@@ -29,6 +29,19 @@ pub fn cluster_address() -> Address {
     addr("cluster.main")
 }
 
+/// The address of addon `name` (e.g. `vpc-cni`).
+pub fn addon_address(name: &str) -> Address {
+    addr("addon").index(name)
+}
+
+/// The DaemonSets the bootstrap patches, with the addon that installs each.
+pub fn daemonset_installers() -> Vec<(String, Address)> {
+    [("aws-node", "vpc-cni"), ("kube-proxy", "kube-proxy")]
+        .into_iter()
+        .map(|(daemonset, addon)| (daemonset.to_string(), addon_address(addon)))
+        .collect()
+}
+
 fn addr(rest: &str) -> Address {
     Address::new(format!("{STAGE}.{rest}"))
 }
@@ -312,7 +325,7 @@ pub fn resources(
 
     // Addons, after the nodes they run on.
     for (name, addon) in &eks.addons {
-        let a = addr("addon").index(name);
+        let a = addon_address(name);
         let mut r = ResourceSpec::new(a.clone(), "aws_eks_addon")
             .attr("cluster_name", cluster_name.clone())
             .attr("name", name.as_str())
@@ -358,7 +371,7 @@ pub fn resources(
     }
 
     // Pod identities: a role trusted by EKS Pod Identity, its policies, the association.
-    let agent = addr("addon").index("eks-pod-identity-agent");
+    let agent = addon_address("eks-pod-identity-agent");
     for (name, pi) in &eks.pod_identities {
         let role_addr = addr("iam_role").index(&format!("pod-{name}"));
         let role_name = format!("{cluster}-{name}");

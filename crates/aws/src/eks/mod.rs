@@ -15,7 +15,7 @@ mod node_group;
 mod oidc_provider;
 mod pod_identity;
 
-pub use expand::{STAGE, cluster_address};
+pub use expand::{STAGE, addon_address, cluster_address, daemonset_installers};
 
 use crate::network::spec::NetworkSpec;
 use crate::provider::Shared;

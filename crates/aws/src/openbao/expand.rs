@@ -23,6 +23,12 @@ fn addr(rest: &str) -> Address {
     Address::new(format!("{STAGE}.{rest}"))
 }
 
+/// What OpenBao's configuration through its API waits for, when the spec makes them: the
+/// servers (their autoscaling group) and the DNS name the engine reaches them by.
+pub fn serving() -> Vec<Address> {
+    vec![addr("autoscaling_group.server"), addr("route53_record.api")]
+}
+
 fn network(rest: &str) -> Address {
     Address::new(format!("{}.{rest}", crate::network::STAGE))
 }

@@ -20,7 +20,7 @@ mod lb_target_group;
 mod route53_record;
 mod s3_bucket;
 
-pub use expand::{JOIN_TAG, STAGE};
+pub use expand::{JOIN_TAG, STAGE, serving};
 
 use crate::network::spec::NetworkSpec;
 use crate::provider::Shared;

@@ -23,6 +23,19 @@ pub struct ClusterOutputs {
     pub oidc_issuer: Value,
     /// The issuer's CA bundle when it is not publicly trusted (a test cluster's).
     pub oidc_ca_pem: Option<Value>,
+    /// What installs the DaemonSets the bootstrap patches, by DaemonSet name (`aws-node` → the
+    /// vpc-cni addon): a patch waits for its installer when the spec makes it.
+    pub installed_by: Vec<(String, Address)>,
+}
+
+impl ClusterOutputs {
+    /// The resource that installs DaemonSet `name`, if any.
+    fn installer(&self, name: &str) -> Option<&Address> {
+        self.installed_by
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, a)| a)
+    }
 }
 
 impl ClusterOutputs {
@@ -111,10 +124,19 @@ pub fn resources(spec: &BootstrapSpec, inputs: &Inputs) -> Vec<ResourceSpec> {
             "spec": {"template": {"spec": {"nodeSelector": {"engine/disabled": "true"}}}},
         })
     };
+    // A patch waits for whatever installs its DaemonSet (the EKS addon), so the addon never
+    // lands over it.
+    let patch = |name: &str, daemonset: &str| {
+        let r = object(name, Value::Json(park(daemonset)), true).attr("patch", true);
+        match inputs.cluster.as_ref().and_then(|c| c.installer(daemonset)) {
+            Some(installer) => r.after_if_present(installer),
+            None => r,
+        }
+    };
     let aws_node = spec
         .disable_aws_node
         .unwrap_or(aws)
-        .then(|| object("aws_node_patch", Value::Json(park("aws-node")), true).attr("patch", true));
+        .then(|| patch("aws_node_patch", "aws-node"));
     let aws_node_addr = aws_node.as_ref().map(|r| r.address.clone());
     out.extend(aws_node);
 
@@ -233,8 +255,7 @@ pub fn resources(spec: &BootstrapSpec, inputs: &Inputs) -> Vec<ResourceSpec> {
         out.push(r);
     }
     if spec.disable_kube_proxy.unwrap_or(aws) {
-        let mut r =
-            object("kube_proxy_patch", Value::Json(park("kube-proxy")), true).attr("patch", true);
+        let mut r = patch("kube_proxy_patch", "kube-proxy");
         if let Some(c) = &cilium_addr {
             r = r.after(c);
         }

@@ -127,6 +127,7 @@ impl BaoServer {
             r#"storage "raft" {{
   path = "{data}"
   node_id = "node-1"
+  performance_multiplier = 1
 }}
 listener "tcp" {{
   address = "127.0.0.1:{port}"

@@ -1,0 +1,203 @@
+//! Benchmark (not a test): what one graph saves over the per-stage ordering.
+//!
+//! The whole AWS lane runs against the local peers (see `e2e/lane.rs`) with moto behind
+//! `bench/latency_proxy.py`, which delays the slow AWS operations by their production duration
+//! divided by a scale (default 100: EKS's 540 s control plane takes 5.4 s). Two fresh runs:
+//!
+//! 1. one graph: `engine apply` of the whole spec; its wall time is printed next to the graph's
+//!    critical path (the longest dependency chain, each resource weighted by how long its step
+//!    took), the lower bound with unbounded parallelism;
+//! 2. per stage: one apply per stage in the old order (network, OpenBao's servers, EKS, OpenBao's
+//!    configuration, the bootstrap), each waiting for the previous one, as the stacks of the
+//!    OpenTofu + Terramate setup run.
+//!
+//! Only the injected latencies are scaled: the local work (rendering charts, OpenBao's raft init)
+//! runs at its own speed, so the ratios are the result, not the absolute times.
+//!
+//! Run with `bench/critical-path.sh` (it installs and points at the peers).
+
+#[allow(dead_code)]
+#[path = "../../crates/bootstrap/tests/openbao/server.rs"]
+mod bao_server;
+#[allow(dead_code)]
+#[path = "../e2e/lane.rs"]
+mod lane;
+
+use engine::{Address, ApplyReport};
+use lane::Run;
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The stages of the per-stage ordering, in order, as `--target` / `--exclude` prefixes.
+const STAGES: [(&str, &[&str], &[&str]); 5] = [
+    ("network", &["aws.network"], &[]),
+    ("openbao server", &["aws.openbao"], &["aws.openbao.config"]),
+    ("eks", &["aws.eks"], &[]),
+    ("openbao config", &["aws.openbao.config"], &[]),
+    ("bootstrap", &["aws.bootstrap"], &[]),
+];
+
+/// `bench/latency_proxy.py` in front of moto.
+struct LatencyProxy {
+    child: Child,
+    endpoint: String,
+}
+
+impl LatencyProxy {
+    fn start(upstream: &str, scale: f64) -> LatencyProxy {
+        let script = engine_tests::workspace().join("bench/latency_proxy.py");
+        let mut child = Command::new("python3")
+            .arg(&script)
+            .arg(upstream)
+            .arg(scale.to_string())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("starting {}: {e}", script.display()));
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .expect("the proxy's port");
+        let port = line
+            .trim()
+            .strip_prefix("port ")
+            .unwrap_or_else(|| panic!("the proxy printed `{line}`"));
+        LatencyProxy {
+            child,
+            endpoint: format!("http://127.0.0.1:{port}"),
+        }
+    }
+}
+
+impl Drop for LatencyProxy {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn main() {
+    let scale: f64 = std::env::var("BENCH_SCALE")
+        .ok()
+        .map(|s| s.parse().expect("BENCH_SCALE is a number"))
+        .unwrap_or(100.0);
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(4)
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(run(scale));
+}
+
+async fn run(scale: f64) {
+    println!("injected latencies: production seconds / {scale} (bench/latency_proxy.py)");
+
+    // 1. One graph, one run.
+    let peers = lane::peers().await;
+    let proxy = LatencyProxy::start(&peers.moto.endpoint(), scale);
+    let engine = lane::engine(&peers, proxy_run(&proxy, &[], &[])).await;
+    let plan = engine.plan().await.unwrap();
+    let started = Instant::now();
+    let report = engine.apply(&plan).await.unwrap();
+    let wall = started.elapsed();
+    assert_success(&report, "the whole lane");
+    let took = step_durations(&report);
+    let cost = |address: &Address| took.get(address).copied().unwrap_or(0.0);
+    let (critical, path) = engine.graph().critical_path(&|r| cost(&r.address));
+    // The same step durations under stage barriers: each stage as parallel as it can be, the
+    // next one starting when the slowest chain of the previous one ends.
+    let barriers: Vec<(&str, f64)> = STAGES
+        .iter()
+        .map(|(name, _, _)| {
+            let (t, _) = engine.graph().critical_path(&|r| {
+                if lane::stage(r.address.as_str()) == *name {
+                    cost(&r.address)
+                } else {
+                    0.0
+                }
+            });
+            (*name, t)
+        })
+        .collect();
+    let estimated: f64 = barriers.iter().map(|(_, t)| t).sum();
+    drop((engine, proxy, peers));
+
+    // 2. The per-stage ordering, measured on fresh peers.
+    let peers = lane::peers().await;
+    let proxy = LatencyProxy::start(&peers.moto.endpoint(), scale);
+    let mut staged = Vec::new();
+    for (name, targets, excludes) in STAGES {
+        let engine = lane::engine(&peers, proxy_run(&proxy, targets, excludes)).await;
+        let started = Instant::now();
+        let plan = engine.plan().await.unwrap();
+        let report = engine.apply(&plan).await.unwrap();
+        assert_success(&report, name);
+        staged.push((name, started.elapsed()));
+    }
+    let staged_total: Duration = staged.iter().map(|(_, t)| *t).sum();
+
+    let secs = |d: Duration| d.as_secs_f64();
+    println!();
+    println!(
+        "one graph   apply wall time                      {:6.2} s",
+        secs(wall)
+    );
+    println!(
+        "            critical path                        {critical:6.2} s  ({} resources)",
+        path.len()
+    );
+    println!(
+        "per stage   measured, one apply per stage         {:6.2} s",
+        secs(staged_total)
+    );
+    for (name, t) in &staged {
+        println!(
+            "              {name:<16}                   {:6.2} s",
+            secs(*t)
+        );
+    }
+    println!("            one-graph step times, stage barriers {estimated:6.2} s");
+    println!();
+    println!(
+        "ratio       per stage / one graph                {:6.2}x",
+        secs(staged_total) / secs(wall)
+    );
+    println!(
+        "            one graph / critical path            {:6.2}x",
+        secs(wall) / critical
+    );
+    println!();
+    println!("critical path (steps over 50 ms):");
+    for a in &path {
+        if cost(a) >= 0.05 {
+            println!("  {:<58} {:6.2} s", a.to_string(), cost(a));
+        }
+    }
+}
+
+fn proxy_run(proxy: &LatencyProxy, targets: &[&str], excludes: &[&str]) -> Run {
+    Run {
+        aws_endpoint: Some(proxy.endpoint.clone()),
+        targets: targets.iter().map(|t| t.to_string()).collect(),
+        excludes: excludes.iter().map(|e| e.to_string()).collect(),
+        ..Run::default()
+    }
+}
+
+/// Seconds each resource's steps took (a replace has two).
+fn step_durations(report: &ApplyReport) -> BTreeMap<Address, f64> {
+    let mut took = BTreeMap::new();
+    for step in &report.steps {
+        *took.entry(step.address.clone()).or_insert(0.0) += step.elapsed.as_secs_f64();
+    }
+    took
+}
+
+fn assert_success(report: &ApplyReport, what: &str) {
+    assert!(
+        report.is_success(),
+        "{what}: {:#?}",
+        report.failures().collect::<Vec<_>>()
+    );
+}
