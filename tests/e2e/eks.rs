@@ -787,7 +787,8 @@ async fn a_cluster_created_by_a_run_that_died_is_adopted_not_created_again() {
     assert_applied(&report, &moto);
 
     // A run killed between CreateCluster and writing state: the cluster and what the run made
-    // after it exist, the state knows nothing of them.
+    // after it exist (Karpenter's queue, its policy and rules too), the state knows nothing of
+    // them.
     let backend = LocalBackend::new(dir.path().join("aws.state.json"));
     let mut doc = backend.load().unwrap().unwrap();
     let forgotten: Vec<String> = doc
@@ -797,6 +798,9 @@ async fn a_cluster_created_by_a_run_that_died_is_adopted_not_created_again() {
             a.starts_with("aws.eks.cluster.")
                 || a.starts_with("aws.eks.node_group")
                 || a.starts_with("aws.eks.addon")
+                || a.starts_with("aws.eks.launch_template")
+                || a.starts_with("aws.eks.sqs_queue")
+                || a.starts_with("aws.eks.event_rule")
         })
         .cloned()
         .collect();

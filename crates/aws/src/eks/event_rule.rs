@@ -299,6 +299,39 @@ mod tests {
     use super::*;
 
     #[test]
+    fn pattern_target_and_tags_change_in_place_the_name_does_not() {
+        use crate::eks::changed_fields;
+        let live = json!({
+            "name": "aws-0-karpenter-rebalance",
+            "description": "d",
+            "event_pattern": {"source": ["aws.ec2"], "detail-type": ["x"]},
+            "state": "ENABLED",
+            "target_id": "q",
+            "target_arn": "arn:aws:sqs:eu-west-3:123456789012:aws-0",
+            "tags": {"a": "1"},
+        });
+        // Key order in a pattern does not matter.
+        let mut same = live.clone();
+        same["event_pattern"] = json!({"detail-type": ["x"], "source": ["aws.ec2"]});
+        assert!(changed_fields(FIELDS, &live, &same).is_empty());
+        let mut changed = live.clone();
+        changed["event_pattern"] = json!({"source": ["aws.health"]});
+        changed["target_arn"] = json!("arn:aws:sqs:eu-west-3:123456789012:other");
+        changed["state"] = json!("DISABLED");
+        assert_eq!(
+            changed_fields(FIELDS, &live, &changed),
+            [
+                ("event_pattern", false),
+                ("state", false),
+                ("target_arn", false)
+            ]
+        );
+        let mut renamed = live.clone();
+        renamed["name"] = json!("other");
+        assert_eq!(changed_fields(FIELDS, &live, &renamed), [("name", true)]);
+    }
+
+    #[test]
     fn target_ids_of_one_many_or_none() {
         let a = |v: Json| v.as_object().unwrap().clone();
         assert_eq!(target_ids(&a(json!({"target_id": "q"}))), ["q"]);

@@ -289,16 +289,21 @@ pub fn resources(
             );
             (lt, max_pods)
         });
-        let mut group = ResourceSpec::new(a.clone(), "aws_eks_node_group");
-        if let Some((lt, max_pods)) = &template {
-            group = group
+        // Without one the fields are null, so dropping `max_pods` replaces the node group (EKS
+        // cannot take a launch template away) instead of deleting the template under it.
+        let group = match &template {
+            Some((lt, max_pods)) => ResourceSpec::new(a.clone(), "aws_eks_node_group")
                 .attr("launch_template_id", Value::reference(lt, "id"))
                 .attr(
                     "launch_template_version",
                     Value::reference(lt, "latest_version"),
                 )
-                .attr("max_pods", *max_pods);
-        }
+                .attr("max_pods", *max_pods),
+            None => ResourceSpec::new(a.clone(), "aws_eks_node_group")
+                .attr("launch_template_id", Value::Null)
+                .attr("launch_template_version", Value::Null)
+                .attr("max_pods", Value::Null),
+        };
         out.push(
             group
                 .attr("cluster_name", cluster_name.clone())

@@ -77,6 +77,25 @@ pub(crate) fn cluster_and_name(r: &engine::ReadRequest) -> Option<(String, Strin
     })
 }
 
+/// The fields the planner would see change between `live` and `desired` for a kind with
+/// `fields`, each with whether it forces a replacement (the engine's diff, for kinds' tests).
+#[cfg(test)]
+pub(crate) fn changed_fields(
+    fields: &[engine::Field],
+    live: &serde_json::Value,
+    desired: &serde_json::Value,
+) -> Vec<(&'static str, bool)> {
+    fields
+        .iter()
+        .filter(|f| f.update != engine::FieldUpdate::Computed)
+        .filter_map(|f| {
+            let want = desired.get(f.name)?;
+            let have = live.get(f.name).unwrap_or(&serde_json::Value::Null);
+            (want != have).then_some((f.name, f.update == engine::FieldUpdate::Replace))
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -220,12 +239,14 @@ managed_policies = ["arn:aws:iam::aws:policy/service-role/AmazonEBSCSIDriverPoli
             engine::Value::reference(&lt.address, "latest_version")
         );
         assert_eq!(ng.attributes["max_pods"], engine::Value::Int(110));
-        // Without max_pods, no template.
+        // Without max_pods, no template: the node group's fields are null.
         let plain = expand_text(&format!("{BASE}{EKS}")).unwrap();
-        assert!(
-            !plain.iter().any(|r| r.kind == "aws_launch_template"
-                || r.attributes.contains_key("launch_template_id"))
-        );
+        assert!(!plain.iter().any(|r| r.kind == "aws_launch_template"));
+        let ng = plain
+            .iter()
+            .find(|r| r.address.as_str() == "aws.eks.node_group[\"main\"]")
+            .unwrap();
+        assert_eq!(ng.attributes["launch_template_id"], engine::Value::Null);
     }
 
     #[test]

@@ -375,7 +375,9 @@ impl Kind for EksNodeGroup {
             self.wait_active(ctx, cluster, name, timeout).await?;
         }
         // The Kubernetes version and the launch template version move with one call.
-        let new_template = desired.contains_key("launch_template_id")
+        let new_template = desired
+            .get("launch_template_id")
+            .is_some_and(Json::is_string)
             && have.get("launch_template_version").and_then(version_text)
                 != desired
                     .get("launch_template_version")
@@ -505,5 +507,68 @@ impl Kind for EksNodeGroup {
             },
         )
         .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::eks::changed_fields;
+
+    fn group(max_pods: Json, template: Json, version: Json) -> Json {
+        json!({
+            "cluster_name": "aws-0",
+            "name": "main",
+            "version": "1.36",
+            "min_size": 2,
+            "launch_template_id": template,
+            "launch_template_version": version,
+            "max_pods": max_pods,
+        })
+    }
+
+    #[test]
+    fn a_new_pod_limit_is_an_update_in_place() {
+        let live = group(json!(110), json!("lt-1"), json!(1));
+        // Planned: the template's new version is not known yet, the limit is.
+        let desired = group(json!(120), json!("lt-1"), json!(1));
+        assert_eq!(
+            changed_fields(FIELDS, &live, &desired),
+            [("max_pods", false)]
+        );
+        // Applied: the template has its new version.
+        let applied = group(json!(120), json!("lt-1"), json!(2));
+        assert_eq!(
+            changed_fields(FIELDS, &live, &applied),
+            [("launch_template_version", false), ("max_pods", false)]
+        );
+    }
+
+    #[test]
+    fn adding_or_dropping_the_template_replaces_the_node_group() {
+        let plain = group(Json::Null, Json::Null, Json::Null);
+        let with = group(json!(110), json!("lt-1"), json!(1));
+        assert!(changed_fields(FIELDS, &plain, &plain).is_empty());
+        assert!(
+            changed_fields(FIELDS, &plain, &with)
+                .iter()
+                .any(|(f, replace)| *f == "launch_template_id" && *replace)
+        );
+        assert!(
+            changed_fields(FIELDS, &with, &plain)
+                .iter()
+                .any(|(f, replace)| *f == "launch_template_id" && *replace)
+        );
+    }
+
+    #[test]
+    fn the_template_is_sent_with_its_version_as_text() {
+        let desired = group(json!(110), json!("lt-1"), json!(3));
+        let spec = launch_template(desired.as_object().unwrap()).unwrap();
+        assert_eq!((spec.id(), spec.version()), (Some("lt-1"), Some("3")));
+        let plain = group(Json::Null, Json::Null, Json::Null);
+        assert!(launch_template(plain.as_object().unwrap()).is_none());
+        assert_eq!(version_json("7"), json!(7));
+        assert_eq!(version_json("$Default"), json!("$Default"));
     }
 }

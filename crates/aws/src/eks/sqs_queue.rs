@@ -236,6 +236,24 @@ mod tests {
     use super::*;
 
     #[test]
+    fn retention_and_encryption_change_in_place() {
+        use crate::eks::changed_fields;
+        let live = json!({"name": "aws-0", "message_retention_seconds": 300, "sqs_managed_sse": true, "tags": {}});
+        let mut desired = live.clone();
+        desired["message_retention_seconds"] = json!(600);
+        desired["sqs_managed_sse"] = json!(false);
+        assert_eq!(
+            changed_fields(FIELDS, &live, &desired),
+            [
+                ("message_retention_seconds", false),
+                ("sqs_managed_sse", false)
+            ]
+        );
+        desired["name"] = json!("other");
+        assert!(changed_fields(FIELDS, &live, &desired).contains(&("name", true)));
+    }
+
+    #[test]
     fn names_come_from_urls() {
         assert_eq!(
             name_of_url("https://sqs.eu-west-3.amazonaws.com/123456789012/aws-0"),
