@@ -846,4 +846,41 @@ async fn a_cluster_created_by_a_run_that_died_is_adopted_not_created_again() {
         .find(|c| c.address.as_str() == "aws.eks.cluster.main")
         .unwrap();
     assert_eq!(cluster.action, Action::Create);
+
+    // The same for the interruption queue: someone else's queue of that name is not adopted,
+    // and its create fails rather than taking it over.
+    let sqs = aws_sdk_sqs::Client::new(&moto.sdk_config().await);
+    let queue = "aws.eks.sqs_queue[\"karpenter\"]";
+    let mut doc = backend.load().unwrap().unwrap();
+    let url = doc.resources[queue].id.clone();
+    sqs.tag_queue()
+        .queue_url(&url)
+        .tags("engine:address", "someone-else")
+        .send()
+        .await
+        .unwrap();
+    doc.resources.remove(queue);
+    backend.save(&doc).unwrap();
+    let (engine, _) = engine_for(&moto, &spec, dir.path()).await;
+    let plan = engine.plan().await.unwrap();
+    let change = plan
+        .actions()
+        .find(|c| c.address.as_str() == queue)
+        .unwrap();
+    assert_eq!(change.action, Action::Create);
+    let report = engine.apply(&plan).await.unwrap();
+    let failed = report
+        .failures()
+        .find(|f| f.address.as_str() == queue)
+        .expect("the queue's create fails");
+    assert!(
+        matches!(&failed.outcome, engine::StepOutcome::Failed(m) if m.contains("already exists")),
+        "{failed:?}"
+    );
+    let tags = sqs.list_queue_tags().queue_url(&url).send().await.unwrap();
+    assert_eq!(
+        tags.tags().unwrap()["engine:address"],
+        "someone-else",
+        "the other queue is left alone"
+    );
 }

@@ -396,6 +396,13 @@ impl Kind for EksNodeGroup {
                 .update()
                 .and_then(|u| u.id())
                 .ok_or_else(|| KindError::new("eks:UpdateNodegroupVersion returned no update"))?;
+            tracing::info!(
+                cluster,
+                node_group = name,
+                update = id,
+                new_template,
+                "node group version update started"
+            );
             wait_update(ctx, eks, cluster, UpdateOf::NodeGroup(name), id, timeout).await?;
         }
         let mut call = eks

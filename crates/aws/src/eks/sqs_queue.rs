@@ -1,6 +1,6 @@
 //! `aws_sqs_queue`: a standard SQS queue (Karpenter's interruption queue). Named by the spec,
 //! so one whose create was not recorded is found again by name and adopted with its address
-//! tag. Its id is the queue URL. Retention and encryption change in place with
+//! tag; a same-named queue without that tag is never taken over. Its id is the queue URL. Retention and encryption change in place with
 //! `SetQueueAttributes`, tags with `TagQueue`/`UntagQueue`.
 
 use crate::error::{api_error, has_code};
@@ -140,6 +140,13 @@ impl Kind for SqsQueue {
         desired: &Attrs,
     ) -> Result<Live, KindError> {
         let name = str_attr(desired, "name")?;
+        // CreateQueue answers with the existing queue when the attributes match: a same-named
+        // queue that is not this spec's must not be taken over that way.
+        if self.read_one(name).await?.is_some() {
+            return Err(KindError::new(format!(
+                "sqs:CreateQueue: queue {name} already exists and is not this spec's"
+            )));
+        }
         let out = self
             .sqs()?
             .create_queue()
