@@ -345,7 +345,8 @@ class EksExtension:
         state.updates[update["id"]] = (f"nodegroup/{nodegroup_name}", update)
 
     def update_nodegroup_version(self, p: Json) -> Json:
-        """Moves a node group to the control plane's version (or an older one it names)."""
+        """Moves a node group to the control plane's version (or an older one it names), and to
+        another version of its launch template when the request names one."""
         cluster, state = self._cluster(p["clusterName"])
         name = p["nodegroupName"]
         nodegroup = cluster.nodegroups.get(name)
@@ -356,10 +357,28 @@ class EksExtension:
             raise invalid(f"Unsupported Kubernetes version: {target}")
         if [int(x) for x in target.split(".")] > [int(x) for x in cluster.version.split(".")]:
             raise invalid(f"Nodegroup version {target} is newer than the cluster version {cluster.version}")
+        template = p.get("launchTemplate")
+        if template is not None:
+            current = nodegroup.launch_template
+            if not current:
+                raise invalid("A launch template can only be given for node groups created with one")
+            if "id" in template and "name" in template:
+                raise invalid("Either launchTemplate id or name can be given, not both")
+            if ("id" in template and template["id"] != current.get("id")) or (
+                "name" in template and template["name"] != current.get("name")
+            ):
+                raise invalid("The launch template of a node group cannot be changed, only its version")
         nodegroup.version = target
         if "releaseVersion" in p:
             nodegroup.release_version = p["releaseVersion"]
         params = [("Version", target), ("ReleaseVersion", nodegroup.release_version)]
+        if template is not None:
+            # Without a version EKS uses the template's default version; moto keeps no versions, so "$Default".
+            nodegroup.launch_template["version"] = template.get("version", "$Default")
+            params += [
+                ("LaunchTemplateName", nodegroup.launch_template.get("name")),
+                ("LaunchTemplateVersion", nodegroup.launch_template["version"]),
+            ]
         return {"update": self._record_update(state, f"nodegroup/{name}", "VersionUpdate", params)}
 
     def describe_update(self, p: Json) -> Json:

@@ -12,6 +12,8 @@ use std::time::Duration;
 
 const CLUSTER: &str = "aws-0";
 const OPS_ROLE: &str = "arn:aws:iam::123456789012:role/ops";
+const KARPENTER_NODE_ROLE: &str = "arn:aws:iam::123456789012:role/aws-0-karpenter-node";
+const KARPENTER_RULES: &str = "aws-0-karpenter-";
 
 /// The network and the reference `[eks]` section, plus an access entry of the test's own.
 fn eks_spec_text() -> String {
@@ -188,6 +190,24 @@ async fn eks_stage_from_empty_to_destroy() {
             .any(|t| t.key() == Some("node.cilium.io/agent-not-ready")
                 && t.effect().map(|e| e.as_str()) == Some("NO_EXECUTE"))
     );
+    // Its launch template: Bottlerocket settings with the pod limit, nothing EKS chooses.
+    let ec2 = aws_sdk_ec2::Client::new(&moto.sdk_config().await);
+    let template = ng
+        .launch_template()
+        .expect("the node group has a launch template");
+    assert_eq!(
+        template.id(),
+        Some(
+            state.resources["aws.eks.launch_template[\"main\"]"]
+                .id
+                .as_str()
+        )
+    );
+    assert_eq!(template.version(), Some("1"));
+    let (data, version) = template_data(&ec2, template.id().unwrap(), "1").await;
+    assert_eq!(version, 1);
+    assert_eq!(data, "[settings.kubernetes]\nmax-pods = 110\n");
+    assert_eq!(attr("aws.eks.node_group[\"main\"]", "max_pods"), 110);
 
     // Addons with their configuration values.
     let addons = eks
@@ -228,11 +248,28 @@ async fn eks_stage_from_empty_to_destroy() {
         .await
         .unwrap();
     assert!(entries.access_entries().iter().any(|a| a == OPS_ROLE));
+    assert!(
+        entries
+            .access_entries()
+            .iter()
+            .any(|a| a == KARPENTER_NODE_ROLE)
+    );
     assert_eq!(
         entries.access_entries().len(),
-        2,
+        3,
         "{:?}",
         entries.access_entries()
+    );
+    let karpenter_entry = eks
+        .describe_access_entry()
+        .cluster_name(CLUSTER)
+        .principal_arn(KARPENTER_NODE_ROLE)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        karpenter_entry.access_entry().unwrap().r#type(),
+        Some("EC2_LINUX")
     );
     let policies = eks
         .list_associated_access_policies()
@@ -270,13 +307,125 @@ async fn eks_stage_from_empty_to_destroy() {
         [
             "crossplane-system/provider-aws",
             "kube-system/cilium-operator",
-            "kube-system/ebs-csi-controller-sa"
+            "kube-system/ebs-csi-controller-sa",
+            "kube-system/karpenter"
         ]
     );
     let ebs = &state.resources["aws.eks.pod_identity_association[\"ebs-csi\"]"];
     assert_eq!(
         ebs.attributes["role_arn"],
         state.resources["aws.eks.iam_role[\"pod-ebs-csi\"]"].attributes["arn"]
+    );
+
+    // Karpenter: the controller's identity and policy, the interruption queue and its policy,
+    // the rules sending to it, the node role.
+    let karpenter = &state.resources["aws.eks.pod_identity_association[\"karpenter\"]"];
+    assert_eq!(
+        karpenter.attributes["role_arn"],
+        state.resources["aws.eks.iam_role[\"pod-karpenter\"]"].attributes["arn"]
+    );
+    let controller = iam
+        .get_role_policy()
+        .role_name("aws-0-karpenter")
+        .policy_name("karpenter-controller")
+        .send()
+        .await
+        .unwrap();
+    let controller = percent_decode(controller.policy_document());
+    for needed in [
+        "ec2:CreateFleet",
+        "iam:PassRole",
+        "sqs:ReceiveMessage",
+        "eks:DescribeCluster",
+    ] {
+        assert!(controller.contains(needed), "{needed}: {controller}");
+    }
+    assert!(controller.contains(KARPENTER_NODE_ROLE), "{controller}");
+    let sqs = aws_sdk_sqs::Client::new(&moto.sdk_config().await);
+    let queue_url = sqs
+        .get_queue_url()
+        .queue_name(CLUSTER)
+        .send()
+        .await
+        .unwrap()
+        .queue_url()
+        .unwrap()
+        .to_string();
+    let queue = sqs
+        .get_queue_attributes()
+        .queue_url(&queue_url)
+        .attribute_names(aws_sdk_sqs::types::QueueAttributeName::All)
+        .send()
+        .await
+        .unwrap();
+    let queue = queue.attributes().unwrap();
+    let queue_attr = |n: aws_sdk_sqs::types::QueueAttributeName| queue[&n].clone();
+    use aws_sdk_sqs::types::QueueAttributeName as Q;
+    assert_eq!(queue_attr(Q::MessageRetentionPeriod), "300");
+    assert_eq!(queue_attr(Q::SqsManagedSseEnabled), "true");
+    let queue_arn = queue_attr(Q::QueueArn);
+    let policy: serde_json::Value = serde_json::from_str(&queue_attr(Q::Policy)).unwrap();
+    let allow = &policy["Statement"][0];
+    assert_eq!(allow["Effect"], "Allow");
+    assert_eq!(allow["Action"], "sqs:SendMessage");
+    assert_eq!(
+        allow["Principal"]["Service"],
+        serde_json::json!(["events.amazonaws.com", "sqs.amazonaws.com"])
+    );
+    assert_eq!(allow["Resource"], queue_arn.as_str());
+    assert!(controller.contains(&queue_arn), "{controller}");
+    let eventbridge = aws_sdk_eventbridge::Client::new(&moto.sdk_config().await);
+    let rules = eventbridge
+        .list_rules()
+        .name_prefix(KARPENTER_RULES)
+        .send()
+        .await
+        .unwrap();
+    let mut patterns: Vec<String> = Vec::new();
+    for rule in rules.rules() {
+        let name = rule.name().unwrap();
+        let targets = eventbridge
+            .list_targets_by_rule()
+            .rule(name)
+            .send()
+            .await
+            .unwrap();
+        let arns: Vec<&str> = targets.targets().iter().map(|t| t.arn()).collect();
+        assert_eq!(arns, [queue_arn.as_str()], "{name}");
+        patterns.push(rule.event_pattern().unwrap().to_string());
+    }
+    assert_eq!(patterns.len(), 4, "{patterns:?}");
+    for detail in [
+        "EC2 Spot Instance Interruption Warning",
+        "EC2 Instance Rebalance Recommendation",
+        "EC2 Instance State-change Notification",
+        "AWS Health Event",
+    ] {
+        assert!(
+            patterns.iter().any(|p| p.contains(detail)),
+            "{detail}: {patterns:?}"
+        );
+    }
+    let node_policies = iam
+        .list_attached_role_policies()
+        .role_name("aws-0-karpenter-node")
+        .send()
+        .await
+        .unwrap();
+    let mut node_policies: Vec<&str> = node_policies
+        .attached_policies()
+        .iter()
+        .filter_map(|p| p.policy_name())
+        .collect();
+    node_policies.sort();
+    assert_eq!(
+        node_policies,
+        [
+            "AmazonEC2ContainerRegistryPullOnly",
+            "AmazonEKSWorkerNodePolicy",
+            "AmazonEKS_CNI_Policy",
+            "AmazonSSMManagedInstanceCore"
+        ]
     );
 
     // Second plan: nothing to do; second apply: no mutating call. The EKS stage's no-op cost.
@@ -375,6 +524,63 @@ async fn eks_stage_from_empty_to_destroy() {
     assert_applied(&report, &moto);
     assert!(engine.drift().await.unwrap().is_clean());
     assert!(!engine.plan().await.unwrap().has_changes());
+
+    // A new pod limit: a new launch template version, the node group moved to it in place.
+    let spec = spec.replace("max_pods = 110", "max_pods = 120");
+    let (pods_engine, pods_provider) = engine_for(&moto, &spec, dir.path()).await;
+    let plan = pods_engine.plan().await.unwrap();
+    let changed: Vec<(&str, Action)> = plan
+        .actions()
+        .filter(|c| c.action != Action::NoOp)
+        .map(|c| (c.address.as_str(), c.action))
+        .collect();
+    assert_eq!(
+        changed,
+        [
+            ("aws.eks.launch_template[\"main\"]", Action::Update),
+            ("aws.eks.node_group[\"main\"]", Action::Update),
+        ]
+    );
+    let ng_change = plan
+        .actions()
+        .find(|c| c.address.as_str() == "aws.eks.node_group[\"main\"]")
+        .unwrap();
+    assert!(
+        ng_change
+            .fields
+            .iter()
+            .any(|f| f.name == "max_pods" && !f.forces_replacement),
+        "{ng_change:#?}"
+    );
+    let before = pods_provider.api_calls();
+    let report = pods_engine.apply(&plan).await.unwrap();
+    assert_applied(&report, &moto);
+    let calls = pods_provider.api_calls().since(&before);
+    println!(
+        "max_pods change: {} API calls: {:?}",
+        calls.total(),
+        calls.mutating_operations()
+    );
+    for op in [
+        "ec2:CreateLaunchTemplateVersion",
+        "eks:UpdateNodegroupVersion",
+    ] {
+        assert_eq!(calls.by_operation.get(op), Some(&1), "{op}: {calls:?}");
+    }
+    assert!(!calls.by_operation.contains_key("eks:DeleteNodegroup"));
+    assert!(!calls.by_operation.contains_key("eks:CreateNodegroup"));
+    let ng = eks
+        .describe_nodegroup()
+        .cluster_name(CLUSTER)
+        .nodegroup_name("main")
+        .send()
+        .await
+        .unwrap();
+    let template = ng.nodegroup().unwrap().launch_template().unwrap();
+    assert_eq!(template.version(), Some("2"));
+    let (data, _) = template_data(&ec2, template.id().unwrap(), "2").await;
+    assert_eq!(data, "[settings.kubernetes]\nmax-pods = 120\n");
+    assert!(!pods_engine.plan().await.unwrap().has_changes());
 
     // A version upgrade: control plane, then the node group, then the addons, all in place.
     let upgraded = spec
@@ -480,8 +686,76 @@ async fn eks_stage_from_empty_to_destroy() {
     );
     let providers = iam.list_open_id_connect_providers().send().await.unwrap();
     assert!(providers.open_id_connect_provider_list().is_empty());
+    let queue = sqs.get_queue_url().queue_name(CLUSTER).send().await;
+    assert!(queue.is_err(), "{queue:?}");
+    let rules = eventbridge
+        .list_rules()
+        .name_prefix(KARPENTER_RULES)
+        .send()
+        .await
+        .unwrap();
+    assert!(rules.rules().is_empty(), "{:?}", rules.rules());
+    let templates = ec2
+        .describe_launch_templates()
+        .launch_template_names("aws-0-main")
+        .send()
+        .await;
+    assert!(
+        templates
+            .as_ref()
+            .map_or(true, |t| t.launch_templates().is_empty()),
+        "{templates:?}"
+    );
     let state = up_engine.state_document().unwrap();
     assert!(state.resources.is_empty(), "{:?}", state.resources.keys());
+}
+
+/// The decoded user data and the number of version `version` of launch template `id`.
+async fn template_data(ec2: &aws_sdk_ec2::Client, id: &str, version: &str) -> (String, i64) {
+    let out = ec2
+        .describe_launch_template_versions()
+        .launch_template_id(id)
+        .versions(version)
+        .send()
+        .await
+        .unwrap();
+    let v = &out.launch_template_versions()[0];
+    let data = v
+        .launch_template_data()
+        .and_then(|d| d.user_data())
+        .expect("user data");
+    use base64::Engine as _;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(data)
+        .unwrap();
+    (
+        String::from_utf8(bytes).unwrap(),
+        v.version_number().unwrap(),
+    )
+}
+
+/// An IAM policy document as returned (URL-encoded by AWS, maybe not by an emulator).
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (bytes[i], hex) {
+            (b'%', Some(b)) => {
+                out.push(b);
+                i += 3;
+            }
+            (c, _) => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// The order in which steps started and finished.
@@ -513,7 +787,8 @@ async fn a_cluster_created_by_a_run_that_died_is_adopted_not_created_again() {
     assert_applied(&report, &moto);
 
     // A run killed between CreateCluster and writing state: the cluster and what the run made
-    // after it exist, the state knows nothing of them.
+    // after it exist (Karpenter's queue, its policy and rules too), the state knows nothing of
+    // them.
     let backend = LocalBackend::new(dir.path().join("aws.state.json"));
     let mut doc = backend.load().unwrap().unwrap();
     let forgotten: Vec<String> = doc
@@ -523,6 +798,9 @@ async fn a_cluster_created_by_a_run_that_died_is_adopted_not_created_again() {
             a.starts_with("aws.eks.cluster.")
                 || a.starts_with("aws.eks.node_group")
                 || a.starts_with("aws.eks.addon")
+                || a.starts_with("aws.eks.launch_template")
+                || a.starts_with("aws.eks.sqs_queue")
+                || a.starts_with("aws.eks.event_rule")
         })
         .cloned()
         .collect();
@@ -568,4 +846,41 @@ async fn a_cluster_created_by_a_run_that_died_is_adopted_not_created_again() {
         .find(|c| c.address.as_str() == "aws.eks.cluster.main")
         .unwrap();
     assert_eq!(cluster.action, Action::Create);
+
+    // The same for the interruption queue: someone else's queue of that name is not adopted,
+    // and its create fails rather than taking it over.
+    let sqs = aws_sdk_sqs::Client::new(&moto.sdk_config().await);
+    let queue = "aws.eks.sqs_queue[\"karpenter\"]";
+    let mut doc = backend.load().unwrap().unwrap();
+    let url = doc.resources[queue].id.clone();
+    sqs.tag_queue()
+        .queue_url(&url)
+        .tags("engine:address", "someone-else")
+        .send()
+        .await
+        .unwrap();
+    doc.resources.remove(queue);
+    backend.save(&doc).unwrap();
+    let (engine, _) = engine_for(&moto, &spec, dir.path()).await;
+    let plan = engine.plan().await.unwrap();
+    let change = plan
+        .actions()
+        .find(|c| c.address.as_str() == queue)
+        .unwrap();
+    assert_eq!(change.action, Action::Create);
+    let report = engine.apply(&plan).await.unwrap();
+    let failed = report
+        .failures()
+        .find(|f| f.address.as_str() == queue)
+        .expect("the queue's create fails");
+    assert!(
+        matches!(&failed.outcome, engine::StepOutcome::Failed(m) if m.contains("already exists")),
+        "{failed:?}"
+    );
+    let tags = sqs.list_queue_tags().queue_url(&url).send().await.unwrap();
+    assert_eq!(
+        tags.tags().unwrap()["engine:address"],
+        "someone-else",
+        "the other queue is left alone"
+    );
 }

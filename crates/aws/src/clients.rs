@@ -20,6 +20,8 @@ pub struct AwsClients {
     pub autoscaling: aws_sdk_autoscaling::Client,
     pub elbv2: aws_sdk_elasticloadbalancingv2::Client,
     pub eks: aws_sdk_eks::Client,
+    pub sqs: aws_sdk_sqs::Client,
+    pub events: aws_sdk_eventbridge::Client,
     pub region: String,
     pub secondary_region: Option<String>,
 }
@@ -89,6 +91,16 @@ impl AwsClients {
             ),
             eks: aws_sdk_eks::Client::from_conf(
                 aws_sdk_eks::config::Builder::from(&config)
+                    .interceptor(count.clone())
+                    .build(),
+            ),
+            sqs: aws_sdk_sqs::Client::from_conf(
+                aws_sdk_sqs::config::Builder::from(&config)
+                    .interceptor(count.clone())
+                    .build(),
+            ),
+            events: aws_sdk_eventbridge::Client::from_conf(
+                aws_sdk_eventbridge::config::Builder::from(&config)
                     .interceptor(count)
                     .build(),
             ),

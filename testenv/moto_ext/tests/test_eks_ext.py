@@ -410,3 +410,38 @@ def test_update_nodegroup_version_follows_the_control_plane(eks, new_cluster):
     assert described["status"] == "Successful"
     with pytest.raises(eks.exceptions.ResourceNotFoundException):
         eks.update_nodegroup_version(clusterName=name, nodegroupName="missing")
+
+
+def test_update_nodegroup_version_moves_to_another_launch_template_version(eks, ec2, new_cluster):
+    name = new_cluster(version="1.30")
+    template = ec2.create_launch_template(
+        LaunchTemplateName=f"{name}-lt", LaunchTemplateData={"UserData": "W3NldHRpbmdzXQ=="}
+    )["LaunchTemplate"]
+    eks.create_nodegroup(
+        clusterName=name, nodegroupName="ng", version="1.30", subnets=["subnet-1"],
+        nodeRole="arn:aws:iam::123456789012:role/node",
+        launchTemplate={"id": template["LaunchTemplateId"], "version": "1"},
+    )
+    described = eks.describe_nodegroup(clusterName=name, nodegroupName="ng")["nodegroup"]["launchTemplate"]
+    assert (described["id"], described["name"], described["version"]) == (
+        template["LaunchTemplateId"], f"{name}-lt", "1"
+    )
+    update = eks.update_nodegroup_version(
+        clusterName=name, nodegroupName="ng", version="1.30",
+        launchTemplate={"id": template["LaunchTemplateId"], "version": "2"},
+    )["update"]
+    assert {"type": "LaunchTemplateVersion", "value": "2"} in update["params"]
+    assert {"type": "LaunchTemplateName", "value": f"{name}-lt"} in update["params"]
+    described = eks.describe_nodegroup(clusterName=name, nodegroupName="ng")["nodegroup"]
+    assert (described["launchTemplate"]["version"], described["version"]) == ("2", "1.30")
+    # Another template, or a template for a node group made without one, is refused.
+    with pytest.raises(eks.exceptions.InvalidParameterException):
+        eks.update_nodegroup_version(clusterName=name, nodegroupName="ng", launchTemplate={"id": "lt-other"})
+    eks.create_nodegroup(
+        clusterName=name, nodegroupName="plain", version="1.30", subnets=["subnet-1"],
+        nodeRole="arn:aws:iam::123456789012:role/node",
+    )
+    with pytest.raises(eks.exceptions.InvalidParameterException):
+        eks.update_nodegroup_version(
+            clusterName=name, nodegroupName="plain", launchTemplate={"id": template["LaunchTemplateId"]}
+        )

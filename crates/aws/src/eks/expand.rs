@@ -42,7 +42,7 @@ pub fn daemonset_installers() -> Vec<(String, Address)> {
         .collect()
 }
 
-fn addr(rest: &str) -> Address {
+pub(super) fn addr(rest: &str) -> Address {
     Address::new(format!("{STAGE}.{rest}"))
 }
 
@@ -50,7 +50,7 @@ fn network(rest: &str) -> Address {
     Address::new(format!("{}.{rest}", crate::network::STAGE))
 }
 
-fn managed_policy_arn(name: &str) -> String {
+pub(super) fn managed_policy_arn(name: &str) -> String {
     format!("arn:aws:iam::aws:policy/{name}")
 }
 
@@ -59,7 +59,7 @@ fn policy_name(arn: &str) -> &str {
     arn.rsplit('/').next().unwrap_or(arn)
 }
 
-fn trust(service: &str, actions: &[&str]) -> Value {
+pub(super) fn trust(service: &str, actions: &[&str]) -> Value {
     Value::Json(json!({
         "Version": "2012-10-17",
         "Statement": [{
@@ -288,8 +288,37 @@ pub fn resources(
             .iter()
             .map(|t| json!({"key": t.key, "value": t.value, "effect": t.effect}))
             .collect();
+        // A pod limit needs a launch template of the node group's own; EKS chooses the image
+        // and the instance profile, the template holds only Bottlerocket settings.
+        let template = ng.max_pods.map(|max_pods| {
+            let lt = addr("launch_template").index(name);
+            let lt_name = format!("{cluster}-{name}");
+            out.push(
+                ResourceSpec::new(lt.clone(), "aws_launch_template")
+                    .attr("name", lt_name.as_str())
+                    .attr("user_data", super::bottlerocket::settings(max_pods))
+                    .attr("http_tokens", "required")
+                    .attr("tags", tag(&lt, &lt_name)),
+            );
+            (lt, max_pods)
+        });
+        // Without one the fields are null, so dropping `max_pods` replaces the node group (EKS
+        // cannot take a launch template away) instead of deleting the template under it.
+        let group = match &template {
+            Some((lt, max_pods)) => ResourceSpec::new(a.clone(), "aws_eks_node_group")
+                .attr("launch_template_id", Value::reference(lt, "id"))
+                .attr(
+                    "launch_template_version",
+                    Value::reference(lt, "latest_version"),
+                )
+                .attr("max_pods", *max_pods),
+            None => ResourceSpec::new(a.clone(), "aws_eks_node_group")
+                .attr("launch_template_id", Value::Null)
+                .attr("launch_template_version", Value::Null)
+                .attr("max_pods", Value::Null),
+        };
         out.push(
-            ResourceSpec::new(a.clone(), "aws_eks_node_group")
+            group
                 .attr("cluster_name", cluster_name.clone())
                 .attr("name", name.as_str())
                 .attr("version", version.as_str())
@@ -422,6 +451,23 @@ pub fn resources(
             r = r.after(p);
         }
         out.push(r);
+    }
+
+    if let Some(k) = eks.karpenter.as_ref().filter(|k| k.enabled) {
+        out.extend(super::karpenter::resources(
+            &super::karpenter::Context {
+                cluster,
+                region: &globals.region,
+                cluster_name: &cluster_name,
+                cluster_address: &main,
+                pod_identity_agent: eks
+                    .addons
+                    .contains_key("eks-pod-identity-agent")
+                    .then_some(&agent),
+                tag: &tag,
+            },
+            k,
+        ));
     }
     out
 }

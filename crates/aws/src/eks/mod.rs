@@ -1,19 +1,26 @@
 //! The EKS stage (`[eks]`): the secrets key, the cluster and node IAM roles, the control
-//! plane's security group, the cluster, its OIDC provider, managed node groups, addons, access
-//! entries and pod identities. One file per kind; IAM roles, inline policies, security groups
-//! and KMS keys are the network's and OpenBao's kinds.
+//! plane's security group, the cluster, its OIDC provider, managed node groups (with a launch
+//! template when they set `max_pods`), addons, access entries, pod identities, and Karpenter's
+//! prerequisites (`karpenter.rs`: interruption queue and its policy, EventBridge rules, node
+//! role). One file per kind; IAM roles, inline policies, security groups, KMS keys and launch
+//! templates are the network's and OpenBao's kinds.
 
+mod bottlerocket;
 mod expand;
+mod karpenter;
 pub mod spec;
 mod wait;
 
 mod access_entry;
 mod addon;
 pub mod cluster;
+mod event_rule;
 mod iam_role_policy_attachment;
 mod node_group;
 mod oidc_provider;
 mod pod_identity;
+mod sqs_queue;
+mod sqs_queue_policy;
 
 pub use expand::{STAGE, addon_address, cluster_address, daemonset_installers};
 
@@ -48,6 +55,9 @@ pub(crate) fn kinds(shared: &Arc<Shared>) -> Vec<Arc<dyn Kind>> {
         Arc::new(iam_role_policy_attachment::IamRolePolicyAttachment(
             shared.clone(),
         )),
+        Arc::new(sqs_queue::SqsQueue(shared.clone())),
+        Arc::new(sqs_queue_policy::SqsQueuePolicy(shared.clone())),
+        Arc::new(event_rule::EventRule(shared.clone())),
     ]
 }
 
@@ -65,6 +75,25 @@ pub(crate) fn cluster_and_name(r: &engine::ReadRequest) -> Option<(String, Strin
             .and_then(|id| id.split_once(':'))
             .map(|(c, n)| (c.to_string(), n.to_string()))
     })
+}
+
+/// The fields the planner would see change between `live` and `desired` for a kind with
+/// `fields`, each with whether it forces a replacement (the engine's diff, for kinds' tests).
+#[cfg(test)]
+pub(crate) fn changed_fields(
+    fields: &[engine::Field],
+    live: &serde_json::Value,
+    desired: &serde_json::Value,
+) -> Vec<(&'static str, bool)> {
+    fields
+        .iter()
+        .filter(|f| f.update != engine::FieldUpdate::Computed)
+        .filter_map(|f| {
+            let want = desired.get(f.name)?;
+            let have = live.get(f.name).unwrap_or(&serde_json::Value::Null);
+            (want != have).then_some((f.name, f.update == engine::FieldUpdate::Replace))
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -176,6 +205,157 @@ managed_policies = ["arn:aws:iam::aws:policy/service-role/AmazonEBSCSIDriverPoli
         addrs.sort();
         addrs.dedup();
         assert_eq!(addrs.len(), rs.len(), "addresses are unique");
+    }
+
+    fn with_karpenter_and_max_pods() -> String {
+        format!("{BASE}{EKS}").replace("desired_size = 2\n", "desired_size = 2\nmax_pods = 110\n")
+            + "\n[eks.karpenter]\nenabled = true\n"
+    }
+
+    #[test]
+    fn max_pods_gives_the_node_group_a_launch_template() {
+        let rs = expand_text(&with_karpenter_and_max_pods()).unwrap();
+        let get = |a: &str| {
+            rs.iter()
+                .find(|r| r.address.as_str() == a)
+                .unwrap_or_else(|| panic!("{a} missing"))
+        };
+        let lt = get("aws.eks.launch_template[\"main\"]");
+        assert_eq!(lt.kind, "aws_launch_template");
+        assert_eq!(
+            lt.attributes["user_data"],
+            engine::Value::from("[settings.kubernetes]\nmax-pods = 110\n")
+        );
+        // EKS picks the image and the instance profile: the template names neither.
+        assert!(!lt.attributes.contains_key("image_id"));
+        assert!(!lt.attributes.contains_key("iam_instance_profile_arn"));
+        let ng = get("aws.eks.node_group[\"main\"]");
+        assert_eq!(
+            ng.attributes["launch_template_id"],
+            engine::Value::reference(&lt.address, "id")
+        );
+        assert_eq!(
+            ng.attributes["launch_template_version"],
+            engine::Value::reference(&lt.address, "latest_version")
+        );
+        assert_eq!(ng.attributes["max_pods"], engine::Value::Int(110));
+        // Without max_pods, no template: the node group's fields are null.
+        let plain = expand_text(&format!("{BASE}{EKS}")).unwrap();
+        assert!(!plain.iter().any(|r| r.kind == "aws_launch_template"));
+        let ng = plain
+            .iter()
+            .find(|r| r.address.as_str() == "aws.eks.node_group[\"main\"]")
+            .unwrap();
+        assert_eq!(ng.attributes["launch_template_id"], engine::Value::Null);
+    }
+
+    #[test]
+    fn karpenter_gets_its_queue_rules_node_role_and_identity() {
+        let rs = expand_text(&with_karpenter_and_max_pods()).unwrap();
+        let get = |a: &str| {
+            rs.iter()
+                .find(|r| r.address.as_str() == a)
+                .unwrap_or_else(|| panic!("{a} missing"))
+        };
+        let queue = get("aws.eks.sqs_queue[\"karpenter\"]");
+        assert_eq!(queue.attributes["name"], engine::Value::from("aws-0"));
+        assert_eq!(
+            queue.attributes["message_retention_seconds"],
+            engine::Value::Int(300)
+        );
+        assert_eq!(
+            queue.attributes["sqs_managed_sse"],
+            engine::Value::Bool(true)
+        );
+        let policy = get("aws.eks.sqs_queue_policy[\"karpenter\"]");
+        assert!(policy.dependencies().contains(&queue.address));
+        let rules: Vec<_> = rs.iter().filter(|r| r.kind == "aws_event_rule").collect();
+        assert_eq!(rules.len(), 4);
+        for r in &rules {
+            assert_eq!(
+                r.attributes["target_arn"],
+                engine::Value::reference(&queue.address, "arn")
+            );
+            // The queue accepts EventBridge's messages before a rule sends any.
+            assert!(r.dependencies().contains(&policy.address));
+        }
+        let node_role = get("aws.eks.iam_role[\"karpenter-node\"]");
+        assert_eq!(
+            node_role.attributes["name"],
+            engine::Value::from("aws-0-karpenter-node")
+        );
+        for p in [
+            "AmazonEKSWorkerNodePolicy",
+            "AmazonEKS_CNI_Policy",
+            "AmazonEC2ContainerRegistryPullOnly",
+            "AmazonSSMManagedInstanceCore",
+        ] {
+            get(&format!(
+                "aws.eks.iam_role_policy_attachment[\"karpenter-node/{p}\"]"
+            ));
+        }
+        let entry = get("aws.eks.access_entry[\"karpenter-node\"]");
+        assert_eq!(entry.attributes["type"], engine::Value::from("EC2_LINUX"));
+        assert_eq!(
+            entry.attributes["principal_arn"],
+            engine::Value::reference(&node_role.address, "arn")
+        );
+        let pia = get("aws.eks.pod_identity_association[\"karpenter\"]");
+        assert_eq!(
+            pia.attributes["namespace"],
+            engine::Value::from("kube-system")
+        );
+        assert_eq!(
+            pia.attributes["service_account"],
+            engine::Value::from("karpenter")
+        );
+        let deps = pia.dependencies();
+        assert!(
+            deps.iter()
+                .any(|d| d.as_str() == "aws.eks.iam_role_policy[\"pod-karpenter\"]")
+        );
+        assert!(
+            deps.iter()
+                .any(|d| d.as_str() == "aws.eks.addon[\"eks-pod-identity-agent\"]")
+        );
+        // The controller's policy names the queue, the node role and the cluster.
+        let controller = get("aws.eks.iam_role_policy[\"pod-karpenter\"]");
+        let refs: Vec<String> = controller.attributes["policy"]
+            .references()
+            .iter()
+            .map(|r| format!("{}.{}", r.address, r.attribute))
+            .collect();
+        for wanted in [
+            "aws.eks.sqs_queue[\"karpenter\"].arn",
+            "aws.eks.iam_role[\"karpenter-node\"].arn",
+            "aws.eks.cluster.main.arn",
+        ] {
+            assert!(refs.iter().any(|r| r == wanted), "{wanted}: {refs:?}");
+        }
+        let mut addrs: Vec<&str> = rs.iter().map(|r| r.address.as_str()).collect();
+        addrs.sort();
+        addrs.dedup();
+        assert_eq!(addrs.len(), rs.len(), "addresses are unique");
+        // Disabled: nothing of it.
+        let off = expand_text(
+            &with_karpenter_and_max_pods().replace("enabled = true", "enabled = false"),
+        )
+        .unwrap();
+        assert!(!off.iter().any(|r| r.address.as_str().contains("karpenter")));
+    }
+
+    #[test]
+    fn karpenter_and_max_pods_are_validated() {
+        let text = with_karpenter_and_max_pods().replace("max_pods = 110", "max_pods = 0")
+            + "namespace = \"kube-system\"\nservice_account = \"ebs-csi-controller-sa\"\n";
+        let err = error_text(&text);
+        assert!(err.contains("max_pods"), "{err}");
+        assert!(err.contains("already has pod identity `ebs-csi`"), "{err}");
+        let long = with_karpenter_and_max_pods().replace(
+            "cluster_name = \"aws-0\"",
+            &format!("cluster_name = \"{}\"", "c".repeat(40)),
+        );
+        assert!(error_text(&long).contains("EventBridge"));
     }
 
     #[test]

@@ -4,6 +4,13 @@
 //! `UpdateNodegroupVersion` (after the control plane: the resource depends on the cluster),
 //! each waited for with `DescribeUpdate`. AMI type, capacity type, instance types, role and
 //! subnets are fixed at creation.
+//!
+//! A node group with `max_pods` boots from a launch template of its own (`aws_launch_template`,
+//! Bottlerocket settings as user data) and names the version it runs. A change of `max_pods`
+//! makes a new template version first (the node group depends on the template); the node group
+//! then moves to it with `UpdateNodegroupVersion`. `max_pods` is read back from the user data of
+//! the version the node group runs. The template itself is fixed at creation (EKS cannot move a
+//! node group to another template, nor add one later).
 
 use super::cluster::{UpdateOf, retag, tag_map, wait_update};
 use super::wait::{Poll, timeout_of, wait_for};
@@ -12,8 +19,8 @@ use crate::network::lookup::{live, ours_by_name, str_attr};
 use crate::provider::Shared;
 use async_trait::async_trait;
 use aws_sdk_eks::types::{
-    AmiTypes, CapacityTypes, NodegroupScalingConfig, Taint, TaintEffect, UpdateLabelsPayload,
-    UpdateTaintsPayload,
+    AmiTypes, CapacityTypes, LaunchTemplateSpecification, NodegroupScalingConfig, Taint,
+    TaintEffect, UpdateLabelsPayload, UpdateTaintsPayload,
 };
 use engine::{Address, Attrs, Context, Field, Kind, KindError, Live, ReadRequest};
 use serde_json::{Value as Json, json};
@@ -37,6 +44,9 @@ const FIELDS: &[Field] = &[
     Field::in_place("desired_size"),
     Field::in_place("labels"),
     Field::in_place("taints").unordered(),
+    Field::replace("launch_template_id"),
+    Field::in_place("launch_template_version"),
+    Field::in_place("max_pods"),
     Field::in_place("tags"),
     Field::computed("id"),
     Field::computed("arn"),
@@ -105,6 +115,34 @@ fn taint_json(t: &Taint) -> Json {
     })
 }
 
+/// The launch template of the desired attributes (id and version), if the node group has one.
+fn launch_template(desired: &Attrs) -> Option<LaunchTemplateSpecification> {
+    let id = desired.get("launch_template_id")?.as_str()?;
+    let version = desired
+        .get("launch_template_version")
+        .and_then(version_text)?;
+    Some(
+        LaunchTemplateSpecification::builder()
+            .id(id)
+            .version(version)
+            .build(),
+    )
+}
+
+/// A launch template version (a number in the template's attributes, a string in EKS's API).
+fn version_text(v: &Json) -> Option<String> {
+    match v {
+        Json::Number(n) => Some(n.to_string()),
+        Json::String(s) => Some(s.clone()),
+        _ => None,
+    }
+}
+
+/// EKS's version string as the template's number (kept as given when it is not a number).
+fn version_json(v: &str) -> Json {
+    v.parse::<i64>().map_or_else(|_| json!(v), |n| json!(n))
+}
+
 fn scaling(desired: &Attrs) -> Result<NodegroupScalingConfig, KindError> {
     Ok(NodegroupScalingConfig::builder()
         .min_size(int(desired, "min_size")?)
@@ -116,6 +154,38 @@ fn scaling(desired: &Attrs) -> Result<NodegroupScalingConfig, KindError> {
 impl EksNodeGroup {
     fn eks(&self) -> Result<&aws_sdk_eks::Client, KindError> {
         Ok(&self.0.clients()?.eks)
+    }
+
+    /// `max-pods` of the user data of launch template `id` at `version` (None: not set, or the
+    /// version is gone).
+    async fn max_pods_of(&self, id: &str, version: &str) -> Result<Option<i64>, KindError> {
+        let out = match self
+            .0
+            .clients()?
+            .ec2
+            .describe_launch_template_versions()
+            .launch_template_id(id)
+            .versions(version)
+            .send()
+            .await
+        {
+            Ok(out) => out,
+            Err(e)
+                if has_code(&e, "InvalidLaunchTemplateId.NotFound")
+                    || has_code(&e, "InvalidLaunchTemplateId.VersionNotFound")
+                    || has_code(&e, "InvalidLaunchTemplateName.NotFoundException") =>
+            {
+                return Ok(None);
+            }
+            Err(e) => return Err(api_error("ec2:DescribeLaunchTemplateVersions", e)),
+        };
+        Ok(out
+            .launch_template_versions()
+            .first()
+            .and_then(|v| v.launch_template_data())
+            .and_then(|d| d.user_data())
+            .and_then(|u| aws_smithy_types::base64::decode(u).ok())
+            .and_then(|b| super::bottlerocket::max_pods(&String::from_utf8_lossy(&b))))
     }
 
     async fn read_one(&self, cluster: &str, name: &str) -> Result<Option<Live>, KindError> {
@@ -142,6 +212,13 @@ impl EksNodeGroup {
             .map(|t| t.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect())
             .unwrap_or_default();
         tags.sort();
+        let template = n.launch_template();
+        let template_id = template.and_then(|t| t.id());
+        let template_version = template.and_then(|t| t.version());
+        let max_pods = match (template_id, template_version) {
+            (Some(id), Some(version)) => self.max_pods_of(id, version).await?,
+            _ => None,
+        };
         let labels: serde_json::Map<String, Json> = n
             .labels()
             .map(|l| {
@@ -178,6 +255,12 @@ impl EksNodeGroup {
                     "taints",
                     Json::Array(n.taints().iter().map(taint_json).collect()),
                 ),
+                ("launch_template_id", json!(template_id)),
+                (
+                    "launch_template_version",
+                    template_version.map_or(Json::Null, version_json),
+                ),
+                ("max_pods", json!(max_pods)),
                 ("tags", crate::tags::to_json(tags)),
                 ("arn", json!(n.nodegroup_arn())),
                 ("status", json!(n.status().map(|s| s.as_str()))),
@@ -255,6 +338,7 @@ impl Kind for EksNodeGroup {
             .scaling_config(scaling(desired)?)
             .set_labels(Some(labels(desired)))
             .set_taints(Some(taints(desired)))
+            .set_launch_template(launch_template(desired))
             .set_tags(Some(tag_map(desired)))
             .send()
             .await;
@@ -290,12 +374,21 @@ impl Kind for EksNodeGroup {
         if have.get("status").and_then(Json::as_str) != Some("ACTIVE") {
             self.wait_active(ctx, cluster, name, timeout).await?;
         }
-        if have.get("version") != desired.get("version") {
+        // The Kubernetes version and the launch template version move with one call.
+        let new_template = desired
+            .get("launch_template_id")
+            .is_some_and(Json::is_string)
+            && have.get("launch_template_version").and_then(version_text)
+                != desired
+                    .get("launch_template_version")
+                    .and_then(version_text);
+        if have.get("version") != desired.get("version") || new_template {
             let out = eks
                 .update_nodegroup_version()
                 .cluster_name(cluster)
                 .nodegroup_name(name)
                 .version(str_attr(desired, "version")?)
+                .set_launch_template(launch_template(desired).filter(|_| new_template))
                 .send()
                 .await
                 .map_err(|e| api_error("eks:UpdateNodegroupVersion", e))?;
@@ -303,6 +396,13 @@ impl Kind for EksNodeGroup {
                 .update()
                 .and_then(|u| u.id())
                 .ok_or_else(|| KindError::new("eks:UpdateNodegroupVersion returned no update"))?;
+            tracing::info!(
+                cluster,
+                node_group = name,
+                update = id,
+                new_template,
+                "node group version update started"
+            );
             wait_update(ctx, eks, cluster, UpdateOf::NodeGroup(name), id, timeout).await?;
         }
         let mut call = eks
@@ -414,5 +514,68 @@ impl Kind for EksNodeGroup {
             },
         )
         .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::eks::changed_fields;
+
+    fn group(max_pods: Json, template: Json, version: Json) -> Json {
+        json!({
+            "cluster_name": "aws-0",
+            "name": "main",
+            "version": "1.36",
+            "min_size": 2,
+            "launch_template_id": template,
+            "launch_template_version": version,
+            "max_pods": max_pods,
+        })
+    }
+
+    #[test]
+    fn a_new_pod_limit_is_an_update_in_place() {
+        let live = group(json!(110), json!("lt-1"), json!(1));
+        // Planned: the template's new version is not known yet, the limit is.
+        let desired = group(json!(120), json!("lt-1"), json!(1));
+        assert_eq!(
+            changed_fields(FIELDS, &live, &desired),
+            [("max_pods", false)]
+        );
+        // Applied: the template has its new version.
+        let applied = group(json!(120), json!("lt-1"), json!(2));
+        assert_eq!(
+            changed_fields(FIELDS, &live, &applied),
+            [("launch_template_version", false), ("max_pods", false)]
+        );
+    }
+
+    #[test]
+    fn adding_or_dropping_the_template_replaces_the_node_group() {
+        let plain = group(Json::Null, Json::Null, Json::Null);
+        let with = group(json!(110), json!("lt-1"), json!(1));
+        assert!(changed_fields(FIELDS, &plain, &plain).is_empty());
+        assert!(
+            changed_fields(FIELDS, &plain, &with)
+                .iter()
+                .any(|(f, replace)| *f == "launch_template_id" && *replace)
+        );
+        assert!(
+            changed_fields(FIELDS, &with, &plain)
+                .iter()
+                .any(|(f, replace)| *f == "launch_template_id" && *replace)
+        );
+    }
+
+    #[test]
+    fn the_template_is_sent_with_its_version_as_text() {
+        let desired = group(json!(110), json!("lt-1"), json!(3));
+        let spec = launch_template(desired.as_object().unwrap()).unwrap();
+        assert_eq!((spec.id(), spec.version()), (Some("lt-1"), Some("3")));
+        let plain = group(Json::Null, Json::Null, Json::Null);
+        assert!(launch_template(plain.as_object().unwrap()).is_none());
+        assert_eq!(version_json("7"), json!(7));
+        assert_eq!(version_json("$Default"), json!("$Default"));
     }
 }

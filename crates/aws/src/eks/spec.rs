@@ -39,6 +39,9 @@ pub struct EksSpec {
     /// Pod identity associations, each with its own IAM role.
     #[serde(default)]
     pub pod_identities: BTreeMap<String, PodIdentitySpec>,
+    /// What Karpenter needs from AWS (its chart is installed by GitOps).
+    #[serde(default)]
+    pub karpenter: Option<KarpenterSpec>,
     /// Tags on every EKS resource, on top of the global tags.
     #[serde(default)]
     pub tags: BTreeMap<String, String>,
@@ -83,6 +86,10 @@ pub struct NodeGroupSpec {
     pub labels: BTreeMap<String, String>,
     #[serde(default)]
     pub taints: Vec<TaintSpec>,
+    /// The kubelet's pod limit. When set, the node group boots from a launch template of its
+    /// own whose user data sets Bottlerocket's `settings.kubernetes.max-pods`.
+    #[serde(default)]
+    pub max_pods: Option<i64>,
 }
 
 /// A node taint.
@@ -132,6 +139,33 @@ pub struct PodIdentitySpec {
     pub policy: Option<toml::Table>,
 }
 
+/// `[eks.karpenter]`: the interruption queue and its EventBridge rules, the node role with its
+/// `EC2_LINUX` access entry, and the controller's pod identity.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KarpenterSpec {
+    #[serde(default = "default_true")]
+    pub enabled: bool,
+    /// Namespace of the controller's service account.
+    #[serde(default = "default_karpenter_namespace")]
+    pub namespace: String,
+    #[serde(default = "default_karpenter_service_account")]
+    pub service_account: String,
+}
+
+fn default_true() -> bool {
+    true
+}
+fn default_karpenter_namespace() -> String {
+    "kube-system".into()
+}
+fn default_karpenter_service_account() -> String {
+    "karpenter".into()
+}
+
+/// The highest `max_pods` the spec accepts.
+pub const MAX_PODS_LIMIT: i64 = 1024;
+
 fn default_service_cidr() -> String {
     "172.20.0.0/16".into()
 }
@@ -150,6 +184,9 @@ fn default_ami_type() -> String {
 fn default_capacity_type() -> String {
     "ON_DEMAND".into()
 }
+
+/// The name of Karpenter's pod identity (and of its role, `<cluster>-karpenter`).
+pub const KARPENTER: &str = "karpenter";
 
 const LOG_TYPES: &[&str] = &[
     "api",
@@ -343,6 +380,14 @@ pub fn validate(
                 "desired_size must be between min_size and max_size",
             ));
         }
+        if let Some(m) = ng.max_pods
+            && !(1..=MAX_PODS_LIMIT).contains(&m)
+        {
+            errors.push(spec.error(
+                &p.key("max_pods"),
+                format!("max_pods must be between 1 and {MAX_PODS_LIMIT}"),
+            ));
+        }
         for (i, taint) in ng.taints.iter().enumerate() {
             if !TAINT_EFFECTS.contains(&taint.effect.as_str()) {
                 errors.push(spec.error(
@@ -417,6 +462,34 @@ pub fn validate(
         }
         if pi.managed_policies.is_empty() && pi.policy.is_none() {
             errors.push(spec.error(&p, "give `managed_policies`, an inline `policy`, or both"));
+        }
+    }
+    if let Some(k) = eks.karpenter.as_ref().filter(|k| k.enabled) {
+        let p = root.key("karpenter");
+        if k.namespace.is_empty() || k.service_account.is_empty() {
+            errors.push(spec.error(&p, "namespace and service_account must not be empty"));
+        }
+        if let Some(other) = accounts.get(&(&k.namespace, &k.service_account)) {
+            errors.push(spec.error(
+                &p.key("service_account"),
+                format!(
+                    "`{}/{}` already has pod identity `{other}`",
+                    k.namespace, k.service_account
+                ),
+            ));
+        }
+        if eks.pod_identities.contains_key(KARPENTER) {
+            errors.push(spec.error(
+                &root.key("pod_identities").key(KARPENTER),
+                "`karpenter` is the pod identity `[eks.karpenter]` makes; give this one another name",
+            ));
+        }
+        // The longest name derived from the cluster's: an EventBridge rule (64 at most).
+        if format!("{cluster}-karpenter-instance-state-change").len() > 64 {
+            errors.push(spec.error(
+                &g.key("cluster_name"),
+                "the cluster name is too long for Karpenter's EventBridge rule names (64 characters)",
+            ));
         }
     }
     check_tags(spec, &root.key("tags"), &eks.tags, &mut errors);

@@ -1,6 +1,9 @@
 //! `aws_launch_template`: what an OpenBao node boots with. A change of the launch data makes a
 //! new version (made the default); the autoscaling group uses `$Latest`, so new nodes get it.
 //! The user data holds no secret: nodes fetch their TLS material from Secrets Manager at boot.
+//! EKS node groups use it too, with only user data and metadata options (EKS picks the image
+//! and instance profile); they name the version they run, so a new version reaches them through
+//! `UpdateNodegroupVersion`.
 
 use crate::error::{api_error, has_code};
 use crate::network::lookup::{
@@ -35,17 +38,51 @@ const FIELDS: &[Field] = &[
     Field::computed("latest_version"),
 ];
 
+/// The fields of a version's launch data. Only `user_data` and `http_tokens` are required: an
+/// EKS node group's template leaves the image, instance type and instance profile to EKS.
+const DATA_FIELDS: &[&str] = &[
+    "image_id",
+    "instance_type",
+    "iam_instance_profile_arn",
+    "security_group_ids",
+    "user_data",
+    "http_tokens",
+];
+
+/// A string attribute that may be absent (or null).
+fn opt_str<'a>(attrs: &'a Attrs, name: &str) -> Option<&'a str> {
+    attrs.get(name).and_then(serde_json::Value::as_str)
+}
+
+/// Whether the launch data of `current` differs from `desired` (absent, null and an empty list
+/// are the same: the read gives null or `[]` for what a template does not set).
+fn data_changed(current: &Attrs, desired: &Attrs) -> bool {
+    let get = |attrs: &Attrs, f: &str| {
+        attrs
+            .get(f)
+            .filter(|v| !v.is_null() && v.as_array().is_none_or(|a| !a.is_empty()))
+            .cloned()
+    };
+    DATA_FIELDS
+        .iter()
+        .any(|f| get(current, f) != get(desired, f))
+}
+
 /// The launch data of the desired attributes.
 fn launch_data(desired: &Attrs) -> Result<RequestLaunchTemplateData, KindError> {
     Ok(RequestLaunchTemplateData::builder()
-        .image_id(str_attr(desired, "image_id")?)
-        .instance_type(InstanceType::from(str_attr(desired, "instance_type")?))
-        .iam_instance_profile(
+        .set_image_id(opt_str(desired, "image_id").map(str::to_string))
+        .set_instance_type(opt_str(desired, "instance_type").map(InstanceType::from))
+        .set_iam_instance_profile(opt_str(desired, "iam_instance_profile_arn").map(|arn| {
             LaunchTemplateIamInstanceProfileSpecificationRequest::builder()
-                .arn(str_attr(desired, "iam_instance_profile_arn")?)
-                .build(),
+                .arn(arn)
+                .build()
+        }))
+        .set_security_group_ids(
+            desired
+                .contains_key("security_group_ids")
+                .then(|| strings_attr(desired, "security_group_ids")),
         )
-        .set_security_group_ids(Some(strings_attr(desired, "security_group_ids")))
         .user_data(aws_smithy_types::base64::encode(str_attr(
             desired,
             "user_data",
@@ -207,17 +244,7 @@ impl Kind for LaunchTemplate {
     ) -> Result<Live, KindError> {
         let ec2 = self.ec2()?;
         let id = &current.id;
-        let data_changed = [
-            "image_id",
-            "instance_type",
-            "iam_instance_profile_arn",
-            "security_group_ids",
-            "user_data",
-            "http_tokens",
-        ]
-        .iter()
-        .any(|f| current.attributes.get(*f) != desired.get(*f));
-        if data_changed {
+        if data_changed(&current.attributes, desired) {
             let out = ec2
                 .create_launch_template_version()
                 .launch_template_id(id)
@@ -259,5 +286,45 @@ impl Kind for LaunchTemplate {
             result,
             &["InvalidLaunchTemplateId.NotFound"],
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn attrs(v: serde_json::Value) -> Attrs {
+        v.as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn absent_launch_data_fields_are_not_sent_and_not_a_change() {
+        let desired = attrs(json!({
+            "name": "aws-0-main",
+            "user_data": "[settings.kubernetes]\nmax-pods = 110\n",
+            "http_tokens": "required",
+        }));
+        let data = launch_data(&desired).unwrap();
+        assert!(data.image_id().is_none());
+        assert!(data.instance_type().is_none());
+        assert!(data.iam_instance_profile().is_none());
+        assert!(data.security_group_ids().is_empty());
+        let live = attrs(json!({
+            "name": "aws-0-main",
+            "image_id": null,
+            "instance_type": null,
+            "iam_instance_profile_arn": null,
+            "security_group_ids": [],
+            "user_data": "[settings.kubernetes]\nmax-pods = 110\n",
+            "http_tokens": "required",
+        }));
+        assert!(!data_changed(&live, &desired));
+        let mut other = desired.clone();
+        other.insert(
+            "user_data".into(),
+            json!("[settings.kubernetes]\nmax-pods = 50\n"),
+        );
+        assert!(data_changed(&live, &other));
     }
 }
