@@ -1,7 +1,8 @@
 //! The command line: lanes, exit codes, JSON, graph, state commands, approval.
 
 use crate::support::{REFERENCE_RESOURCES, owned};
-use engine_tests::{Moto, network_spec_path, run_engine, text};
+use engine_tests::{Moto, aws_spec_path, network_spec_path, run_engine, text};
+use std::collections::{BTreeMap, BTreeSet};
 
 #[test]
 fn an_unselected_lane_is_skipped_with_one_line() {
@@ -194,4 +195,122 @@ fn render_prints_what_helm_template_prints() {
     let ours = String::from_utf8_lossy(&ours.stdout);
     assert!(ours.contains("kind: FluxInstance"), "{ours}");
     assert_eq!(ours, String::from_utf8_lossy(&theirs.stdout));
+}
+
+/// `engine graph` of the reference spec: one graph for the whole lane, in which the EKS cluster
+/// waits for its subnets and IAM role and not for OpenBao. Overlays merge over the spec, and an
+/// error in one names the overlay's file and line; `[llm_platform]` is left out unless its gate is
+/// on. No endpoint listens: nothing here calls AWS.
+#[test]
+fn the_reference_spec_is_one_graph_with_overlays_and_gates() {
+    let work = tempfile::tempdir().unwrap();
+    let pki = work.path().join("pki");
+    let out = run_engine(
+        "http://127.0.0.1:9",
+        &["pki", "init-root", pki.to_str().unwrap()],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let overlay = work.path().join("overlay.toml");
+    std::fs::write(
+        &overlay,
+        format!(
+            "[openbao]\nca_file = \"{}\"\n",
+            pki.join("root-ca.crt").display()
+        ),
+    )
+    .unwrap();
+    let spec = aws_spec_path();
+    let (spec, overlay) = (spec.to_str().unwrap(), overlay.to_str().unwrap());
+
+    let out = run_engine(
+        "http://127.0.0.1:9",
+        &["graph", spec, "--overlay", overlay],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("[skip] [llm_platform]: feature gate `llm-platform` is off"),
+        "{stderr}"
+    );
+    let deps = dot_dependencies(&String::from_utf8_lossy(&out.stdout));
+    let cluster = &deps["aws.eks.cluster.main"];
+    assert!(
+        cluster
+            .iter()
+            .any(|d| d.starts_with("aws.network.subnet.private")),
+        "{cluster:?}"
+    );
+    assert!(
+        cluster.iter().any(|d| d.starts_with("aws.eks.iam_role")),
+        "{cluster:?}"
+    );
+    assert!(
+        !cluster.iter().any(|d| d.starts_with("aws.openbao")),
+        "{cluster:?}"
+    );
+    let stages: BTreeSet<&str> = deps.keys().filter_map(|a| a.split('.').nth(1)).collect();
+    assert_eq!(
+        stages,
+        BTreeSet::from(["bootstrap", "eks", "network", "openbao"]),
+        "every stage in one graph"
+    );
+
+    // With the gate on, the section is accepted and the run says it makes nothing yet.
+    let out = run_engine(
+        "http://127.0.0.1:9",
+        &["graph", spec, "--overlay", overlay],
+        &[("ENGINE_LLM_PLATFORM_ENABLED", "true")],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("[skip]"), "{stderr}");
+    assert!(
+        stderr.contains("[llm_platform]: feature gate `llm-platform` is on"),
+        "{stderr}"
+    );
+
+    // An error in the overlay names the overlay, at the overlay's line.
+    std::fs::write(
+        work.path().join("overlay.toml"),
+        format!(
+            "[openbao]\nca_file = \"{}\"\n\n[eks]\nservice_cidr = 42\n",
+            pki.join("root-ca.crt").display()
+        ),
+    )
+    .unwrap();
+    let out = run_engine(
+        "http://127.0.0.1:9",
+        &["plan", spec, "--overlay", overlay],
+        &[],
+    );
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{t}");
+    assert!(t.contains(&format!("{overlay}:5:")), "{t}");
+    assert!(t.contains("service_cidr"), "{t}");
+}
+
+/// The dependencies of every node of a `engine graph` dot document, by address.
+fn dot_dependencies(dot: &str) -> BTreeMap<String, BTreeSet<String>> {
+    let mut names = BTreeMap::new();
+    let mut edges = Vec::new();
+    for line in dot.lines().map(str::trim) {
+        if let Some((node, rest)) = line.split_once(" [label = \"") {
+            let address = rest.split("\\n").next().unwrap().replace("\\\"", "\"");
+            names.insert(node.to_string(), address);
+        } else if let Some((from, to)) = line.trim_end_matches(';').split_once(" -> ") {
+            edges.push((from.to_string(), to.to_string()));
+        }
+    }
+    let mut deps: BTreeMap<String, BTreeSet<String>> = names
+        .values()
+        .map(|a| (a.clone(), BTreeSet::new()))
+        .collect();
+    for (from, to) in edges {
+        deps.get_mut(&names[&to])
+            .unwrap()
+            .insert(names[&from].clone());
+    }
+    deps
 }

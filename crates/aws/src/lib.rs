@@ -19,4 +19,4 @@ pub mod snapshots;
 mod tags;
 
 pub use clients::AwsClients;
-pub use provider::AwsProvider;
+pub use provider::{AwsProvider, sdk_config_from_env};

@@ -43,11 +43,7 @@ impl AwsProvider {
     /// A provider configured from the environment: the usual credential chain and profile,
     /// `AWS_ENDPOINT_URL`, adaptive retries for throttling.
     pub async fn from_env() -> Self {
-        let base = aws_config::defaults(aws_config::BehaviorVersion::latest())
-            .retry_config(RetryConfig::adaptive().with_max_attempts(8))
-            .load()
-            .await;
-        Self::new(base)
+        Self::new(sdk_config_from_env(None).await)
     }
 
     /// The clients, once the spec has been expanded (for tests and tools that inspect the cloud).
@@ -89,4 +85,15 @@ impl Provider for AwsProvider {
     fn api_calls(&self) -> ApiCalls {
         self.counter.snapshot()
     }
+}
+
+/// The SDK configuration from the environment's credential chain, with the engine's retry
+/// settings, in `region` when given.
+pub async fn sdk_config_from_env(region: Option<&str>) -> aws_config::SdkConfig {
+    let mut loader = aws_config::defaults(aws_config::BehaviorVersion::latest())
+        .retry_config(RetryConfig::adaptive().with_max_attempts(8));
+    if let Some(region) = region.filter(|r| !r.is_empty()) {
+        loader = loader.region(aws_config::Region::new(region.to_string()));
+    }
+    loader.load().await
 }

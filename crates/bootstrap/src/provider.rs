@@ -265,7 +265,7 @@ impl BootstrapProvider {
         let base = Path::new(spec.file()).parent().unwrap_or(Path::new("."));
         config
             .load_files(base)
-            .map_err(|e| spec.errors(e.0.into_iter().map(|m| spec.general_error(m)).collect()))?;
+            .map_err(|e| spec.errors(e.0.iter().map(|m| config_error(spec, m)).collect()))?;
         let globals = spec.globals()?;
         let address = config.address.clone().unwrap_or_else(|| {
             format!("https://bao.priv.{}.{}:8200", globals.cloud, globals.domain)
@@ -390,4 +390,23 @@ impl BootstrapProvider {
             },
         ))
     }
+}
+
+/// A `[openbao]` configuration error (`openbao.ca_file: message`) pointed at its field when the
+/// spec holds it, else at the spec as a whole.
+fn config_error(spec: &SpecSource, message: &str) -> engine::spec::SpecError {
+    let Some((field, rest)) = message.split_once(": ") else {
+        return spec.general_error(message);
+    };
+    let mut keys = field.split('.');
+    let (Some("openbao"), Some(first)) = (keys.next(), keys.next()) else {
+        return spec.general_error(message);
+    };
+    let path = keys.fold(FieldPath::root("openbao").key(first), |p, k| p.key(k));
+    let mut error = spec.error(&path, rest);
+    if field == "openbao.ca_file" {
+        error.help =
+            Some("the offline root's certificate: create it with `engine pki init-root`".into());
+    }
+    error
 }

@@ -197,6 +197,9 @@ pub struct GraphArgs {
     /// Only resources under this address prefix, plus what they depend on (repeatable).
     #[arg(long)]
     pub target: Vec<String>,
+    /// Turn on a feature gate (e.g. llm-platform); also $ENGINE_LLM_PLATFORM_ENABLED=true.
+    #[arg(long = "feature")]
+    pub features: Vec<String>,
 }
 
 #[derive(Debug, Args)]

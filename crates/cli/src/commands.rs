@@ -74,12 +74,18 @@ pub async fn run(cli: Cli) -> Result<u8> {
             Ok(if report.is_clean() { OK } else { CHANGES })
         }
         Command::Graph(a) => {
+            // Every lane's graph can be shown; only the feature gates select.
+            let selection = Selection::decide(Some("all"), &a.features, &|k| std::env::var(k).ok())
+                .map_err(|e| miette!("{e}"))?;
             let source = read_spec(&a.spec, a.overlay.as_deref())?;
-            let mut builder = Engine::builder().spec(source.clone());
+            let mut builder = Engine::builder().spec(source.clone()).selection(selection);
             for p in providers::lane(&source).await.providers {
                 builder = builder.provider(p);
             }
             let engine = builder.build()?;
+            for note in engine.notes() {
+                eprintln!("{note}");
+            }
             let format = match a.format {
                 GraphFormatArg::Dot => GraphFormat::Dot,
                 GraphFormatArg::Mermaid => GraphFormat::Mermaid,
@@ -271,6 +277,9 @@ async fn build(
     if let Some(message) = engine.skipped() {
         println!("{message}");
         return Ok(None);
+    }
+    for note in engine.notes() {
+        eprintln!("{note}");
     }
     Ok(Some(engine))
 }

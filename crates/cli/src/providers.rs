@@ -21,7 +21,9 @@ pub struct Lane {
 /// Every provider the `engine` binary knows, for the AWS lane of `spec` (read here only to find
 /// the OpenBao snapshot bucket and the region; the engine validates the spec).
 pub async fn lane(spec: &SpecSource) -> Lane {
-    let aws = Arc::new(AwsProvider::from_env().await);
+    let region = spec_region(spec);
+    let sdk = engine_aws::sdk_config_from_env(Some(&region)).await;
+    let aws = Arc::new(AwsProvider::new(sdk.clone()));
     let secrets = Arc::new(SecretsManager(aws.clone()));
     let store = secrets.clone();
     let snapshots = Arc::new(S3Snapshots {
@@ -40,12 +42,7 @@ pub async fn lane(spec: &SpecSource) -> Lane {
         oidc_ca_pem: None,
         installed_by: engine_aws::eks::daemonset_installers(),
     };
-    let tokens = EksTokenSource {
-        sdk: aws_config::defaults(aws_config::BehaviorVersion::latest())
-            .load()
-            .await,
-        region: spec_region(spec),
-    };
+    let tokens = EksTokenSource { sdk, region };
     let bootstrap = BootstrapProvider::builder("aws")
         .cluster(outputs, Arc::new(OutputsConnector(tokens)))
         .openbao(OpenBaoSetup {

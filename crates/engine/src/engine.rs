@@ -3,6 +3,7 @@
 use crate::apply::{ExecSettings, execute};
 use crate::diff::{delete_change, order_deletes, plan_changes};
 use crate::graph::ResourceGraph;
+use crate::selection::GATED_SECTIONS;
 use crate::spec::{SpecErrors, SpecSource};
 use crate::{
     Address, ApiCalls, ApplyReport, Context, DriftReport, EngineError, Event, Kind, Lane, Live,
@@ -146,6 +147,7 @@ impl EngineBuilder {
         for p in &self.providers {
             sections.extend(p.sections());
         }
+        sections.extend(GATED_SECTIONS.iter().map(|(section, _)| *section));
         sections.sort();
         sections.dedup();
         spec.check_sections(&sections)?;
@@ -192,6 +194,26 @@ impl EngineBuilder {
             }
         }
         errors.into_result()?;
+        // Gated sections: left out (one `[skip]` line each) unless their gate is on; a provider
+        // that owns one expands it only when `Engine::feature` says so.
+        let mut notes: Vec<String> = self
+            .selection
+            .gated_out(&|s| spec.has_section(s))
+            .into_iter()
+            .map(|(_, line)| line)
+            .collect();
+        for (section, gate) in GATED_SECTIONS {
+            if spec.has_section(section)
+                && self.selection.has_feature(gate)
+                && !lane_sections.contains(&section)
+            {
+                notes.push(format!(
+                    "[{section}]: feature gate `{gate}` is on; no provider of the {} lane makes \
+                     resources for this section yet",
+                    lane.name()
+                ));
+            }
+        }
         let mut resources = Vec::new();
         let mut expand_errors: Option<SpecErrors> = None;
         for p in &lane_providers {
@@ -232,10 +254,10 @@ impl EngineBuilder {
         let state = match self.state {
             Some(s) => s,
             None => {
-                let dir = self
-                    .spec_path
-                    .as_ref()
-                    .and_then(|p| p.parent())
+                // Beside the spec file, however the spec was given.
+                let dir = std::path::Path::new(spec.file())
+                    .parent()
+                    .filter(|p| !p.as_os_str().is_empty())
                     .map(|p| p.to_path_buf())
                     .unwrap_or_else(|| PathBuf::from("."));
                 LocalBackend::new(default_state_path(&dir, &name))
@@ -257,6 +279,7 @@ impl EngineBuilder {
             abort_after_create: self.abort_after_create,
             confirm_protected: self.confirm_protected,
             retry_backoff: self.retry_backoff,
+            notes,
         })
     }
 }
@@ -284,6 +307,8 @@ pub struct Engine {
     abort_after_create: Option<Address>,
     confirm_protected: bool,
     retry_backoff: Duration,
+    /// What the run leaves out or cannot do, one line each (gated sections).
+    notes: Vec<String>,
 }
 
 impl Engine {
@@ -341,6 +366,11 @@ impl Engine {
                 self.spec.file()
             )
         })
+    }
+
+    /// Lines for the user about what this run leaves out (a gated section whose gate is off).
+    pub fn notes(&self) -> &[String] {
+        &self.notes
     }
 
     /// Whether the feature gate is on for this run.

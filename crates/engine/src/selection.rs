@@ -40,6 +40,10 @@ pub const CLOUD_ENV: &str = "ENGINE_CLOUD";
 /// Feature gates known to the engine and the environment variable that enables each.
 pub const FEATURE_GATES: [(&str, &str); 1] = [("llm-platform", "ENGINE_LLM_PLATFORM_ENABLED")];
 
+/// Spec sections behind a feature gate: (section, gate). A spec may always hold them; a run
+/// expands them only when the gate is on.
+pub const GATED_SECTIONS: [(&str, &str); 1] = [("llm_platform", "llm-platform")];
+
 impl Default for Selection {
     fn default() -> Self {
         Selection {
@@ -88,6 +92,29 @@ impl Selection {
             lanes,
             features: selected,
         })
+    }
+
+    /// The gated sections this selection leaves out of a spec holding `present` sections, with
+    /// the one `[skip]` line for each.
+    pub fn gated_out(&self, present: &dyn Fn(&str) -> bool) -> Vec<(&'static str, String)> {
+        GATED_SECTIONS
+            .iter()
+            .filter(|(section, gate)| present(section) && !self.has_feature(gate))
+            .map(|&(section, gate)| {
+                let var = FEATURE_GATES
+                    .iter()
+                    .find(|(name, _)| *name == gate)
+                    .map(|(_, var)| *var)
+                    .unwrap_or_default();
+                (
+                    section,
+                    format!(
+                        "[skip] [{section}]: feature gate `{gate}` is off \
+                         (--feature {gate} or {var}=true)"
+                    ),
+                )
+            })
+            .collect()
     }
 
     /// Whether `lane` runs.
@@ -150,6 +177,20 @@ mod tests {
                 .has_feature("llm-platform")
         );
         assert!(Selection::decide(None, &["nope".into()], &no_env).is_err());
+        let present = |s: &str| s == "llm_platform";
+        let off = Selection::decide(None, &[], &no_env).unwrap();
+        let skipped = off.gated_out(&present);
+        assert_eq!(skipped.len(), 1);
+        assert_eq!(skipped[0].0, "llm_platform");
+        assert!(
+            skipped[0].1.starts_with("[skip] [llm_platform]")
+                && skipped[0].1.contains("ENGINE_LLM_PLATFORM_ENABLED=true"),
+            "{}",
+            skipped[0].1
+        );
+        let on = Selection::decide(None, &["llm-platform".into()], &no_env).unwrap();
+        assert!(on.gated_out(&present).is_empty());
+        assert!(off.gated_out(&|_| false).is_empty());
         assert!(Selection::decide(Some("azure"), &[], &no_env).is_err());
     }
 }
