@@ -8,7 +8,7 @@ use engine_aws::AwsProvider;
 use engine_bootstrap::openbao::{BaoClient, BaoConnection, StoredTokenConnector};
 use engine_bootstrap::{BootstrapProvider, OpenBaoSetup, Secret, pki};
 use engine_cli::providers::SecretsManager;
-use engine_tests::Moto;
+use engine_tests::{Moto, moto};
 use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;
@@ -153,25 +153,8 @@ async fn security_stage_from_empty_with_secrets_in_secrets_manager() {
     );
 
     // Init stored the root token and recovery key in Secrets Manager; with it, OpenBao answers.
-    let sm = aws_sdk_secretsmanager::Client::new(&sdk);
-    let token = sm
-        .get_secret_value()
-        .secret_id(format!("{PREFIX}/root-token"))
-        .send()
-        .await
-        .expect("root token in Secrets Manager")
-        .secret_string()
-        .unwrap()
-        .to_string();
-    let recovery = sm
-        .get_secret_value()
-        .secret_id(format!("{PREFIX}/recovery-keys"))
-        .send()
-        .await
-        .expect("recovery keys in Secrets Manager")
-        .secret_string()
-        .unwrap()
-        .to_string();
+    let token = moto::secret_string(&sdk, &format!("{PREFIX}/root-token")).await;
+    let recovery = moto::secret_string(&sdk, &format!("{PREFIX}/recovery-keys")).await;
     let client = BaoClient::new(&BaoConnection {
         address: server.address.clone(),
         ca_bundle: Some(root.cert_pem.clone()),
@@ -206,16 +189,8 @@ async fn security_stage_from_empty_with_secrets_in_secrets_manager() {
 
     // OpenBao's own TLS certificate is in Secrets Manager for the servers' boot script, valid
     // for its DNS name and chaining to the offline root.
-    let tls: serde_json::Value = serde_json::from_str(
-        sm.get_secret_value()
-            .secret_id("openbao/tls")
-            .send()
-            .await
-            .expect("TLS secret")
-            .secret_string()
-            .unwrap(),
-    )
-    .unwrap();
+    let tls: serde_json::Value =
+        serde_json::from_str(&moto::secret_string(&sdk, "openbao/tls").await).unwrap();
     pki::verify_server_chain(
         tls["certificate"].as_str().unwrap(),
         &[],
@@ -357,15 +332,9 @@ certificate_file = "intermediate-aws.crt"
     assert!(t2.contains("Kept the intermediate CA already in"), "{t2}");
     assert!(!t.contains("PRIVATE KEY") && !t2.contains("PRIVATE KEY"));
 
-    let stored = aws_sdk_secretsmanager::Client::new(&moto.sdk_config().await)
-        .get_secret_value()
-        .secret_id("openbao/pki/intermediate-aws")
-        .send()
-        .await
-        .unwrap()
-        .secret_string()
-        .unwrap()
-        .to_string();
+    let stored =
+        engine_tests::moto::secret_string(&moto.sdk_config().await, "openbao/pki/intermediate-aws")
+            .await;
     let bundle = pki::IntermediateBundle::from_bundle_pem(&Secret::new(stored)).unwrap();
     let root = pki::load_root(&root_dir).unwrap();
     assert_eq!(bundle.root_cert_pem.trim(), root.cert_pem.trim());
@@ -388,9 +357,6 @@ async fn the_clusters_jwt_mount_accepts_its_service_account_tokens() {
     use engine::Value;
     use engine_bootstrap::openbao::StaticConnector;
     use engine_bootstrap::platform::ClusterOutputs;
-    use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec};
-    use k8s_openapi::api::core::v1::{Namespace, ServiceAccount};
-    use kube::api::{Api, PostParams};
 
     let cluster = engine_tests::KubeCluster::start(0);
     let bao = BaoServer::dev().await;
@@ -459,37 +425,9 @@ token_max_ttl = 1200
     assert!(!engine.plan().await.unwrap().has_changes());
 
     // A token of the cluster's service account, for audience `openbao`, logs in.
-    let client = cluster.client().await;
-    let namespaces: Api<Namespace> = Api::all(client.clone());
-    let ns: Namespace =
-        serde_json::from_value(json!({"metadata": {"name": "cert-manager"}})).unwrap();
-    namespaces
-        .create(&PostParams::default(), &ns)
-        .await
-        .unwrap();
-    let accounts: Api<ServiceAccount> = Api::namespaced(client.clone(), "cert-manager");
-    let sa: ServiceAccount =
-        serde_json::from_value(json!({"metadata": {"name": "cert-manager"}})).unwrap();
-    accounts.create(&PostParams::default(), &sa).await.unwrap();
-    let token_for = |audience: &str| TokenRequest {
-        spec: Some(TokenRequestSpec {
-            audiences: Some(vec![audience.to_string()]),
-            expiration_seconds: Some(600),
-            ..Default::default()
-        }),
-        ..Default::default()
-    };
-    let good = accounts
-        .create_token_request(
-            "cert-manager",
-            &PostParams::default(),
-            &token_for("openbao"),
-        )
-        .await
-        .unwrap()
-        .status
-        .unwrap()
-        .token;
+    let good = cluster
+        .service_account_token("cert-manager", "cert-manager", "openbao")
+        .await;
     let anonymous = BaoClient::new(&bao.connection(None)).unwrap();
     let login = anonymous
         .write(
@@ -504,13 +442,9 @@ token_max_ttl = 1200
     assert!(policies.contains("cert-manager"), "{login}");
     assert_eq!(login["auth"]["lease_duration"], 600);
 
-    let wrong = accounts
-        .create_token_request("cert-manager", &PostParams::default(), &token_for("other"))
-        .await
-        .unwrap()
-        .status
-        .unwrap()
-        .token;
+    let wrong = cluster
+        .service_account_token("cert-manager", "cert-manager", "other")
+        .await;
     assert!(
         anonymous
             .write(

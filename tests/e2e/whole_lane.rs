@@ -5,9 +5,9 @@ use crate::lane::{self, LINEAGE, PREFIX, Peers, Run, ar, stage};
 use engine::{Action, Address, Engine};
 use engine_bootstrap::Secret;
 use engine_bootstrap::openbao::BaoClient;
-use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec};
-use k8s_openapi::api::core::v1::{ConfigMap, Namespace, ServiceAccount};
-use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
+use engine_tests::moto;
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use serde_json::json;
 use std::collections::{BTreeSet, HashSet};
 
@@ -137,16 +137,8 @@ async fn whole_aws_lane_from_empty_to_flux_and_back() {
 
     // OpenBao: initialised with its credentials in Secrets Manager, and jwt/aws-0 bound to the
     // cluster's issuer: a service-account token of the cluster logs in.
-    let sm = aws_sdk_secretsmanager::Client::new(&p.moto.sdk_config().await);
-    let token = sm
-        .get_secret_value()
-        .secret_id(format!("{PREFIX}/root-token"))
-        .send()
-        .await
-        .expect("root token in Secrets Manager")
-        .secret_string()
-        .unwrap()
-        .to_string();
+    let sdk = p.moto.sdk_config().await;
+    let token = moto::secret_string(&sdk, &format!("{PREFIX}/root-token")).await;
     let root = BaoClient::new(&p.bao.connection(Some(Secret::new(token.clone())))).unwrap();
     let config = root
         .read("test", "auth/jwt/aws-0/config")
@@ -157,37 +149,10 @@ async fn whole_aws_lane_from_empty_to_flux_and_back() {
         config["data"]["oidc_discovery_url"],
         p.cluster.issuer().as_str()
     );
-    let namespaces: Api<Namespace> = Api::all(client.clone());
-    namespaces
-        .create(
-            &PostParams::default(),
-            &serde_json::from_value(json!({"metadata": {"name": "security"}})).unwrap(),
-        )
-        .await
-        .unwrap();
-    let accounts: Api<ServiceAccount> = Api::namespaced(client.clone(), "security");
-    accounts
-        .create(
-            &PostParams::default(),
-            &serde_json::from_value(json!({"metadata": {"name": "external-secrets"}})).unwrap(),
-        )
-        .await
-        .unwrap();
-    let request = TokenRequest {
-        spec: Some(TokenRequestSpec {
-            audiences: Some(vec!["openbao".into()]),
-            expiration_seconds: Some(600),
-            ..Default::default()
-        }),
-        ..Default::default()
-    };
-    let jwt = accounts
-        .create_token_request("external-secrets", &PostParams::default(), &request)
-        .await
-        .unwrap()
-        .status
-        .unwrap()
-        .token;
+    let jwt = p
+        .cluster
+        .service_account_token("security", "external-secrets", "openbao")
+        .await;
     let login = BaoClient::new(&p.bao.connection(None))
         .unwrap()
         .write(

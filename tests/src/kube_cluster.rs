@@ -88,6 +88,59 @@ impl KubeCluster {
         kube::Client::try_from(config).expect("client")
     }
 
+    /// A token of service account `namespace/name` for `audience` (10 minutes), making the
+    /// namespace and the account when they are missing.
+    pub async fn service_account_token(
+        &self,
+        namespace: &str,
+        name: &str,
+        audience: &str,
+    ) -> String {
+        use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec};
+        use k8s_openapi::api::core::v1::{Namespace, ServiceAccount};
+        use kube::api::{Api, PostParams};
+        let client = self.client().await;
+        let exists = |r: Result<_, kube::Error>| match r {
+            Ok(_) => {}
+            Err(kube::Error::Api(e)) if e.code == 409 => {}
+            Err(e) => panic!("creating {namespace}/{name}: {e}"),
+        };
+        let namespaces: Api<Namespace> = Api::all(client.clone());
+        let mut ns = Namespace::default();
+        ns.metadata.name = Some(namespace.into());
+        exists(
+            namespaces
+                .create(&PostParams::default(), &ns)
+                .await
+                .map(|_| ()),
+        );
+        let accounts: Api<ServiceAccount> = Api::namespaced(client, namespace);
+        let mut account = ServiceAccount::default();
+        account.metadata.name = Some(name.into());
+        exists(
+            accounts
+                .create(&PostParams::default(), &account)
+                .await
+                .map(|_| ()),
+        );
+        let request = TokenRequest {
+            spec: Some(TokenRequestSpec {
+                audiences: Some(vec![audience.to_string()]),
+                expiration_seconds: Some(600),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        accounts
+            .create_token_request(name, &PostParams::default(), &request)
+            .await
+            .unwrap_or_else(|e| panic!("a token of {namespace}/{name}: {e}"))
+            .status
+            .expect("a token request status")
+            .token
+            .expect("a token")
+    }
+
     /// A value of the control plane's `env` file (`KUBE_OIDC_ISSUER`, `KUBE_CA_FILE`, ...).
     pub fn env(&self, key: &str) -> String {
         let text = std::fs::read_to_string(self.dir.path().join("env")).expect("env file");

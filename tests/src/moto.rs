@@ -119,3 +119,16 @@ impl Drop for Moto {
         let _ = self.child.wait();
     }
 }
+
+/// The string value of secret `name` in Secrets Manager (panics when there is none).
+pub async fn secret_string(sdk: &SdkConfig, name: &str) -> String {
+    aws_sdk_secretsmanager::Client::new(sdk)
+        .get_secret_value()
+        .secret_id(name)
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("secret {name} in Secrets Manager: {e:?}"))
+        .secret_string()
+        .unwrap_or_else(|| panic!("secret {name} has no string value"))
+        .to_string()
+}

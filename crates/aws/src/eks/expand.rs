@@ -29,6 +29,87 @@ pub fn cluster_address() -> Address {
     addr("cluster.main")
 }
 
+/// What the expansion of `[eks]` gives the parts expanded beside it (pod identities, Karpenter).
+pub(super) struct Context<'a> {
+    pub cluster: &'a str,
+    pub region: &'a str,
+    /// The cluster resource's `name` (a reference: what depends on it waits for the cluster).
+    pub cluster_name: &'a Value,
+    pub cluster_address: &'a Address,
+    /// The `eks-pod-identity-agent` addon, if the spec installs it.
+    pub pod_identity_agent: Option<&'a Address>,
+    /// The desired tags of a resource with a `Name`.
+    pub tag: &'a dyn Fn(&Address, &str) -> Value,
+}
+
+/// One pod identity of the cluster.
+pub(super) struct PodIdentity<'a> {
+    /// Its name in addresses; the role is `<cluster>-<name>`.
+    pub name: &'a str,
+    pub namespace: &'a str,
+    pub service_account: &'a str,
+    pub managed_policies: &'a [String],
+    /// The inline policy's name and document.
+    pub inline_policy: Option<(&'a str, Value)>,
+}
+
+/// A role trusted by EKS Pod Identity, its managed and inline policies, and the association that
+/// gives it to the service account (once the policies are in place and the agent runs).
+pub(super) fn pod_identity(cx: &Context<'_>, pi: &PodIdentity<'_>) -> Vec<ResourceSpec> {
+    let mut out = Vec::new();
+    let name = pi.name;
+    let role = addr("iam_role").index(&format!("pod-{name}"));
+    let role_name = format!("{}-{name}", cx.cluster);
+    out.push(
+        ResourceSpec::new(role.clone(), "aws_iam_role")
+            .attr("name", role_name.as_str())
+            .attr(
+                "assume_role_policy",
+                trust(
+                    "pods.eks.amazonaws.com",
+                    &["sts:AssumeRole", "sts:TagSession"],
+                ),
+            )
+            .attr("tags", (cx.tag)(&role, &role_name)),
+    );
+    let mut policies = Vec::new();
+    for arn in pi.managed_policies {
+        let p =
+            addr("iam_role_policy_attachment").index(&format!("pod-{name}/{}", policy_name(arn)));
+        out.push(
+            ResourceSpec::new(p.clone(), "aws_iam_role_policy_attachment")
+                .attr("role_name", Value::reference(&role, "name"))
+                .attr("policy_arn", arn.as_str()),
+        );
+        policies.push(p);
+    }
+    if let Some((policy_name, document)) = &pi.inline_policy {
+        let p = addr("iam_role_policy").index(&format!("pod-{name}"));
+        out.push(
+            ResourceSpec::new(p.clone(), "aws_iam_role_policy")
+                .attr("role_name", Value::reference(&role, "name"))
+                .attr("name", *policy_name)
+                .attr("policy", document.clone()),
+        );
+        policies.push(p);
+    }
+    let a = addr("pod_identity_association").index(name);
+    let mut r = ResourceSpec::new(a.clone(), "aws_eks_pod_identity_association")
+        .attr("cluster_name", cx.cluster_name.clone())
+        .attr("namespace", pi.namespace)
+        .attr("service_account", pi.service_account)
+        .attr("role_arn", Value::reference(&role, "arn"))
+        .attr("tags", (cx.tag)(&a, &role_name));
+    if let Some(agent) = cx.pod_identity_agent {
+        r = r.after(agent);
+    }
+    for p in &policies {
+        r = r.after(p);
+    }
+    out.push(r);
+    out
+}
+
 /// The address of addon `name` (e.g. `vpc-cni`).
 pub fn addon_address(name: &str) -> Address {
     addr("addon").index(name)
@@ -401,73 +482,35 @@ pub fn resources(
 
     // Pod identities: a role trusted by EKS Pod Identity, its policies, the association.
     let agent = addon_address("eks-pod-identity-agent");
+    let cx = Context {
+        cluster,
+        region: &globals.region,
+        cluster_name: &cluster_name,
+        cluster_address: &main,
+        pod_identity_agent: eks
+            .addons
+            .contains_key("eks-pod-identity-agent")
+            .then_some(&agent),
+        tag: &tag,
+    };
     for (name, pi) in &eks.pod_identities {
-        let role_addr = addr("iam_role").index(&format!("pod-{name}"));
-        let role_name = format!("{cluster}-{name}");
-        out.push(
-            ResourceSpec::new(role_addr.clone(), "aws_iam_role")
-                .attr("name", role_name.as_str())
-                .attr(
-                    "assume_role_policy",
-                    trust(
-                        "pods.eks.amazonaws.com",
-                        &["sts:AssumeRole", "sts:TagSession"],
-                    ),
-                )
-                .attr("tags", tag(&role_addr, &role_name)),
-        );
-        let mut policies = Vec::new();
-        for arn in &pi.managed_policies {
-            let p = addr("iam_role_policy_attachment")
-                .index(&format!("pod-{name}/{}", policy_name(arn)));
-            out.push(
-                ResourceSpec::new(p.clone(), "aws_iam_role_policy_attachment")
-                    .attr("role_name", Value::reference(&role_addr, "name"))
-                    .attr("policy_arn", arn.as_str()),
-            );
-            policies.push(p);
-        }
-        if let Some(doc) = &pi.policy {
-            let p = addr("iam_role_policy").index(&format!("pod-{name}"));
-            out.push(
-                ResourceSpec::new(p.clone(), "aws_iam_role_policy")
-                    .attr("role_name", Value::reference(&role_addr, "name"))
-                    .attr("name", name.as_str())
-                    .attr("policy", Value::Json(table_json(doc))),
-            );
-            policies.push(p);
-        }
-        let a = addr("pod_identity_association").index(name);
-        let mut r = ResourceSpec::new(a.clone(), "aws_eks_pod_identity_association")
-            .attr("cluster_name", cluster_name.clone())
-            .attr("namespace", pi.namespace.as_str())
-            .attr("service_account", pi.service_account.as_str())
-            .attr("role_arn", Value::reference(&role_addr, "arn"))
-            .attr("tags", tag(&a, &format!("{cluster}-{name}")));
-        if eks.addons.contains_key("eks-pod-identity-agent") {
-            r = r.after(&agent);
-        }
-        for p in &policies {
-            r = r.after(p);
-        }
-        out.push(r);
+        out.extend(pod_identity(
+            &cx,
+            &PodIdentity {
+                name,
+                namespace: &pi.namespace,
+                service_account: &pi.service_account,
+                managed_policies: &pi.managed_policies,
+                inline_policy: pi
+                    .policy
+                    .as_ref()
+                    .map(|doc| (name.as_str(), Value::Json(table_json(doc)))),
+            },
+        ));
     }
 
     if let Some(k) = eks.karpenter.as_ref().filter(|k| k.enabled) {
-        out.extend(super::karpenter::resources(
-            &super::karpenter::Context {
-                cluster,
-                region: &globals.region,
-                cluster_name: &cluster_name,
-                cluster_address: &main,
-                pod_identity_agent: eks
-                    .addons
-                    .contains_key("eks-pod-identity-agent")
-                    .then_some(&agent),
-                tag: &tag,
-            },
-            k,
-        ));
+        out.extend(super::karpenter::resources(&cx, k));
     }
     out
 }

@@ -10,9 +10,9 @@
 //! - the controller's role `<cluster>-karpenter` with an inline policy, bound to its service
 //!   account by a pod identity association.
 
-use super::expand::{addr, managed_policy_arn, trust};
+use super::expand::{Context, PodIdentity, addr, managed_policy_arn, pod_identity, trust};
 use super::spec::{KARPENTER, KarpenterSpec};
-use engine::{Address, ResourceSpec, Value};
+use engine::{ResourceSpec, Value};
 use serde_json::{Value as Json, json};
 
 /// The node role's AWS managed policies.
@@ -51,19 +51,6 @@ fn rules() -> [(&'static str, &'static str, Json); 4] {
             }),
         ),
     ]
-}
-
-/// What the expansion of `[eks]` gives this one.
-pub(super) struct Context<'a> {
-    pub cluster: &'a str,
-    pub region: &'a str,
-    /// The cluster resource's `name` (a reference: what depends on it waits for the cluster).
-    pub cluster_name: &'a Value,
-    pub cluster_address: &'a Address,
-    /// The `eks-pod-identity-agent` addon, if the spec installs it.
-    pub pod_identity_agent: Option<&'a Address>,
-    /// The desired tags of a resource with a `Name`.
-    pub tag: &'a dyn Fn(&Address, &str) -> Value,
 }
 
 /// A JSON document as a desired value, with every string equal to a key of `refs` replaced by
@@ -351,29 +338,17 @@ pub(super) fn resources(cx: &Context<'_>, k: &KarpenterSpec) -> Vec<ResourceSpec
     );
 
     // The controller: its role, inline policy and pod identity association.
-    let role = addr("iam_role").index(&format!("pod-{KARPENTER}"));
-    let role_name = format!("{cluster}-{KARPENTER}");
-    out.push(
-        ResourceSpec::new(role.clone(), "aws_iam_role")
-            .attr("name", role_name.as_str())
-            .attr(
-                "assume_role_policy",
-                trust(
-                    "pods.eks.amazonaws.com",
-                    &["sts:AssumeRole", "sts:TagSession"],
-                ),
-            )
-            .attr("tags", (cx.tag)(&role, &role_name)),
-    );
-    let policy = addr("iam_role_policy").index(&format!("pod-{KARPENTER}"));
     let node_role_arn = Value::reference(&node_role, "arn");
     let cluster_arn = Value::reference(cx.cluster_address, "arn");
-    out.push(
-        ResourceSpec::new(policy.clone(), "aws_iam_role_policy")
-            .attr("role_name", Value::reference(&role, "name"))
-            .attr("name", "karpenter-controller")
-            .attr(
-                "policy",
+    out.extend(pod_identity(
+        cx,
+        &PodIdentity {
+            name: KARPENTER,
+            namespace: &k.namespace,
+            service_account: &k.service_account,
+            managed_policies: &[],
+            inline_policy: Some((
+                "karpenter-controller",
                 document(
                     &controller_policy(cluster, cx.region),
                     &[
@@ -382,26 +357,16 @@ pub(super) fn resources(cx: &Context<'_>, k: &KarpenterSpec) -> Vec<ResourceSpec
                         (CLUSTER_ARN, &cluster_arn),
                     ],
                 ),
-            ),
-    );
-    let association = addr("pod_identity_association").index(KARPENTER);
-    let mut r = ResourceSpec::new(association.clone(), "aws_eks_pod_identity_association")
-        .attr("cluster_name", cx.cluster_name.clone())
-        .attr("namespace", k.namespace.as_str())
-        .attr("service_account", k.service_account.as_str())
-        .attr("role_arn", Value::reference(&role, "arn"))
-        .attr("tags", (cx.tag)(&association, &role_name))
-        .after(&policy);
-    if let Some(agent) = cx.pod_identity_agent {
-        r = r.after(agent);
-    }
-    out.push(r);
+            )),
+        },
+    ));
     out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use engine::Address;
 
     #[test]
     fn documents_take_references_where_their_placeholders_are() {
