@@ -268,24 +268,30 @@ pub fn resources(
             .attr("vpc_id", Value::reference(&network("vpc.main"), "id"))
             .attr("tags", tag(&sg, &sg_name)),
     );
-    let rule = |a: Address, direction: &str, protocol: &str, port: i64, desc: &str| {
-        ResourceSpec::new(a.clone(), "aws_security_group_rule")
-            .attr("security_group_id", Value::reference(&sg, "id"))
-            .attr("direction", direction)
-            .attr("protocol", protocol)
-            .attr("from_port", port)
-            .attr("to_port", port)
-            .attr("description", desc)
-            .attr("tags", tag(&a, desc))
-    };
+    // One rule of a security group; `ports` is a TCP range, or `None` for all traffic.
+    let rule =
+        |a: Address, group: &Address, direction: &str, ports: Option<(i64, i64)>, desc: &str| {
+            let (protocol, (from, to)) = match ports {
+                Some(range) => ("tcp", range),
+                None => ("-1", (-1, -1)),
+            };
+            ResourceSpec::new(a.clone(), "aws_security_group_rule")
+                .attr("security_group_id", Value::reference(group, "id"))
+                .attr("direction", direction)
+                .attr("protocol", protocol)
+                .attr("from_port", from)
+                .attr("to_port", to)
+                .attr("description", desc)
+                .attr("tags", tag(&a, desc))
+        };
     if net.private_access.is_some() {
         let from = network("security_group.private_access");
         out.push(
             rule(
                 addr("security_group_rule.cluster_api_private_access"),
+                &sg,
                 "ingress",
-                "tcp",
-                443,
+                Some((443, 443)),
                 "Kubernetes API from the private-access path",
             )
             .attr(
@@ -297,13 +303,87 @@ pub fn resources(
     out.push(
         rule(
             addr("security_group_rule.cluster_egress_all"),
+            &sg,
             "egress",
-            "-1",
-            -1,
+            None,
             "all egress",
         )
         .attr("cidr_ipv4", "0.0.0.0/0"),
     );
+
+    // The nodes' security group (on node groups with a launch template of their own; the others
+    // get EKS's cluster security group): the control plane reaches kubelets and webhooks on
+    // 1025-65535, pods (the secondary CIDR) reach everything, nodes reach each other, and the
+    // nodes reach the API.
+    let node_sg = addr("security_group.node");
+    let node_sg_name = format!("{cluster}-eks-node");
+    if eks.node_groups.values().any(|ng| ng.max_pods.is_some()) {
+        out.push(
+            ResourceSpec::new(node_sg.clone(), "aws_security_group")
+                .attr("name", node_sg_name.as_str())
+                .attr("description", format!("EKS nodes of {cluster}"))
+                .attr("vpc_id", Value::reference(&network("vpc.main"), "id"))
+                .attr("tags", tag(&node_sg, &node_sg_name)),
+        );
+        let from_group = |r: ResourceSpec, group: &Address| {
+            r.attr(
+                "referenced_security_group_id",
+                Value::reference(group, "id"),
+            )
+        };
+        out.push(from_group(
+            rule(
+                addr("security_group_rule.node_from_control_plane"),
+                &node_sg,
+                "ingress",
+                Some((1025, 65535)),
+                "kubelets and webhooks from the control plane",
+            ),
+            &sg,
+        ));
+        for pods in &net.secondary_cidrs {
+            out.push(
+                rule(
+                    addr("security_group_rule.node_from_pods").index(pods),
+                    &node_sg,
+                    "ingress",
+                    None,
+                    "all traffic from pods",
+                )
+                .attr("cidr_ipv4", pods.as_str()),
+            );
+        }
+        out.push(from_group(
+            rule(
+                addr("security_group_rule.node_from_nodes"),
+                &node_sg,
+                "ingress",
+                None,
+                "all traffic between nodes",
+            ),
+            &node_sg,
+        ));
+        out.push(
+            rule(
+                addr("security_group_rule.node_egress_all"),
+                &node_sg,
+                "egress",
+                None,
+                "all egress",
+            )
+            .attr("cidr_ipv4", "0.0.0.0/0"),
+        );
+        out.push(from_group(
+            rule(
+                addr("security_group_rule.cluster_api_from_nodes"),
+                &sg,
+                "ingress",
+                Some((443, 443)),
+                "Kubernetes API from the nodes",
+            ),
+            &node_sg,
+        ));
+    }
 
     // The cluster.
     let private_subnets: Vec<Value> = net
@@ -378,6 +458,10 @@ pub fn resources(
                 ResourceSpec::new(lt.clone(), "aws_launch_template")
                     .attr("name", lt_name.as_str())
                     .attr("user_data", super::bottlerocket::settings(max_pods))
+                    .attr(
+                        "security_group_ids",
+                        Value::List(vec![Value::reference(&node_sg, "id")]),
+                    )
                     .attr("http_tokens", "required")
                     .attr("tags", tag(&lt, &lt_name)),
             );

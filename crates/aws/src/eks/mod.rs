@@ -214,7 +214,11 @@ managed_policies = ["arn:aws:iam::aws:policy/service-role/AmazonEBSCSIDriverPoli
 
     #[test]
     fn max_pods_gives_the_node_group_a_launch_template() {
-        let rs = expand_text(&with_karpenter_and_max_pods()).unwrap();
+        let text = with_karpenter_and_max_pods().replace(
+            "nat = \"none\"\n",
+            "nat = \"none\"\nsecondary_cidrs = [\"100.64.0.0/16\"]\n",
+        );
+        let rs = expand_text(&text).unwrap();
         let get = |a: &str| {
             rs.iter()
                 .find(|r| r.address.as_str() == a)
@@ -239,6 +243,39 @@ managed_policies = ["arn:aws:iam::aws:policy/service-role/AmazonEBSCSIDriverPoli
             engine::Value::reference(&lt.address, "latest_version")
         );
         assert_eq!(ng.attributes["max_pods"], engine::Value::Int(110));
+        // The template puts the nodes in their own security group.
+        let node_sg = engine::Address::new("aws.eks.security_group.node");
+        assert_eq!(
+            lt.attributes["security_group_ids"],
+            engine::Value::List(vec![engine::Value::reference(&node_sg, "id")])
+        );
+        let from_control_plane = get("aws.eks.security_group_rule.node_from_control_plane");
+        assert_eq!(
+            from_control_plane.attributes["from_port"],
+            engine::Value::Int(1025)
+        );
+        assert_eq!(
+            from_control_plane.attributes["to_port"],
+            engine::Value::Int(65535)
+        );
+        assert_eq!(
+            from_control_plane.attributes["referenced_security_group_id"],
+            engine::Value::reference(
+                &engine::Address::new("aws.eks.security_group.cluster"),
+                "id"
+            )
+        );
+        let pods = rs
+            .iter()
+            .find(|r| {
+                r.address
+                    .as_str()
+                    .starts_with("aws.eks.security_group_rule.node_from_pods")
+            })
+            .expect("a rule for the pods' CIDR");
+        assert_eq!(pods.attributes["protocol"], engine::Value::from("-1"));
+        get("aws.eks.security_group_rule.node_from_nodes");
+        get("aws.eks.security_group_rule.cluster_api_from_nodes");
         // Without max_pods, no template: the node group's fields are null.
         let plain = expand_text(&format!("{BASE}{EKS}")).unwrap();
         assert!(!plain.iter().any(|r| r.kind == "aws_launch_template"));
@@ -247,6 +284,11 @@ managed_policies = ["arn:aws:iam::aws:policy/service-role/AmazonEBSCSIDriverPoli
             .find(|r| r.address.as_str() == "aws.eks.node_group[\"main\"]")
             .unwrap();
         assert_eq!(ng.attributes["launch_template_id"], engine::Value::Null);
+        assert!(
+            !plain
+                .iter()
+                .any(|r| r.address.as_str() == "aws.eks.security_group.node")
+        );
     }
 
     #[test]
