@@ -328,10 +328,11 @@ async fn execute(engine: &Engine, plan: Plan, auto_approve: bool, as_json: bool)
         let done = |a| report.count(a);
         println!(
             "\n{} {} added, {} changed, {} destroyed in {:.1}s ({} API calls, {} mutating).",
-            style.bold(if report.is_success() {
-                "Apply complete!"
-            } else {
-                "Apply failed."
+            style.bold(match (plan.mode, report.is_success()) {
+                (engine::PlanMode::Apply, true) => "Apply complete!",
+                (engine::PlanMode::Apply, false) => "Apply failed.",
+                (engine::PlanMode::Destroy, true) => "Destroy complete!",
+                (engine::PlanMode::Destroy, false) => "Destroy failed.",
             }),
             done(engine::Action::Create),
             done(engine::Action::Update),
