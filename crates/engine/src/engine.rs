@@ -19,7 +19,6 @@ use std::time::{Duration, Instant};
 pub struct EngineBuilder {
     spec_path: Option<PathBuf>,
     spec: Option<SpecSource>,
-    overlay_path: Option<PathBuf>,
     providers: Vec<Arc<dyn Provider>>,
     state: Option<LocalBackend>,
     selection: Selection,
@@ -43,13 +42,7 @@ impl EngineBuilder {
         self
     }
 
-    /// Merges the spec file at `path` over the spec (see [`SpecSource::with_overlay`]).
-    pub fn overlay_file(mut self, path: impl Into<PathBuf>) -> Self {
-        self.overlay_path = Some(path.into());
-        self
-    }
-
-    /// Uses a spec already read (with its overlay, if any).
+    /// Uses a spec already read (with its overlay, if any: [`SpecSource::with_overlay`]).
     pub fn spec(mut self, source: SpecSource) -> Self {
         self.spec = Some(source);
         self
@@ -134,15 +127,6 @@ impl EngineBuilder {
             }
             (None, None) => return Err(EngineError::Builder("no spec given".into())),
         };
-        let spec = match &self.overlay_path {
-            Some(path) => spec.with_overlay(SpecSource::from_file(path).map_err(|source| {
-                EngineError::SpecFile {
-                    path: path.display().to_string(),
-                    source,
-                }
-            })?)?,
-            None => spec,
-        };
         let mut sections: Vec<&str> = Vec::new();
         for p in &self.providers {
             sections.extend(p.sections());
@@ -196,24 +180,9 @@ impl EngineBuilder {
         errors.into_result()?;
         // Gated sections: left out (one `[skip]` line each) unless their gate is on; a provider
         // that owns one expands it only when `Engine::feature` says so.
-        let mut notes: Vec<String> = self
+        let notes = self
             .selection
-            .gated_out(&|s| spec.has_section(s))
-            .into_iter()
-            .map(|(_, line)| line)
-            .collect();
-        for (section, gate) in GATED_SECTIONS {
-            if spec.has_section(section)
-                && self.selection.has_feature(gate)
-                && !lane_sections.contains(&section)
-            {
-                notes.push(format!(
-                    "[{section}]: feature gate `{gate}` is on; no provider of the {} lane makes \
-                     resources for this section yet",
-                    lane.name()
-                ));
-            }
-        }
+            .gated_notes(&|s| spec.has_section(s), &|s| lane_sections.contains(&s));
         let mut resources = Vec::new();
         let mut expand_errors: Option<SpecErrors> = None;
         for p in &lane_providers {
@@ -317,7 +286,6 @@ impl Engine {
         EngineBuilder {
             spec_path: None,
             spec: None,
-            overlay_path: None,
             providers: Vec::new(),
             state: None,
             selection: Selection::default(),

@@ -140,7 +140,7 @@ pub use observer::{Event, NullObserver, Observer};
 pub use plan::{Action, FieldChange, Plan, PlanMode, PlannedValue, ResourceChange, Summary};
 pub use provider::Provider;
 pub use resource::ResourceSpec;
-pub use selection::{FEATURE_GATES, GATED_SECTIONS, Lane, Selection};
+pub use selection::{Lane, Selection};
 pub use value::{Attrs, Reference, Value};
 
 /// Ownership tag: marks a resource as made by this engine.

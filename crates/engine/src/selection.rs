@@ -94,25 +94,36 @@ impl Selection {
         })
     }
 
-    /// The gated sections this selection leaves out of a spec holding `present` sections, with
-    /// the one `[skip]` line for each.
-    pub fn gated_out(&self, present: &dyn Fn(&str) -> bool) -> Vec<(&'static str, String)> {
+    /// One line for each gated section a spec holds (`present`): a `[skip]` line when its gate
+    /// is off; when it is on but no provider of the lane owns the section (`owned`), a line
+    /// saying it makes nothing yet.
+    pub fn gated_notes(
+        &self,
+        present: &dyn Fn(&str) -> bool,
+        owned: &dyn Fn(&str) -> bool,
+    ) -> Vec<String> {
         GATED_SECTIONS
             .iter()
-            .filter(|(section, gate)| present(section) && !self.has_feature(gate))
-            .map(|&(section, gate)| {
-                let var = FEATURE_GATES
-                    .iter()
-                    .find(|(name, _)| *name == gate)
-                    .map(|(_, var)| *var)
-                    .unwrap_or_default();
-                (
-                    section,
-                    format!(
+            .filter(|(section, _)| present(section))
+            .filter_map(|&(section, gate)| {
+                if !self.has_feature(gate) {
+                    let var = FEATURE_GATES
+                        .iter()
+                        .find(|(name, _)| *name == gate)
+                        .map(|(_, var)| *var)
+                        .unwrap_or_default();
+                    Some(format!(
                         "[skip] [{section}]: feature gate `{gate}` is off \
                          (--feature {gate} or {var}=true)"
-                    ),
-                )
+                    ))
+                } else if !owned(section) {
+                    Some(format!(
+                        "[{section}]: feature gate `{gate}` is on; no provider makes resources \
+                         for this section yet"
+                    ))
+                } else {
+                    None
+                }
             })
             .collect()
     }
@@ -178,19 +189,20 @@ mod tests {
         );
         assert!(Selection::decide(None, &["nope".into()], &no_env).is_err());
         let present = |s: &str| s == "llm_platform";
+        let (owned, unowned) = (|_: &str| true, |_: &str| false);
         let off = Selection::decide(None, &[], &no_env).unwrap();
-        let skipped = off.gated_out(&present);
+        let skipped = off.gated_notes(&present, &owned);
         assert_eq!(skipped.len(), 1);
-        assert_eq!(skipped[0].0, "llm_platform");
         assert!(
-            skipped[0].1.starts_with("[skip] [llm_platform]")
-                && skipped[0].1.contains("ENGINE_LLM_PLATFORM_ENABLED=true"),
+            skipped[0].starts_with("[skip] [llm_platform]")
+                && skipped[0].contains("ENGINE_LLM_PLATFORM_ENABLED=true"),
             "{}",
-            skipped[0].1
+            skipped[0]
         );
         let on = Selection::decide(None, &["llm-platform".into()], &no_env).unwrap();
-        assert!(on.gated_out(&present).is_empty());
-        assert!(off.gated_out(&|_| false).is_empty());
+        assert!(on.gated_notes(&present, &owned).is_empty());
+        assert!(on.gated_notes(&present, &unowned)[0].contains("no provider makes resources"));
+        assert!(off.gated_notes(&|_| false, &owned).is_empty());
         assert!(Selection::decide(Some("azure"), &[], &no_env).is_err());
     }
 }

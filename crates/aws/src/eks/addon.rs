@@ -6,7 +6,7 @@
 use super::cluster::{UpdateOf, retag, tag_map, wait_update};
 use super::wait::{Poll, timeout_of, wait_for};
 use crate::error::{api_error, has_code};
-use crate::network::lookup::{live, ours_by_name, str_attr};
+use crate::network::lookup::{live, read_by_key, str_attr};
 use crate::provider::Shared;
 use async_trait::async_trait;
 use aws_sdk_eks::types::ResolveConflicts;
@@ -129,12 +129,9 @@ impl Kind for EksAddon {
         _ctx: &Context,
         requests: &[ReadRequest],
     ) -> Result<Vec<Option<Live>>, KindError> {
-        futures::future::try_join_all(requests.iter().map(|r| async move {
-            Ok(match super::cluster_and_name(r) {
-                Some((c, n)) => ours_by_name(r, self.read_one(&c, &n).await?),
-                None => None,
-            })
-        }))
+        read_by_key(requests, super::cluster_and_name, |(c, n)| async move {
+            self.read_one(&c, &n).await
+        })
         .await
     }
 

@@ -6,7 +6,7 @@
 //! `PutTargets`/`RemoveTargets`, tags with `TagResource`/`UntagResource`. The name is fixed.
 
 use crate::error::{api_error, has_code};
-use crate::network::lookup::{live, ours_by_name, str_attr, wanted_name};
+use crate::network::lookup::{live, read_by_name, str_attr};
 use crate::provider::Shared;
 use crate::settle::{read_back, settle};
 use async_trait::async_trait;
@@ -189,13 +189,7 @@ impl Kind for EventRule {
         _ctx: &Context,
         requests: &[ReadRequest],
     ) -> Result<Vec<Option<Live>>, KindError> {
-        futures::future::try_join_all(requests.iter().map(|r| async move {
-            Ok(match wanted_name(r, "name") {
-                Some(name) => ours_by_name(r, self.read_one(&name).await?),
-                None => None,
-            })
-        }))
-        .await
+        read_by_name(requests, "name", |n| async move { self.read_one(&n).await }).await
     }
 
     #[tracing::instrument(skip_all, fields(%address))]

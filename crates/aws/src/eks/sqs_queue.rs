@@ -4,7 +4,7 @@
 //! `SetQueueAttributes`, tags with `TagQueue`/`UntagQueue`.
 
 use crate::error::{api_error, has_code};
-use crate::network::lookup::{bool_attr, int_attr, live, ours_by_name, str_attr, wanted_name};
+use crate::network::lookup::{bool_attr, int_attr, live, read_by_name, str_attr};
 use crate::provider::Shared;
 use crate::settle::read_back;
 use async_trait::async_trait;
@@ -121,15 +121,11 @@ impl Kind for SqsQueue {
         _ctx: &Context,
         requests: &[ReadRequest],
     ) -> Result<Vec<Option<Live>>, KindError> {
-        let mut out = Vec::new();
-        for r in requests {
-            let name = wanted_name(r, "name").map(|n| name_of_url(&n).to_string());
-            out.push(match name {
-                Some(name) => ours_by_name(r, self.read_one(&name).await?),
-                None => None,
-            });
-        }
-        Ok(out)
+        // The recorded id is the queue's URL, which ends with its name.
+        read_by_name(requests, "name", |n| async move {
+            self.read_one(name_of_url(&n)).await
+        })
+        .await
     }
 
     #[tracing::instrument(skip_all, fields(%address))]

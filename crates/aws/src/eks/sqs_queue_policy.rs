@@ -5,7 +5,7 @@
 
 use super::sqs_queue::no_such_queue;
 use crate::error::api_error;
-use crate::network::lookup::{live, ours_by_value, str_attr, wanted_name};
+use crate::network::lookup::{live, ours_by_value, read_each, str_attr, wanted_name};
 use crate::provider::Shared;
 use async_trait::async_trait;
 use aws_sdk_sqs::types::QueueAttributeName;
@@ -91,14 +91,17 @@ impl Kind for SqsQueuePolicy {
         _ctx: &Context,
         requests: &[ReadRequest],
     ) -> Result<Vec<Option<Live>>, KindError> {
-        let mut out = Vec::new();
-        for r in requests {
-            out.push(match wanted_name(r, "queue_url") {
-                Some(url) => ours_by_value(r, self.read_one(&url).await?, "policy"),
-                None => None,
-            });
-        }
-        Ok(out)
+        let found = read_each(
+            requests,
+            |r| wanted_name(r, "queue_url"),
+            |url| async move { self.read_one(&url).await },
+        )
+        .await?;
+        Ok(requests
+            .iter()
+            .zip(found)
+            .map(|(r, l)| ours_by_value(r, l, "policy"))
+            .collect())
     }
 
     #[tracing::instrument(skip_all, fields(%address))]

@@ -45,7 +45,7 @@ pub(crate) fn wanted_name(request: &ReadRequest, field: &str) -> Option<String> 
     desired_str(request, field).or_else(|| request.id.clone())
 }
 
-/// Reads the requests one at a time, each by the key `key_of` gives it (none: absent).
+/// Reads the requests concurrently, each by the key `key_of` gives it (none: absent).
 pub(crate) async fn read_each<K, F, Fut>(
     requests: &[ReadRequest],
     key_of: impl Fn(&ReadRequest) -> Option<K>,
@@ -55,18 +55,38 @@ where
     F: Fn(K) -> Fut,
     Fut: std::future::Future<Output = Result<Option<Live>, engine::KindError>>,
 {
-    let mut out = Vec::new();
-    for r in requests {
-        out.push(match key_of(r) {
-            Some(key) => read(key).await?,
-            None => None,
-        });
-    }
-    Ok(out)
+    futures::future::try_join_all(requests.iter().map(|r| {
+        let found = key_of(r).map(&read);
+        async move {
+            match found {
+                Some(f) => f.await,
+                None => Ok(None),
+            }
+        }
+    }))
+    .await
 }
 
-/// Reads resources named by the spec one at a time, by the name in `field` (else the recorded
-/// id); what is found counts only as [`ours_by_name`] says.
+/// Reads resources the spec names, each by the key `key_of` gives it; what is found counts
+/// only as [`ours_by_name`] says.
+pub(crate) async fn read_by_key<K, F, Fut>(
+    requests: &[ReadRequest],
+    key_of: impl Fn(&ReadRequest) -> Option<K>,
+    read: F,
+) -> Result<Vec<Option<Live>>, engine::KindError>
+where
+    F: Fn(K) -> Fut,
+    Fut: std::future::Future<Output = Result<Option<Live>, engine::KindError>>,
+{
+    let found = read_each(requests, key_of, read).await?;
+    Ok(requests
+        .iter()
+        .zip(found)
+        .map(|(r, l)| ours_by_name(r, l))
+        .collect())
+}
+
+/// [`read_by_key`] by the name in `field` (else the recorded id).
 pub(crate) async fn read_by_name<F, Fut>(
     requests: &[ReadRequest],
     field: &str,
@@ -76,12 +96,7 @@ where
     F: Fn(String) -> Fut,
     Fut: std::future::Future<Output = Result<Option<Live>, engine::KindError>>,
 {
-    let found = read_each(requests, |r| wanted_name(r, field), read).await?;
-    Ok(requests
-        .iter()
-        .zip(found)
-        .map(|(r, l)| ours_by_name(r, l))
-        .collect())
+    read_by_key(requests, |r| wanted_name(r, field), read).await
 }
 
 /// For each request, the found resource with its recorded id, else the one with the name the

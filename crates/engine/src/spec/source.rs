@@ -465,7 +465,7 @@ cidrs = ["10.0.0.0/20", "10.0.16.0/20"]
             (err.errors[0].line, err.errors[0].field.as_str()),
             (3, "network.azs")
         );
-        // An unknown key in the spec itself still points into the spec.
+        // An unknown key the overlay adds points into the overlay.
         let s = with_overlay("[network.subnets.private]\nextra = 1\n").unwrap();
         let err = s.section::<Net>("network").unwrap_err();
         assert_eq!(err.errors[0].file, "local.toml", "{err:?}");
