@@ -33,7 +33,7 @@ fn stage_engine(
     spec: &str,
     dir: &Path,
 ) -> (Engine, Arc<AwsProvider>) {
-    let provider = Arc::new(AwsProvider::new(moto_config));
+    let provider = Arc::new(AwsProvider::new(&moto_config, "eu-west-3", Some("eu-west-1")));
     let engine = Engine::builder()
         .spec_str("specs/aws.toml", "aws", spec)
         .provider(provider.clone())
@@ -590,7 +590,7 @@ async fn eks_stage_from_empty_to_destroy() {
             "[eks.addons.kube-proxy]\nversion = \"v1.37.0-eksbuild.1\"\n",
         );
     let events = Arc::new(Recorder::default());
-    let up_provider = Arc::new(AwsProvider::new(moto.sdk_config().await));
+    let up_provider = Arc::new(AwsProvider::new(&moto.sdk_config().await, "eu-west-3", Some("eu-west-1")));
     let up_engine = Engine::builder()
         .spec_str("specs/aws.toml", "aws", &upgraded)
         .provider(up_provider.clone())

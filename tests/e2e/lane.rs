@@ -193,9 +193,9 @@ pub struct Run {
 pub async fn engine(p: &Peers, run: Run) -> Engine {
     let endpoint = run.aws_endpoint.unwrap_or_else(|| p.moto.endpoint());
     let sdk = moto::sdk_config_at(&endpoint).await;
-    let aws = Arc::new(AwsProvider::new(sdk));
+    let aws = Arc::new(AwsProvider::new(&sdk, "eu-west-3", Some("eu-west-1")));
     let secrets = Arc::new(SecretsManager(aws.clone()));
-    let cluster = engine_aws::eks::cluster_address();
+    let cluster = engine_aws::stages::eks::cluster_address();
     // The cluster's endpoint and CA come from EKS as in production; its issuer is the local
     // API server's, which OpenBao can reach for discovery.
     let outputs = ClusterOutputs {
@@ -205,7 +205,7 @@ pub async fn engine(p: &Peers, run: Run) -> Engine {
         host: Value::reference(&cluster, "endpoint_host"),
         oidc_issuer: Value::from(p.cluster.issuer().as_str()),
         oidc_ca_pem: Some(Value::from(p.cluster.ca_pem().as_str())),
-        installed_by: engine_aws::eks::daemonset_installers(),
+        installed_by: engine_aws::stages::eks::daemonset_installers(),
     };
     let kube_secrets = secrets.clone();
     let bootstrap = BootstrapProvider::builder("aws")
@@ -219,7 +219,7 @@ pub async fn engine(p: &Peers, run: Run) -> Engine {
             })),
             sink: secrets.clone(),
             source: secrets.clone(),
-            after: engine_aws::openbao::serving(),
+            after: engine_aws::stages::openbao::serving(),
             ready_timeout: Duration::from_secs(60),
             ..Default::default()
         })

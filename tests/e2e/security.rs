@@ -89,7 +89,7 @@ async fn security_stage_from_empty_with_secrets_in_secrets_manager() {
     )
     .unwrap();
 
-    let aws = Arc::new(AwsProvider::new(sdk.clone()));
+    let aws = Arc::new(AwsProvider::new(&sdk.clone(), "eu-west-3", Some("eu-west-1")));
     let secrets = Arc::new(SecretsManager(aws.clone()));
     let bootstrap = Arc::new(
         BootstrapProvider::builder("aws")

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 /// An engine for `spec_text` against `moto`, with state in `dir`.
 pub async fn engine(moto: &Moto, spec_text: &str, dir: &Path) -> (Engine, Arc<AwsProvider>) {
-    let provider = Arc::new(AwsProvider::new(moto.sdk_config().await));
+    let provider = Arc::new(AwsProvider::new(&moto.sdk_config().await, "eu-west-3", Some("eu-west-1")));
     let engine = Engine::builder()
         .spec_str("specs/aws.toml", "aws", spec_text)
         .provider(provider.clone())

@@ -29,10 +29,7 @@ impl Intercept for CountCalls {
                 "amazonec2" | "ec2" => "ec2".to_string(),
                 other => other.replace(' ', ""),
             };
-            self.0.record(&ApiCall {
-                service,
-                operation: meta.name().to_string(),
-            });
+            self.0.record(&ApiCall { service, operation: meta.name().to_string() });
         }
         Ok(())
     }

@@ -40,21 +40,15 @@ impl AwsClients {
         let count = CountCalls(counter.clone());
         let kms = |config: &SdkConfig| {
             aws_sdk_kms::Client::from_conf(
-                aws_sdk_kms::config::Builder::from(config)
-                    .interceptor(count.clone())
-                    .build(),
+                aws_sdk_kms::config::Builder::from(config).interceptor(count.clone()).build(),
             )
         };
         AwsClients {
             ec2: aws_sdk_ec2::Client::from_conf(
-                aws_sdk_ec2::config::Builder::from(&config)
-                    .interceptor(count.clone())
-                    .build(),
+                aws_sdk_ec2::config::Builder::from(&config).interceptor(count.clone()).build(),
             ),
             route53: aws_sdk_route53::Client::from_conf(
-                aws_sdk_route53::config::Builder::from(&config)
-                    .interceptor(count.clone())
-                    .build(),
+                aws_sdk_route53::config::Builder::from(&config).interceptor(count.clone()).build(),
             ),
             logs: aws_sdk_cloudwatchlogs::Client::from_conf(
                 aws_sdk_cloudwatchlogs::config::Builder::from(&config)
@@ -62,9 +56,7 @@ impl AwsClients {
                     .build(),
             ),
             iam: aws_sdk_iam::Client::from_conf(
-                aws_sdk_iam::config::Builder::from(&config)
-                    .interceptor(count.clone())
-                    .build(),
+                aws_sdk_iam::config::Builder::from(&config).interceptor(count.clone()).build(),
             ),
             kms: kms(&config),
             kms_secondary: secondary_region.map(|r| kms(&in_region(r))),
@@ -90,19 +82,13 @@ impl AwsClients {
                     .build(),
             ),
             eks: aws_sdk_eks::Client::from_conf(
-                aws_sdk_eks::config::Builder::from(&config)
-                    .interceptor(count.clone())
-                    .build(),
+                aws_sdk_eks::config::Builder::from(&config).interceptor(count.clone()).build(),
             ),
             sqs: aws_sdk_sqs::Client::from_conf(
-                aws_sdk_sqs::config::Builder::from(&config)
-                    .interceptor(count.clone())
-                    .build(),
+                aws_sdk_sqs::config::Builder::from(&config).interceptor(count.clone()).build(),
             ),
             events: aws_sdk_eventbridge::Client::from_conf(
-                aws_sdk_eventbridge::config::Builder::from(&config)
-                    .interceptor(count)
-                    .build(),
+                aws_sdk_eventbridge::config::Builder::from(&config).interceptor(count).build(),
             ),
             region: region.to_string(),
             secondary_region: secondary_region.map(str::to_string),

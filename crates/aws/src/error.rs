@@ -1,4 +1,11 @@
-//! Turning SDK errors into the engine's `KindError`, deciding what is worth retrying.
+//! Turning SDK errors into the engine's `KindError`, deciding what is worth retrying, and the
+//! two answers every kind gives the same way: "not found" on a read is absence, "not found" on
+//! a delete is done.
+//!
+//! Retries: the SDK retries throttling and transient failures of one call itself (adaptive
+//! mode, see `provider.rs`); what is marked retryable here are the codes of eventual
+//! consistency (an id not visible yet, a role not propagated) and of dependencies still
+//! draining, which the executor retries as a step (`engine::retry`).
 
 use aws_sdk_ec2::error::ProvideErrorMetadata;
 use aws_smithy_runtime_api::client::orchestrator::HttpResponse;
@@ -6,13 +13,10 @@ use aws_smithy_runtime_api::client::result::SdkError;
 use aws_smithy_types::error::display::DisplayErrorContext;
 use engine::KindError;
 
-/// Error codes that pass if tried again: eventual consistency after a create, throttling,
-/// dependencies still draining on delete.
+/// Error codes that pass if tried again: eventual consistency after a create, dependencies
+/// still draining on delete. (Throttling is the SDK's to retry.)
 const RETRYABLE: &[&str] = &[
     "DependencyViolation",
-    "RequestLimitExceeded",
-    "Throttling",
-    "ThrottlingException",
     "IncorrectState",
     "InvalidVpcID.NotFound",
     "InvalidSubnetID.NotFound",
@@ -24,7 +28,6 @@ const RETRYABLE: &[&str] = &[
     "InvalidGatewayID.NotFound",
     "InvalidVpcEndpointId.NotFound",
     "MalformedPolicyDocument",
-    "PriorRequestNotComplete",
     "ConcurrentModification",
     "OperationAbortedException",
 ];
@@ -48,11 +51,50 @@ where
     };
     let retryable = code.as_deref().is_some_and(|c| RETRYABLE.contains(&c))
         || matches!(err, SdkError::TimeoutError(_));
-    KindError {
-        message,
-        code,
-        retryable,
+    let mut error = if retryable { KindError::retryable(message) } else { KindError::new(message) };
+    error.code = code;
+    error.with_source(err)
+}
+
+/// What every SDK call's result turns into.
+pub(crate) trait SdkResult<T> {
+    /// The result, an error becoming a [`KindError`] that names `operation`.
+    fn api(self, operation: &str) -> Result<T, KindError>;
+
+    /// `None` when the cloud answers with one of `absent` (the resource does not exist).
+    fn or_absent(self, operation: &str, absent: &[&str]) -> Result<Option<T>, KindError>;
+
+    /// Done when the cloud answers with one of `gone` (deleting what is already gone).
+    fn or_gone(self, operation: &str, gone: &[&str]) -> Result<(), KindError>;
+}
+
+impl<T, E> SdkResult<T> for Result<T, SdkError<E, HttpResponse>>
+where
+    E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
+{
+    fn api(self, operation: &str) -> Result<T, KindError> {
+        self.map_err(|e| api_error(operation, e))
     }
+
+    fn or_absent(self, operation: &str, absent: &[&str]) -> Result<Option<T>, KindError> {
+        match self {
+            Ok(v) => Ok(Some(v)),
+            Err(e) if absent.iter().any(|code| has_code(&e, code)) => Ok(None),
+            Err(e) => Err(api_error(operation, e)),
+        }
+    }
+
+    fn or_gone(self, operation: &str, gone: &[&str]) -> Result<(), KindError> {
+        self.or_absent(operation, gone).map(|_| ())
+    }
+}
+
+/// A value the cloud must return (an id, an ARN): its absence is an error, never an empty
+/// string.
+pub(crate) fn required<'a>(value: Option<&'a str>, what: &str) -> Result<&'a str, KindError> {
+    value
+        .filter(|v| !v.is_empty())
+        .ok_or_else(|| KindError::new(format!("{what} is missing from the answer")))
 }
 
 /// The readable text of a response body, tags stripped, shortened.
@@ -73,11 +115,7 @@ fn body_excerpt(body: &[u8]) -> String {
     }
     let words: Vec<&str> = out.split_whitespace().collect();
     let joined = words.join(" ");
-    if joined.is_empty() {
-        "(empty body)".into()
-    } else {
-        joined.chars().take(200).collect()
-    }
+    if joined.is_empty() { "(empty body)".into() } else { joined.chars().take(200).collect() }
 }
 
 /// The result of a delete call, where "it does not exist" (any of `gone`) counts as done.
@@ -111,10 +149,7 @@ mod tests {
     #[test]
     fn html_bodies_become_one_readable_line() {
         let body = b"<!doctype html>\n<html lang=en>\n<title>404 Not Found</title>\n<h1>Not Found</h1>\n<p>The requested URL was not found.</p>\n";
-        assert_eq!(
-            body_excerpt(body),
-            "404 Not Found Not Found The requested URL was not found."
-        );
+        assert_eq!(body_excerpt(body), "404 Not Found Not Found The requested URL was not found.");
         assert_eq!(body_excerpt(b""), "(empty body)");
     }
 }

@@ -1,22 +1,34 @@
 //! AWS resource kinds of the engine, on the official `aws-sdk-*` crates.
 //!
 //! [`AwsProvider`] owns the `aws` lane: it validates and expands the spec's AWS sections
-//! (`[network]`, `[openbao.server]` and `[eks]`) into resources, and supplies the kinds that manage them. Every client
-//! honours the usual credential chain and `AWS_ENDPOINT_URL`, so the same code runs against AWS
-//! or a local emulator; every call is counted.
+//! (`[network]`, `[openbao.server]` and `[eks]`, in [`stages`]) into resources, and supplies the
+//! kinds that manage them, one folder per AWS service (`ec2/`, `iam/`, `kms/`, ...), one file
+//! per kind. Every client honours the usual credential chain and `AWS_ENDPOINT_URL`, so the
+//! same code runs against AWS or a local emulator; every call is counted.
 
 mod calls;
 mod clients;
-pub mod eks;
-pub mod eks_token;
 mod error;
-pub mod network;
-pub mod openbao;
+mod lookup;
+mod lookup_json;
 mod provider;
-pub mod secrets_manager;
-mod settle;
-pub mod snapshots;
+pub mod stages;
+mod tagging;
 mod tags;
+
+mod autoscaling;
+mod ec2;
+pub mod eks;
+mod elbv2;
+mod events;
+mod iam;
+mod kms;
+mod logs;
+mod route53;
+pub mod s3;
+pub mod secretsmanager;
+mod settle;
+mod sqs;
 
 pub use clients::AwsClients;
 pub use provider::{AwsProvider, sdk_config_from_env};

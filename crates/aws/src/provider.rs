@@ -1,54 +1,41 @@
 //! The AWS provider: spec sections, expansion, kinds, and the clients they share.
 
 use crate::clients::AwsClients;
-use crate::{eks, network, openbao};
+use crate::stages;
 use aws_config::SdkConfig;
 use aws_config::retry::RetryConfig;
 use engine::spec::{SpecErrors, SpecSource};
 use engine::{ApiCallCounter, ApiCalls, Kind, Provider, ResourceSpec};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
-/// Clients are made when the spec's region is known (at expansion); kinds share them.
-#[derive(Debug, Default)]
-pub(crate) struct Shared {
-    clients: OnceLock<AwsClients>,
-}
-
-impl Shared {
-    pub(crate) fn clients(&self) -> Result<&AwsClients, engine::KindError> {
-        self.clients
-            .get()
-            .ok_or_else(|| engine::KindError::new("AWS clients used before the spec was expanded"))
-    }
-}
-
-/// The `aws` lane.
+/// The `aws` lane: its clients are made for the spec's regions when the provider is built, so
+/// expanding the spec is pure and every kind shares one set of clients.
 pub struct AwsProvider {
-    base: SdkConfig,
     counter: ApiCallCounter,
-    shared: Arc<Shared>,
+    clients: Arc<AwsClients>,
 }
 
 impl AwsProvider {
-    /// A provider using `base` for credentials, endpoint (`AWS_ENDPOINT_URL`) and retries. The
-    /// region comes from the spec's `[globals] region`.
-    pub fn new(base: SdkConfig) -> Self {
-        AwsProvider {
-            base,
-            counter: ApiCallCounter::default(),
-            shared: Arc::new(Shared::default()),
-        }
+    /// A provider using `base` for credentials, endpoint (`AWS_ENDPOINT_URL`) and retries, in
+    /// `region` (and KMS in `secondary_region`, for replicas).
+    pub fn new(base: &SdkConfig, region: &str, secondary_region: Option<&str>) -> Self {
+        let counter = ApiCallCounter::default();
+        let clients = Arc::new(AwsClients::new(base, region, secondary_region, &counter));
+        AwsProvider { counter, clients }
     }
 
-    /// A provider configured from the environment: the usual credential chain and profile,
-    /// `AWS_ENDPOINT_URL`, adaptive retries for throttling.
-    pub async fn from_env() -> Self {
-        Self::new(sdk_config_from_env(None).await)
+    /// A provider in the regions of the spec's `[globals]` (none when they do not read: the
+    /// engine then reports the spec's errors before any call).
+    pub fn for_spec(base: &SdkConfig, spec: &SpecSource) -> Self {
+        let globals = spec.globals().ok();
+        let region = globals.as_ref().map(|g| g.region.as_str()).unwrap_or_default();
+        let secondary = globals.as_ref().and_then(|g| g.secondary_region.as_deref());
+        AwsProvider::new(base, region, secondary)
     }
 
-    /// The clients, once the spec has been expanded (for tests and tools that inspect the cloud).
-    pub fn clients(&self) -> Option<&AwsClients> {
-        self.shared.clients.get()
+    /// The clients (for tests and tools that inspect the cloud).
+    pub fn clients(&self) -> &Arc<AwsClients> {
+        &self.clients
     }
 }
 
@@ -63,23 +50,29 @@ impl Provider for AwsProvider {
 
     fn expand(&self, spec: &SpecSource) -> Result<Vec<ResourceSpec>, SpecErrors> {
         let globals = spec.globals()?;
-        let mut resources = network::expand(spec, &globals)?;
-        resources.extend(openbao::expand(spec, &globals)?);
-        resources.extend(eks::expand(spec, &globals)?);
-        let _ = self.shared.clients.set(AwsClients::new(
-            &self.base,
-            &globals.region,
-            globals.secondary_region.as_deref(),
-            &self.counter,
-        ));
+        let mut resources = stages::network::expand(spec, &globals)?;
+        resources.extend(stages::openbao::expand(spec, &globals)?);
+        resources.extend(stages::eks::expand(spec, &globals)?);
         Ok(resources)
     }
 
     fn kinds(&self) -> Vec<Arc<dyn Kind>> {
-        let mut kinds = network::kinds(&self.shared);
-        kinds.extend(openbao::kinds(&self.shared));
-        kinds.extend(eks::kinds(&self.shared));
-        kinds
+        [
+            crate::ec2::kinds,
+            crate::iam::kinds,
+            crate::kms::kinds,
+            crate::s3::kinds,
+            crate::route53::kinds,
+            crate::logs::kinds,
+            crate::elbv2::kinds,
+            crate::autoscaling::kinds,
+            crate::eks::kinds,
+            crate::sqs::kinds,
+            crate::events::kinds,
+        ]
+        .iter()
+        .flat_map(|kinds| kinds(&self.clients))
+        .collect()
     }
 
     fn api_calls(&self) -> ApiCalls {
@@ -88,7 +81,8 @@ impl Provider for AwsProvider {
 }
 
 /// The SDK configuration from the environment's credential chain, with the engine's retry
-/// settings, in `region` when given.
+/// settings, in `region` when given. The SDK retries throttling and transient failures of each
+/// call (adaptive mode); see `engine::retry` for the layers above it.
 pub async fn sdk_config_from_env(region: Option<&str>) -> aws_config::SdkConfig {
     let mut loader = aws_config::defaults(aws_config::BehaviorVersion::latest())
         .retry_config(RetryConfig::adaptive().with_max_attempts(8));

@@ -44,8 +44,7 @@ where
     settle(|| {
         let fut = read();
         async move {
-            fut.await?
-                .ok_or_else(|| KindError::retryable(format!("{what} is not visible yet")))
+            fut.await?.ok_or_else(|| KindError::retryable(format!("{what} is not visible yet")))
         }
     })
     .await

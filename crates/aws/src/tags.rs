@@ -3,43 +3,10 @@
 
 use crate::error::api_error;
 use aws_sdk_ec2::types::{ResourceType, Tag, TagSpecification};
-use engine::{Address, Attrs, KindError, MANAGED_BY, TAG_ADDRESS, TAG_MANAGED_BY, TAG_SPEC, Value};
+use engine::{Attrs, KindError};
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
 use std::future::Future;
-
-/// AWS's limit on tags per resource.
-pub const MAX_TAGS: usize = 50;
-/// AWS's limits on tag key and value lengths.
-pub const MAX_KEY_LEN: usize = 128;
-pub const MAX_VALUE_LEN: usize = 256;
-/// Tags the engine adds to every resource it owns (the three ownership tags and `Name`).
-pub const ENGINE_TAGS: usize = 4;
-
-/// The ownership tags of `address` in `spec`.
-pub fn ownership(spec: &str, address: &Address) -> BTreeMap<String, String> {
-    BTreeMap::from([
-        (TAG_MANAGED_BY.to_string(), MANAGED_BY.to_string()),
-        (TAG_SPEC.to_string(), spec.to_string()),
-        (TAG_ADDRESS.to_string(), address.to_string()),
-    ])
-}
-
-/// The full desired tag set: common tags, then resource tags, then `Name`, then ownership.
-pub fn desired(
-    spec: &str,
-    address: &Address,
-    name: &str,
-    layers: &[&BTreeMap<String, String>],
-) -> Value {
-    let mut tags = BTreeMap::new();
-    for layer in layers {
-        tags.extend(layer.iter().map(|(k, v)| (k.clone(), v.clone())));
-    }
-    tags.insert("Name".to_string(), name.to_string());
-    tags.extend(ownership(spec, address));
-    Value::string_map(tags.iter())
-}
 
 /// The `tags` attribute of desired attributes as pairs.
 pub fn from_attrs(attrs: &Attrs) -> BTreeMap<String, String> {
@@ -47,9 +14,7 @@ pub fn from_attrs(attrs: &Attrs) -> BTreeMap<String, String> {
         .get("tags")
         .and_then(Json::as_object)
         .map(|m| {
-            m.iter()
-                .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string()))
-                .collect()
+            m.iter().map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string())).collect()
         })
         .unwrap_or_default()
 }
@@ -57,10 +22,7 @@ pub fn from_attrs(attrs: &Attrs) -> BTreeMap<String, String> {
 /// Tags as an attribute value.
 pub fn to_json<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Json {
     Json::Object(
-        pairs
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), Json::String(v.to_string())))
-            .collect(),
+        pairs.into_iter().map(|(k, v)| (k.to_string(), Json::String(v.to_string()))).collect(),
     )
 }
 
@@ -77,9 +39,7 @@ pub fn build<T, E: std::fmt::Display>(
 
 /// The desired tags as IAM tags (roles and instance profiles).
 pub fn iam(attrs: &Attrs) -> Result<Vec<aws_sdk_iam::types::Tag>, KindError> {
-    build(attrs, |k, v| {
-        aws_sdk_iam::types::Tag::builder().key(k).value(v).build()
-    })
+    build(attrs, |k, v| aws_sdk_iam::types::Tag::builder().key(k).value(v).build())
 }
 
 /// What changes between the tags of `current` and `desired` attributes.
@@ -95,15 +55,8 @@ pub fn diff(current: &Attrs, desired: &Attrs) -> TagDiff {
     let have = from_attrs(current);
     let want = from_attrs(desired);
     TagDiff {
-        removed: have
-            .keys()
-            .filter(|k| !want.contains_key(*k))
-            .cloned()
-            .collect(),
-        changed: want
-            .into_iter()
-            .filter(|(k, v)| have.get(k) != Some(v))
-            .collect(),
+        removed: have.keys().filter(|k| !want.contains_key(*k)).cloned().collect(),
+        changed: want.into_iter().filter(|(k, v)| have.get(k) != Some(v)).collect(),
     }
 }
 
@@ -134,10 +87,7 @@ where
 
 /// EC2 tags as an attribute value.
 pub fn ec2_to_json(tags: &[Tag]) -> Json {
-    to_json(
-        tags.iter()
-            .map(|t| (t.key().unwrap_or_default(), t.value().unwrap_or_default())),
-    )
+    to_json(tags.iter().map(|t| (t.key().unwrap_or_default(), t.value().unwrap_or_default())))
 }
 
 /// A TagSpecification for a create call, so the resource is owned from its first moment.
@@ -161,16 +111,10 @@ pub async fn ec2_update(
     desired: &Attrs,
 ) -> Result<(), KindError> {
     let diff = diff(current, desired);
-    let remove: Vec<Tag> = diff
-        .removed
-        .into_iter()
-        .map(|k| Tag::builder().key(k).build())
-        .collect();
-    let add: Vec<Tag> = diff
-        .changed
-        .into_iter()
-        .map(|(k, v)| Tag::builder().key(k).value(v).build())
-        .collect();
+    let remove: Vec<Tag> =
+        diff.removed.into_iter().map(|k| Tag::builder().key(k).build()).collect();
+    let add: Vec<Tag> =
+        diff.changed.into_iter().map(|(k, v)| Tag::builder().key(k).value(v).build()).collect();
     if !remove.is_empty() {
         ec2.delete_tags()
             .resources(id)
@@ -199,9 +143,6 @@ pub async fn ec2_retag(
 ) -> Result<engine::Live, KindError> {
     ec2_update(ec2, &current.id, &current.attributes, desired).await?;
     let mut updated = current.clone();
-    updated.attributes.insert(
-        "tags".into(),
-        desired.get("tags").cloned().unwrap_or_default(),
-    );
+    updated.attributes.insert("tags".into(), desired.get("tags").cloned().unwrap_or_default());
     Ok(updated)
 }

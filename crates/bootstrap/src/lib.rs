@@ -10,7 +10,7 @@ pub mod openbao;
 pub mod pki;
 pub mod platform;
 mod provider;
-mod secret;
 
 pub use provider::{BootstrapProvider, BootstrapProviderBuilder, OpenBaoSetup, SpecConnector};
-pub use secret::{Secret, random_secret};
+pub use engine::Secret;
+pub use openbao::random_secret;

@@ -10,7 +10,7 @@
 //! - [`verify_server_chain`]: path validation with rustls-webpki (signatures, validity, basic
 //!   constraints and path length, EKU, and the name).
 
-use crate::secret::Secret;
+use engine::Secret;
 use rcgen::{
     BasicConstraints, CertificateParams, DistinguishedName, DnType, ExtendedKeyUsagePurpose, IsCa,
     Issuer, KeyPair, KeyUsagePurpose, PKCS_ECDSA_P256_SHA256, PKCS_ECDSA_P384_SHA384, SerialNumber,

@@ -17,7 +17,6 @@ const FAILED: u8 = 1;
 const CHANGES: u8 = 2;
 
 /// Fault injection for crash-recovery tests: abort right after creating this address.
-const FAULT_ENV: &str = "ENGINE_FAULT_ABORT_AFTER_CREATE";
 
 pub async fn run(cli: Cli) -> Result<u8> {
     match cli.command {
@@ -269,9 +268,6 @@ async fn build(
     }
     for e in &common.exclude {
         builder = builder.exclude(e);
-    }
-    if let Ok(address) = std::env::var(FAULT_ENV) {
-        builder = builder.abort_after_create(&address);
     }
     let engine = builder.build()?;
     if let Some(message) = engine.skipped() {

@@ -23,7 +23,7 @@ pub struct Lane {
 pub async fn lane(spec: &SpecSource) -> Lane {
     let region = spec_region(spec);
     let sdk = engine_aws::sdk_config_from_env(Some(&region)).await;
-    let aws = Arc::new(AwsProvider::new(sdk.clone()));
+    let aws = Arc::new(AwsProvider::for_spec(&sdk, spec));
     let secrets = Arc::new(SecretsManager(aws.clone()));
     let store = secrets.clone();
     let snapshots = Arc::new(S3Snapshots {
@@ -32,7 +32,7 @@ pub async fn lane(spec: &SpecSource) -> Lane {
     });
     // The EKS cluster of the spec: its outputs reach the bootstrap and OpenBao's JWT mount in the
     // same run; its API server is reached with a token minted from the credential chain.
-    let cluster = engine_aws::eks::cluster_address();
+    let cluster = engine_aws::stages::eks::cluster_address();
     let outputs = ClusterOutputs {
         section: "eks",
         endpoint: engine::Value::reference(&cluster, "endpoint"),
@@ -40,7 +40,7 @@ pub async fn lane(spec: &SpecSource) -> Lane {
         host: engine::Value::reference(&cluster, "endpoint_host"),
         oidc_issuer: engine::Value::reference(&cluster, "oidc_issuer"),
         oidc_ca_pem: None,
-        installed_by: engine_aws::eks::daemonset_installers(),
+        installed_by: engine_aws::stages::eks::daemonset_installers(),
     };
     let tokens = EksTokenSource { sdk, region };
     let bootstrap = BootstrapProvider::builder("aws")
@@ -50,7 +50,7 @@ pub async fn lane(spec: &SpecSource) -> Lane {
             source: secrets.clone(),
             snapshots,
             // OpenBao is configured once its servers and their DNS name exist.
-            after: engine_aws::openbao::serving(),
+            after: engine_aws::stages::openbao::serving(),
             ..Default::default()
         })
         .kube(move |connector| {
@@ -81,11 +81,8 @@ pub struct SecretsManager(pub Arc<AwsProvider>);
 #[async_trait::async_trait]
 impl SecretSource for SecretsManager {
     async fn get(&self, name: &str) -> Result<Option<Secret>, HookError> {
-        let clients = self
-            .0
-            .clients()
-            .ok_or_else(|| HookError("AWS clients are not ready".into()))?;
-        engine_aws::secrets_manager::get_secret_string(clients, name)
+        let clients = self.0.clients();
+        engine_aws::secretsmanager::get_secret_string(clients, name)
             .await
             .map(|v| v.map(|v| Secret::new(v.expose())))
             .map_err(|e| HookError(e.message))
@@ -95,12 +92,9 @@ impl SecretSource for SecretsManager {
 #[async_trait::async_trait]
 impl SecretSink for SecretsManager {
     async fn put(&self, name: &str, value: &Secret) -> Result<(), HookError> {
-        let clients = self
-            .0
-            .clients()
-            .ok_or_else(|| HookError("AWS clients are not ready".into()))?;
-        let value = engine_aws::secrets_manager::SecretValue::new(value.expose());
-        engine_aws::secrets_manager::put_secret_string(clients, name, &value)
+        let clients = self.0.clients();
+        let value = engine_aws::secretsmanager::SecretValue::new(value.expose());
+        engine_aws::secretsmanager::put_secret_string(clients, name, &value)
             .await
             .map(|_| ())
             .map_err(|e| HookError(e.message))
@@ -111,11 +105,11 @@ impl SecretSink for SecretsManager {
 fn snapshot_location(source: &SpecSource) -> Option<(String, String)> {
     let globals = source.globals().ok()?;
     let section = source
-        .section::<engine_aws::openbao::spec::OpenBaoSection>("openbao")
+        .section::<engine_aws::stages::openbao::spec::OpenBaoSection>("openbao")
         .ok()??;
     let server = section.server?;
     Some((
-        engine_aws::openbao::spec::bucket_name(&globals, &server),
+        engine_aws::stages::openbao::spec::bucket_name(&globals, &server),
         server.snapshots.prefix.clone(),
     ))
 }
@@ -133,11 +127,8 @@ impl SnapshotSource for S3Snapshots {
         let Some((bucket, prefix)) = &self.location else {
             return Ok(None);
         };
-        let clients = self
-            .aws
-            .clients()
-            .ok_or_else(|| HookError("AWS clients are not ready".into()))?;
-        let found = engine_aws::snapshots::download_newest(clients, bucket, prefix)
+        let clients = self.aws.clients();
+        let found = engine_aws::s3::snapshots::download_newest(clients, bucket, prefix)
             .await
             .map_err(|e| HookError(e.message))?;
         Ok(found.map(|(snapshot, data)| Snapshot {
@@ -165,7 +156,7 @@ impl TokenSource for EksTokenSource {
             .sdk
             .credentials_provider()
             .ok_or_else(|| ConnectError("no AWS credentials to sign an EKS token".into()))?;
-        engine_aws::eks_token::EksTokens::new(credentials, &self.region)
+        engine_aws::eks::token::EksTokens::new(credentials, &self.region)
             .token(cluster)
             .await
             .map(Secret::new)

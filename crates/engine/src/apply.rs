@@ -8,7 +8,7 @@ use crate::diff::{attribute_of, resolve};
 use crate::graph::ResourceGraph;
 use crate::{
     Action, Address, ApiCalls, Attrs, Context, Event, Kind, KindError, Live, Observer, Plan,
-    ResourceChange,
+    ResourceChange, RetryPolicy,
 };
 use engine_state::{Journal, ResourceState};
 use serde::Serialize;
@@ -17,6 +17,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
+use tracing::Instrument;
 
 /// How one step ended.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -36,6 +37,9 @@ pub struct StepResult {
     pub action: Action,
     #[serde(flatten)]
     pub outcome: StepOutcome,
+    /// The cloud's error code of a failed step, when it gave one (e.g. `DependencyViolation`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
     pub id: Option<String>,
     #[serde(serialize_with = "secs")]
     pub elapsed: Duration,
@@ -62,28 +66,20 @@ impl ApplyReport {
 
     /// Steps that failed.
     pub fn failures(&self) -> impl Iterator<Item = &StepResult> {
-        self.steps
-            .iter()
-            .filter(|s| matches!(s.outcome, StepOutcome::Failed(_)))
+        self.steps.iter().filter(|s| matches!(s.outcome, StepOutcome::Failed(_)))
     }
 
     /// Number of successful steps of `action`.
     pub fn count(&self, action: Action) -> usize {
-        self.steps
-            .iter()
-            .filter(|s| s.action == action && s.outcome == StepOutcome::Done)
-            .count()
+        self.steps.iter().filter(|s| s.action == action && s.outcome == StepOutcome::Done).count()
     }
 }
 
 /// Execution settings.
 pub(crate) struct ExecSettings {
     pub parallelism: usize,
-    pub max_attempts: u32,
-    pub first_backoff: Duration,
-    /// Fault injection for crash-recovery tests: abort the process right after creating this
-    /// resource, before its state is written.
-    pub abort_after_create: Option<Address>,
+    /// How steps of kinds without a policy of their own are retried.
+    pub retry: RetryPolicy,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -144,6 +140,7 @@ pub(crate) async fn execute(
     let semaphore = Arc::new(Semaphore::new(parallelism));
     let mut results: Vec<Option<StepResult>> = (0..steps.len()).map(|_| None).collect();
     let mut running = JoinSet::new();
+    let mut tasks: HashMap<tokio::task::Id, usize> = HashMap::new();
     let mut ready: Vec<usize> = (0..steps.len()).filter(|s| pending[*s] == 0).collect();
     let steps = Arc::new(steps);
 
@@ -153,19 +150,38 @@ pub(crate) async fn execute(
             let changes = changes.clone();
             let steps = steps.clone();
             let semaphore = semaphore.clone();
-            running.spawn(async move {
+            let task = running.spawn(async move {
                 let _permit = semaphore.acquire_owned().await;
                 let s = &steps[step];
-                let result = run_step(&shared, &changes[s.change], s.kind).await;
-                (step, result)
+                run_step(&shared, &changes[s.change], s.kind).await
             });
+            tasks.insert(task.id(), step);
         }
-        let Some(joined) = running.join_next().await else {
+        let Some(joined) = running.join_next_with_id().await else {
             break;
         };
         let (step, result) = match joined {
-            Ok(r) => r,
-            Err(e) => panic!("a step task panicked: {e}"),
+            Ok((id, result)) => (tasks[&id], result),
+            // A kind that panics fails its step; the run goes on.
+            Err(e) => {
+                let step = tasks[&e.id()];
+                let change = &changes[steps[step].change];
+                let message = format!("{} panicked: {}", change.address, panic_text(e));
+                tracing::error!(address = %change.address, error = %message, "failed");
+                shared.observer.event(Event::StepFailed {
+                    address: change.address.clone(),
+                    error: message.clone(),
+                });
+                let result = StepResult {
+                    address: change.address.clone(),
+                    action: step_action(steps[step].kind),
+                    outcome: StepOutcome::Failed(message),
+                    code: None,
+                    id: change.id.clone(),
+                    elapsed: Duration::ZERO,
+                };
+                (step, result)
+            }
         };
         let ok = result.outcome == StepOutcome::Done;
         let address = result.address.clone();
@@ -182,6 +198,18 @@ pub(crate) async fn execute(
         }
     }
     results.into_iter().flatten().collect()
+}
+
+/// What a panicking step said, for its failure message.
+fn panic_text(e: tokio::task::JoinError) -> String {
+    match e.try_into_panic() {
+        Ok(payload) => payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic without a message".into()),
+        Err(e) => e.to_string(),
+    }
 }
 
 fn skip_downstream(
@@ -202,6 +230,7 @@ fn skip_downstream(
             address: change.address.clone(),
             action: step_action(steps[s].kind),
             outcome: StepOutcome::Skipped(format!("{cause} failed")),
+            code: None,
             id: change.id.clone(),
             elapsed: Duration::ZERO,
         });
@@ -278,13 +307,18 @@ fn build_steps(plan: &Plan) -> (Vec<Step>, Vec<Vec<usize>>) {
 
 async fn run_step(shared: &Shared, change: &ResourceChange, kind: StepKind) -> StepResult {
     let action = step_action(kind);
-    let started = Instant::now();
     let span = tracing::info_span!("step", address = %change.address, kind = %change.kind, action = ?action);
-    let _entered = span.enter();
-    shared.observer.event(Event::StepStarted {
-        address: change.address.clone(),
-        action,
-    });
+    run_step_traced(shared, change, kind, action).instrument(span).await
+}
+
+async fn run_step_traced(
+    shared: &Shared,
+    change: &ResourceChange,
+    kind: StepKind,
+    action: Action,
+) -> StepResult {
+    let started = Instant::now();
+    shared.observer.event(Event::StepStarted { address: change.address.clone(), action });
     let outcome = run_step_inner(shared, change, kind).await;
     let elapsed = started.elapsed();
     match outcome {
@@ -300,20 +334,22 @@ async fn run_step(shared: &Shared, change: &ResourceChange, kind: StepKind) -> S
                 address: change.address.clone(),
                 action,
                 outcome: StepOutcome::Done,
+                code: None,
                 id,
                 elapsed,
             }
         }
-        Err(message) => {
-            tracing::error!(error = %message, "failed");
+        Err(error) => {
+            tracing::error!(error = %error.message, code = error.code.as_deref().unwrap_or(""), "failed");
             shared.observer.event(Event::StepFailed {
                 address: change.address.clone(),
-                error: message.clone(),
+                error: error.message.clone(),
             });
             StepResult {
                 address: change.address.clone(),
                 action,
-                outcome: StepOutcome::Failed(message),
+                outcome: StepOutcome::Failed(error.message),
+                code: error.code,
                 id: change.id.clone(),
                 elapsed,
             }
@@ -325,69 +361,51 @@ async fn run_step_inner(
     shared: &Shared,
     change: &ResourceChange,
     kind: StepKind,
-) -> Result<Option<String>, String> {
+) -> Result<Option<String>, KindError> {
     let kind_impl = shared
         .kinds
         .get(&change.kind)
         .cloned()
-        .ok_or_else(|| format!("no provider handles kind `{}`", change.kind))?;
+        .ok_or_else(|| KindError::new(format!("no provider handles kind `{}`", change.kind)))?;
     let ctx = shared.ctx.for_resource(&change.address);
-    let current = shared
-        .outputs
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .get(&change.address)
-        .cloned();
+    let current =
+        shared.outputs.lock().unwrap_or_else(|p| p.into_inner()).get(&change.address).cloned();
     match kind {
         StepKind::Adopt => {
-            let live = current.ok_or_else(|| format!("{} is no longer found", change.address))?;
-            record(shared, change, &live)?;
+            let live = current
+                .ok_or_else(|| KindError::new(format!("{} is no longer found", change.address)))?;
+            record(shared, change, kind_impl.as_ref(), &live)?;
             Ok(Some(live.id))
         }
         StepKind::Delete => {
             if let Some(current) = current {
-                retry(shared, change, || {
+                retry(shared, change, kind_impl.as_ref(), || {
                     kind_impl.delete(&ctx, &change.address, &current)
                 })
                 .await?;
             }
-            shared
-                .outputs
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .remove(&change.address);
-            shared
-                .journal
-                .record(change.address.as_str(), None)
-                .map_err(|e| e.to_string())?;
+            shared.outputs.lock().unwrap_or_else(|p| p.into_inner()).remove(&change.address);
+            shared.journal.record(change.address.as_str(), None).map_err(journal_error)?;
             Ok(None)
         }
         StepKind::Create | StepKind::Update => {
             let desired = resolve_now(shared, change)?;
             let live = match (kind, &current) {
                 (StepKind::Update, Some(current)) => {
-                    retry(shared, change, || {
+                    retry(shared, change, kind_impl.as_ref(), || {
                         kind_impl.update(&ctx, &change.address, current, &desired)
                     })
                     .await?
                 }
                 _ => {
-                    let live = retry(shared, change, || {
+                    retry(shared, change, kind_impl.as_ref(), || {
                         kind_impl.create(&ctx, &change.address, &desired)
                     })
-                    .await?;
-                    if shared.settings.abort_after_create.as_ref() == Some(&change.address) {
-                        eprintln!(
-                            "fault injection: aborting after creating {}",
-                            change.address
-                        );
-                        std::process::abort();
-                    }
-                    live
+                    .await?
                 }
             };
             let id = live.id.clone();
-            record(shared, change, &live)?;
+            record(shared, change, kind_impl.as_ref(), &live)?;
             shared
                 .outputs
                 .lock()
@@ -398,8 +416,19 @@ async fn run_step_inner(
     }
 }
 
-/// Journals the resource as it now is.
-fn record(shared: &Shared, change: &ResourceChange, live: &Live) -> Result<(), String> {
+/// Journals the resource as it now is, sensitive fields as their digest.
+fn record(
+    shared: &Shared,
+    change: &ResourceChange,
+    kind: &dyn Kind,
+    live: &Live,
+) -> Result<(), KindError> {
+    let mut attributes = live.attributes.clone();
+    for f in kind.fields().iter().filter(|f| f.sensitive) {
+        if let Some(v) = attributes.get_mut(f.name) {
+            *v = f.shown(v);
+        }
+    }
     shared
         .journal
         .record(
@@ -407,67 +436,61 @@ fn record(shared: &Shared, change: &ResourceChange, live: &Live) -> Result<(), S
             Some(ResourceState {
                 kind: change.kind.clone(),
                 id: live.id.clone(),
-                attributes: live.attributes.clone(),
+                attributes,
                 dependencies: change.dependencies.iter().map(|d| d.to_string()).collect(),
                 protected: change.protected,
             }),
         )
-        .map_err(|e| e.to_string())
+        .map_err(journal_error)
+}
+
+fn journal_error(e: engine_state::StateError) -> KindError {
+    KindError::new(format!("writing state: {e}")).with_source(e)
 }
 
 /// The desired attributes with every reference resolved against current outputs.
-fn resolve_now(shared: &Shared, change: &ResourceChange) -> Result<Attrs, String> {
+fn resolve_now(shared: &Shared, change: &ResourceChange) -> Result<Attrs, KindError> {
     let spec = shared
         .graph
         .get(&change.address)
-        .ok_or_else(|| format!("{} is not in the spec", change.address))?;
+        .ok_or_else(|| KindError::new(format!("{} is not in the spec", change.address)))?;
     let outputs = shared.outputs.lock().unwrap_or_else(|p| p.into_inner());
     let missing = std::cell::RefCell::new(Vec::new());
     let resolved = resolve(spec, &|r| {
-        let v = outputs
-            .get(&r.address)
-            .and_then(|l| attribute_of(l, &r.attribute));
+        let v = outputs.get(&r.address).and_then(|l| attribute_of(l, &r.attribute));
         if v.is_none() {
-            missing
-                .borrow_mut()
-                .push(format!("{}.{}", r.address, r.attribute));
+            missing.borrow_mut().push(format!("{}.{}", r.address, r.attribute));
         }
         v
     });
     let missing = missing.into_inner();
     drop(outputs);
     if !missing.is_empty() {
-        return Err(format!("unresolved references: {}", missing.join(", ")));
+        return Err(KindError::new(format!("unresolved references: {}", missing.join(", "))));
     }
-    Ok(resolved
-        .into_iter()
-        .filter_map(|(k, v)| v.map(|v| (k, v)))
-        .collect())
+    Ok(resolved.into_iter().filter_map(|(k, v)| v.map(|v| (k, v))).collect())
 }
 
-/// Runs `op`, retrying retryable errors with exponential backoff.
-async fn retry<T, F, Fut>(shared: &Shared, change: &ResourceChange, mut op: F) -> Result<T, String>
+/// Runs `op` under the kind's retry policy (else the engine's), reporting each retry.
+async fn retry<T, F, Fut>(
+    shared: &Shared,
+    change: &ResourceChange,
+    kind: &dyn Kind,
+    op: F,
+) -> Result<T, KindError>
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Result<T, KindError>>,
 {
-    let mut attempt = 1;
-    let mut backoff = shared.settings.first_backoff;
-    loop {
-        match op().await {
-            Ok(v) => return Ok(v),
-            Err(e) if e.retryable && attempt < shared.settings.max_attempts => {
-                tracing::warn!(attempt, error = %e, "retrying");
-                shared.observer.event(Event::Retrying {
-                    address: change.address.clone(),
-                    attempt,
-                    error: e.message.clone(),
-                });
-                tokio::time::sleep(backoff).await;
-                backoff = (backoff * 2).min(Duration::from_secs(20));
-                attempt += 1;
-            }
-            Err(e) => return Err(e.message),
-        }
-    }
+    let policy = kind.retry_policy().unwrap_or(shared.settings.retry);
+    policy
+        .run(op, |attempt, e| {
+            tracing::warn!(attempt, error = %e, "retrying");
+            shared.observer.event(Event::Retrying {
+                address: change.address.clone(),
+                attempt,
+                error: e.message.clone(),
+            });
+        })
+        .await
 }

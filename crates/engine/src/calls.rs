@@ -33,11 +33,7 @@ impl ApiCalls {
 
     /// Number of calls that change something.
     pub fn mutating(&self) -> u64 {
-        self.by_operation
-            .iter()
-            .filter(|(op, _)| !is_read_name(op))
-            .map(|(_, n)| n)
-            .sum()
+        self.by_operation.iter().filter(|(op, _)| !is_read_name(op)).map(|(_, n)| n).sum()
     }
 
     /// The mutating operations and their counts.
@@ -72,11 +68,7 @@ impl ApiCalls {
 
 fn is_read_name(key: &str) -> bool {
     let (service, operation) = key.split_once(':').unwrap_or(("", key));
-    ApiCall {
-        service: service.into(),
-        operation: operation.into(),
-    }
-    .is_read()
+    ApiCall { service: service.into(), operation: operation.into() }.is_read()
 }
 
 /// A shared counter that providers increment on every call they send.
@@ -89,10 +81,7 @@ impl ApiCallCounter {
     /// Records one call.
     pub fn record(&self, call: &ApiCall) {
         let mut calls = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-        *calls
-            .by_operation
-            .entry(format!("{}:{}", call.service, call.operation))
-            .or_default() += 1;
+        *calls.by_operation.entry(format!("{}:{}", call.service, call.operation)).or_default() += 1;
     }
 
     /// The counts so far.
@@ -108,10 +97,7 @@ mod tests {
     #[test]
     fn separates_reads_from_writes() {
         let counter = ApiCallCounter::default();
-        let call = |op: &str| ApiCall {
-            service: "ec2".into(),
-            operation: op.into(),
-        };
+        let call = |op: &str| ApiCall { service: "ec2".into(), operation: op.into() };
         counter.record(&call("DescribeVpcs"));
         let before = counter.snapshot();
         counter.record(&call("CreateVpc"));

@@ -2,7 +2,7 @@
 
 use crate::graph::ResourceGraph;
 use crate::{
-    Action, Address, Attrs, FieldChange, FieldUpdate, Kind, Live, PlannedValue, Reference,
+    Action, Address, Field, FieldChange, FieldUpdate, Kind, Live, PlannedValue, Reference,
     ResourceChange, ResourceSpec,
 };
 use engine_state::StateDocument;
@@ -17,18 +17,6 @@ pub(crate) type Resolved = Vec<(String, Option<Json>)>;
 struct Planned {
     action: Action,
     resolved: HashMap<String, Option<Json>>,
-}
-
-/// Compares `a` and `b` the way the field wants (sorted when order does not matter).
-pub(crate) fn same_value(a: &Json, b: &Json, unordered: bool) -> bool {
-    if unordered && let (Json::Array(x), Json::Array(y)) = (a, b) {
-        let mut x: Vec<String> = x.iter().map(|v| v.to_string()).collect();
-        let mut y: Vec<String> = y.iter().map(|v| v.to_string()).collect();
-        x.sort();
-        y.sort();
-        return x == y;
-    }
-    a == b
 }
 
 /// Value of `reference` from live/state data only (for resources outside the plan).
@@ -60,18 +48,7 @@ pub(crate) fn resolve(
     spec: &ResourceSpec,
     lookup: &dyn Fn(&Reference) -> Option<Json>,
 ) -> Resolved {
-    spec.attributes
-        .iter()
-        .map(|(k, v)| (k.clone(), v.resolve(lookup)))
-        .collect()
-}
-
-/// Only the known part of resolved attributes.
-pub(crate) fn known(resolved: &Resolved) -> Attrs {
-    resolved
-        .iter()
-        .filter_map(|(k, v)| v.clone().map(|v| (k.clone(), v)))
-        .collect()
+    spec.attributes.iter().map(|(k, v)| (k.clone(), v.resolve(lookup))).collect()
 }
 
 /// Plans every selected desired resource, then deletes for state resources the spec dropped.
@@ -106,31 +83,20 @@ pub(crate) fn plan_changes(
         };
         let resolved = resolve(spec, &lookup);
         let kind = &kinds[&spec.kind];
-        let mut change = diff_one(
-            spec,
-            kind.as_ref(),
-            &resolved,
-            live.get(&spec.address),
-            graph,
-        );
+        let mut change = diff_one(spec, kind.as_ref(), &resolved, live.get(&spec.address), graph);
         if change.action == Action::NoOp && state.get(spec.address.as_str()).is_none() {
             change.action = Action::Adopt;
         }
         planned.insert(
             spec.address.clone(),
-            Planned {
-                action: change.action,
-                resolved: resolved.into_iter().collect(),
-            },
+            Planned { action: change.action, resolved: resolved.into_iter().collect() },
         );
         changes.push(change);
     }
     changes.sort_by(|a, b| a.address.cmp(&b.address));
     // Deletes of resources no longer in the spec, dependents first.
-    let mut deletes: Vec<ResourceChange> = orphans
-        .iter()
-        .filter_map(|a| delete_change(a, state, live))
-        .collect();
+    let mut deletes: Vec<ResourceChange> =
+        orphans.iter().filter_map(|a| delete_change(a, state, live, kinds)).collect();
     order_deletes(&mut deletes);
     changes.extend(deletes);
     changes
@@ -141,9 +107,11 @@ pub(crate) fn delete_change(
     address: &Address,
     state: &StateDocument,
     live: &HashMap<Address, Live>,
+    kinds: &HashMap<String, Arc<dyn Kind>>,
 ) -> Option<ResourceChange> {
     let recorded = state.get(address.as_str())?;
     let current = live.get(address);
+    let fields = kinds.get(&recorded.kind).map(|k| k.fields()).unwrap_or(&[]);
     Some(ResourceChange {
         address: address.clone(),
         kind: recorded.kind.clone(),
@@ -155,18 +123,14 @@ pub(crate) fn delete_change(
                     .iter()
                     .map(|(k, v)| FieldChange {
                         name: k.clone(),
-                        before: Some(v.clone()),
+                        before: Some(shown(fields, k, v)),
                         after: PlannedValue::Known(Json::Null),
                         forces_replacement: false,
                     })
                     .collect()
             })
             .unwrap_or_default(),
-        dependencies: recorded
-            .dependencies
-            .iter()
-            .map(|d| Address::new(d.clone()))
-            .collect(),
+        dependencies: recorded.dependencies.iter().map(|d| Address::new(d.clone())).collect(),
         protected: recorded.protected,
     })
 }
@@ -176,13 +140,10 @@ pub(crate) fn order_deletes(deletes: &mut Vec<ResourceChange>) {
     let mut ordered = Vec::with_capacity(deletes.len());
     let mut remaining: Vec<ResourceChange> = std::mem::take(deletes);
     while !remaining.is_empty() {
-        let needed: BTreeSet<Address> = remaining
-            .iter()
-            .flat_map(|c| c.dependencies.iter().cloned())
-            .collect();
-        let (ready, rest): (Vec<_>, Vec<_>) = remaining
-            .into_iter()
-            .partition(|c| !needed.contains(&c.address));
+        let needed: BTreeSet<Address> =
+            remaining.iter().flat_map(|c| c.dependencies.iter().cloned()).collect();
+        let (ready, rest): (Vec<_>, Vec<_>) =
+            remaining.into_iter().partition(|c| !needed.contains(&c.address));
         if ready.is_empty() {
             // A cycle in recorded dependencies: keep the rest as it is.
             ordered.extend(rest);
@@ -192,6 +153,21 @@ pub(crate) fn order_deletes(deletes: &mut Vec<ResourceChange>) {
         remaining = rest;
     }
     *deletes = ordered;
+}
+
+/// A value as a plan shows it: sensitive fields as their digest.
+fn shown(fields: &[Field], name: &str, value: &Json) -> Json {
+    match fields.iter().find(|f| f.name == name) {
+        Some(f) => f.shown(value),
+        None => value.clone(),
+    }
+}
+
+fn planned(fields: &[Field], name: &str, value: &Option<Json>) -> PlannedValue {
+    value
+        .as_ref()
+        .map(|v| PlannedValue::Known(shown(fields, name, v)))
+        .unwrap_or(PlannedValue::Unknown)
 }
 
 fn diff_one(
@@ -217,18 +193,11 @@ fn diff_one(
             change.fields.push(FieldChange {
                 name: name.clone(),
                 before: None,
-                after: value
-                    .clone()
-                    .map(PlannedValue::Known)
-                    .unwrap_or(PlannedValue::Unknown),
+                after: planned(kind.fields(), name, value),
                 forces_replacement: false,
             });
         }
-        for f in kind
-            .fields()
-            .iter()
-            .filter(|f| f.update == FieldUpdate::Computed)
-        {
+        for f in kind.fields().iter().filter(|f| f.update == FieldUpdate::Computed) {
             if !resolved.iter().any(|(n, _)| n == f.name) {
                 change.fields.push(FieldChange {
                     name: f.name.to_string(),
@@ -241,32 +210,22 @@ fn diff_one(
         return change;
     };
     let mut replace = false;
-    for field in kind.fields() {
-        if field.update == FieldUpdate::Computed {
-            continue;
-        }
+    for field in kind.fields().iter().filter(|f| f.is_diffed()) {
         let Some((_, desired)) = resolved.iter().find(|(n, _)| n == field.name) else {
             continue;
         };
-        let before = live
-            .attributes
-            .get(field.name)
-            .cloned()
-            .unwrap_or(Json::Null);
+        let before = live.attributes.get(field.name).cloned().unwrap_or(Json::Null);
         let differs = match desired {
             None => true,
-            Some(d) => !same_value(d, &before, field.unordered),
+            Some(d) => !field.same(d, &before),
         };
         if differs {
             let forces = field.update == FieldUpdate::Replace;
             replace |= forces;
             change.fields.push(FieldChange {
                 name: field.name.to_string(),
-                before: Some(before),
-                after: desired
-                    .clone()
-                    .map(PlannedValue::Known)
-                    .unwrap_or(PlannedValue::Unknown),
+                before: Some(field.shown(&before)),
+                after: planned(kind.fields(), field.name, desired),
                 forces_replacement: forces,
             });
         }

@@ -1,7 +1,6 @@
 //! Drift: live state compared with what was last applied. Read-only.
 
-use crate::diff::same_value;
-use crate::{Address, ApiCalls, FieldUpdate, Kind, Live};
+use crate::{Address, ApiCalls, Kind, Live};
 use engine_state::StateDocument;
 use serde::Serialize;
 use serde_json::Value as Json;
@@ -81,20 +80,16 @@ pub(crate) fn compare(
             continue;
         };
         let mut fields = Vec::new();
-        for f in kind
-            .fields()
-            .iter()
-            .filter(|f| f.update != FieldUpdate::Computed)
-        {
+        for f in kind.fields().iter().filter(|f| f.is_diffed()) {
             let Some(was) = applied.attributes.get(f.name) else {
                 continue;
             };
             let is = now.attributes.get(f.name).cloned().unwrap_or(Json::Null);
-            if !same_value(was, &is, f.unordered) {
+            if !f.matches_recorded(was, &is) {
                 fields.push(FieldDrift {
                     name: f.name.to_string(),
                     applied: was.clone(),
-                    live: is,
+                    live: f.shown(&is),
                 });
             }
         }

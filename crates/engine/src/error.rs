@@ -11,14 +11,13 @@ pub enum EngineError {
     #[diagnostic(transparent)]
     Spec(#[from] SpecErrors),
     #[error("cannot read spec file {path}: {source}")]
-    SpecFile {
-        path: String,
-        source: std::io::Error,
-    },
+    SpecFile { path: String, source: std::io::Error },
     #[error(transparent)]
     State(#[from] engine_state::StateError),
     #[error("no provider handles kind `{kind}` (resource {address})")]
     UnknownKind { kind: String, address: Address },
+    #[error("{address}: kind `{kind}` has no attribute `{attribute}`")]
+    UnknownAttribute { kind: String, address: Address, attribute: String },
     #[error("reading live state of {kind} failed: {source}")]
     Refresh { kind: String, source: KindError },
     #[error(

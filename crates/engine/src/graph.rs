@@ -97,11 +97,7 @@ impl ResourceGraph {
                 return Err(cycles.into_iter().chain(self_loops).collect());
             }
         };
-        Ok(ResourceGraph {
-            graph,
-            index,
-            order,
-        })
+        Ok(ResourceGraph { graph, index, order })
     }
 
     /// Resources in dependency order (dependencies first).
@@ -247,8 +243,7 @@ mod tests {
     fn res(addr: &str, deps: &[&str]) -> ResourceSpec {
         let mut r = ResourceSpec::new(Address::new(addr), "test");
         for (i, d) in deps.iter().enumerate() {
-            r.attributes
-                .insert(format!("ref{i}"), Value::reference(&Address::new(*d), "id"));
+            r.attributes.insert(format!("ref{i}"), Value::reference(&Address::new(*d), "id"));
         }
         r
     }
@@ -256,10 +251,7 @@ mod tests {
     #[test]
     fn orders_dependencies_first_and_selects_targets_with_their_dependencies() {
         let g = ResourceGraph::build(vec![
-            res(
-                "aws.network.route.private",
-                &["aws.network.rtb.private", "aws.network.nat.a"],
-            ),
+            res("aws.network.route.private", &["aws.network.rtb.private", "aws.network.nat.a"]),
             res("aws.network.vpc.main", &[]),
             res("aws.network.rtb.private", &["aws.network.vpc.main"]),
             res("aws.network.nat.a", &["aws.network.vpc.main"]),
@@ -273,33 +265,16 @@ mod tests {
 
         let t = g.select(&["aws.eks".into()], &[]);
         let names: Vec<_> = t.iter().map(|a| a.to_string()).collect();
-        assert_eq!(
-            names,
-            [
-                "aws.eks.cluster",
-                "aws.network.rtb.private",
-                "aws.network.vpc.main"
-            ]
-        );
+        assert_eq!(names, ["aws.eks.cluster", "aws.network.rtb.private", "aws.network.vpc.main"]);
         let x = g.select(&[], &["aws.network.rtb".into()]);
-        assert_eq!(
-            x.len(),
-            2,
-            "excluding rtb drops it and its dependents: {x:?}"
-        );
-        assert_eq!(
-            g.dependencies_of(&Address::new("aws.network.route.private"))
-                .len(),
-            2
-        );
+        assert_eq!(x.len(), 2, "excluding rtb drops it and its dependents: {x:?}");
+        assert_eq!(g.dependencies_of(&Address::new("aws.network.route.private")).len(), 2);
     }
 
     #[test]
     fn orderings_after_absent_resources_are_dropped() {
         let a = Address::new("a");
-        let b = res("b", &[])
-            .after_if_present(&a)
-            .after_if_present(&Address::new("nowhere"));
+        let b = res("b", &[]).after_if_present(&a).after_if_present(&Address::new("nowhere"));
         let g = ResourceGraph::build(vec![res("a", &[]), b.clone()]).unwrap();
         assert_eq!(g.dependencies_of(&Address::new("b")).len(), 1);
         let alone = ResourceGraph::build(vec![b]).unwrap();
@@ -327,11 +302,7 @@ mod tests {
         ])
         .unwrap();
         let (t, path) = g.critical_path(&|r| {
-            if r.address.as_str() == "nat" {
-                90.0
-            } else {
-                1.0
-            }
+            if r.address.as_str() == "nat" { 90.0 } else { 1.0 }
         });
         assert_eq!(t, 92.0);
         let names: Vec<_> = path.iter().map(|a| a.to_string()).collect();

@@ -9,64 +9,77 @@
 //! This crate knows no cloud and no terminal: clouds come in as [`Provider`] implementations,
 //! terminals as an [`Observer`].
 //!
-//! A runnable example with a provider that keeps its resources in memory (a real provider, such
-//! as `engine_aws::AwsProvider`, plugs in the same way):
+//! A runnable example: a kind whose "cloud" is a map, and a provider that expands a section of
+//! the spec into resources of that kind (a real provider, such as the AWS one, plugs in the same
+//! way; [`testing`] has a fuller in-memory provider for tests):
 //!
 //! ```
 //! use async_trait::async_trait;
 //! use engine::spec::{SpecErrors, SpecSource};
 //! use engine::*;
+//! use serde::{Deserialize, Serialize};
 //! use std::collections::HashMap;
 //! use std::sync::{Arc, Mutex};
 //!
-//! /// A kind whose "cloud" is a map: id -> attributes.
-//! #[derive(Default)]
-//! struct Memory(Mutex<HashMap<String, Attrs>>);
+//! /// A bucket's attributes, declared once: how each field changes.
+//! #[derive(Attributes, Serialize, Deserialize, Clone, Debug, PartialEq)]
+//! struct Bucket {
+//!     #[attr(replace)]
+//!     name: String,
+//!     #[attr(in_place)]
+//!     size: i64,
+//! }
+//!
+//! /// The "cloud": id -> bucket.
+//! type Cloud = Arc<Mutex<HashMap<String, Bucket>>>;
+//!
+//! struct Buckets(Cloud);
 //!
 //! #[async_trait]
-//! impl Kind for Memory {
-//!     fn name(&self) -> &'static str { "memory_bucket" }
-//!     fn fields(&self) -> &'static [Field] {
-//!         const FIELDS: &[Field] = &[Field::replace("name"), Field::in_place("size"), Field::computed("id")];
-//!         FIELDS
-//!     }
-//!     async fn read(&self, _: &Context, reqs: &[ReadRequest]) -> Result<Vec<Option<Live>>, KindError> {
+//! impl TypedKind for Buckets {
+//!     type Attrs = Bucket;
+//!     const NAME: &'static str = "memory_bucket";
+//!
+//!     async fn read(&self, _: &Context, reqs: &[ReadRequest<Bucket>]) -> ReadResult<Bucket> {
 //!         let cloud = self.0.lock().unwrap();
 //!         Ok(reqs.iter().map(|r| {
 //!             let id = r.id.clone().unwrap_or_else(|| r.address.to_string());
-//!             cloud.get(&id).map(|a| Live { id, attributes: a.clone() })
+//!             cloud.get(&id).map(|b| Live::new(id, b.clone()))
 //!         }).collect())
 //!     }
-//!     async fn create(&self, _: &Context, address: &Address, desired: &Attrs) -> Result<Live, KindError> {
-//!         self.0.lock().unwrap().insert(address.to_string(), desired.clone());
-//!         Ok(Live { id: address.to_string(), attributes: desired.clone() })
+//!     async fn create(&self, ctx: &Context, desired: &Bucket) -> KindResult<Live<Bucket>> {
+//!         let id = ctx.address().unwrap().to_string();
+//!         self.0.lock().unwrap().insert(id.clone(), desired.clone());
+//!         Ok(Live::new(id, desired.clone()))
 //!     }
-//!     async fn update(&self, c: &Context, address: &Address, _: &Live, desired: &Attrs) -> Result<Live, KindError> {
-//!         self.create(c, address, desired).await
+//!     async fn update(&self, _: &Context, current: &Live<Bucket>, desired: &Bucket, changes: &BucketChanges) -> KindResult<Live<Bucket>> {
+//!         assert!(changes.size && !changes.name, "only the changed fields are marked");
+//!         self.0.lock().unwrap().get_mut(&current.id).unwrap().size = desired.size;
+//!         Ok(Live::new(current.id.clone(), desired.clone()))
 //!     }
-//!     async fn delete(&self, _: &Context, _: &Address, current: &Live) -> Result<(), KindError> {
+//!     async fn delete(&self, _: &Context, current: &Live<Bucket>) -> KindResult<()> {
 //!         self.0.lock().unwrap().remove(&current.id);
 //!         Ok(())
 //!     }
 //! }
 //!
 //! /// Expands `[buckets] sizes = [..]` into one resource per size.
-//! struct MemoryProvider(Arc<Memory>);
+//! struct MemoryProvider(Cloud);
 //!
 //! impl Provider for MemoryProvider {
 //!     fn lane(&self) -> &'static str { "aws" }
 //!     fn sections(&self) -> &'static [&'static str] { &["buckets"] }
 //!     fn expand(&self, spec: &SpecSource) -> Result<Vec<ResourceSpec>, SpecErrors> {
 //!         #[derive(serde::Deserialize)]
-//!         struct Buckets { sizes: Vec<i64> }
-//!         let b: Buckets = spec.section("buckets")?.expect("[buckets]");
+//!         struct Section { sizes: Vec<i64> }
+//!         let b: Section = spec.section("buckets")?.expect("[buckets]");
 //!         Ok(b.sizes.iter().enumerate().map(|(i, size)| {
 //!             ResourceSpec::new(Address::new("aws.demo.bucket").index(&i.to_string()), "memory_bucket")
 //!                 .attr("name", format!("bucket-{i}"))
 //!                 .attr("size", *size)
 //!         }).collect())
 //!     }
-//!     fn kinds(&self) -> Vec<Arc<dyn Kind>> { vec![self.0.clone()] }
+//!     fn kinds(&self) -> Vec<Arc<dyn Kind>> { vec![Typed::arc(Buckets(self.0.clone()))] }
 //!     fn api_calls(&self) -> ApiCalls { ApiCalls::default() }
 //! }
 //!
@@ -83,7 +96,7 @@
 //! sizes = [1, 2]
 //! "#;
 //! let dir = tempfile::tempdir().unwrap();
-//! let cloud = Arc::new(Memory::default());
+//! let cloud = Cloud::default();
 //! let engine = Engine::builder()
 //!     .spec_str("demo.toml", "demo", spec)
 //!     .provider(Arc::new(MemoryProvider(cloud.clone())))
@@ -97,7 +110,7 @@
 //! assert!(!engine.plan().await?.has_changes());
 //!
 //! // Someone resizes a bucket behind the engine's back: drift names the field.
-//! cloud.0.lock().unwrap().get_mut("aws.demo.bucket[\"0\"]").unwrap().insert("size".into(), 9.into());
+//! cloud.lock().unwrap().get_mut("aws.demo.bucket[\"0\"]").unwrap().size = 9;
 //! let drift = engine.drift().await?;
 //! assert_eq!(drift.drifted.len(), 1);
 //! assert!(matches!(&drift.drifted[0].status, DriftStatus::Modified { fields } if fields[0].name == "size"));
@@ -110,38 +123,52 @@
 //! ```
 
 mod address;
+mod api;
 mod apply;
 mod calls;
 mod diff;
 mod drift;
-mod engine;
 mod error;
 mod graph;
 mod kind;
+pub mod normalize;
 mod observer;
 mod plan;
 mod provider;
 mod refresh;
 mod resource;
+pub mod retry;
+mod secret;
 mod selection;
 pub mod spec;
+pub mod testing;
 mod value;
+pub mod wait;
+
+// The derive macro's generated code names `::engine::...`, also inside this crate.
+extern crate self as engine;
 
 pub use address::Address;
+pub use api::{Engine, EngineBuilder};
 pub use apply::{ApplyReport, StepOutcome, StepResult};
 pub use calls::{ApiCall, ApiCallCounter, ApiCalls};
 pub use drift::{DriftReport, DriftStatus, FieldDrift, ResourceDrift};
-pub use engine::{Engine, EngineBuilder};
+pub use engine_derive::Attributes;
 pub use engine_state::{LocalBackend, StateDocument};
 pub use error::EngineError;
 pub use graph::{GraphFormat, ResourceGraph};
-pub use kind::{Context, Field, FieldUpdate, Kind, KindError, Live, ReadRequest};
+pub use kind::{
+    Attributes, Changes, Context, Field, FieldUpdate, Kind, KindError, KindResult, Live, Normalize,
+    ReadRequest, ReadResult, Typed, TypedKind, decode, encode, is_redacted, redact,
+};
 pub use observer::{Event, NullObserver, Observer};
 pub use plan::{Action, FieldChange, Plan, PlanMode, PlannedValue, ResourceChange, Summary};
 pub use provider::Provider;
 pub use resource::ResourceSpec;
+pub use retry::RetryPolicy;
+pub use secret::Secret;
 pub use selection::{Lane, Selection};
-pub use value::{Attrs, Reference, Value};
+pub use value::{Attrs, Reference, Tags, Value};
 
 /// Ownership tag: marks a resource as made by this engine.
 pub const TAG_MANAGED_BY: &str = "engine:managed-by";

@@ -13,18 +13,9 @@ pub enum Event {
     /// A long operation is waiting on the cloud (e.g. a NAT gateway becoming available).
     Waiting { address: Address, message: String },
     /// A retryable failure; the step will be tried again.
-    Retrying {
-        address: Address,
-        attempt: u32,
-        error: String,
-    },
+    Retrying { address: Address, attempt: u32, error: String },
     /// An operation finished.
-    StepFinished {
-        address: Address,
-        action: Action,
-        elapsed: Duration,
-        id: Option<String>,
-    },
+    StepFinished { address: Address, action: Action, elapsed: Duration, id: Option<String> },
     /// An operation failed for good.
     StepFailed { address: Address, error: String },
 }

@@ -4,12 +4,13 @@
 //! so sub-resources without tags (routes, associations) can be found through their parents' ids.
 //! Inside a wave, each kind gets one batched `read` call, and kinds run concurrently.
 
-use crate::diff::{known, live_lookup, resolve};
+use crate::diff::{live_lookup, resolve};
 use crate::graph::ResourceGraph;
-use crate::{Address, Context, EngineError, Kind, Live, ReadRequest};
+use crate::{Address, Attrs, Context, EngineError, Kind, Live, ReadRequest};
 use engine_state::StateDocument;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
+use tracing::Instrument;
 
 /// Reads the live state of `wanted` (desired and/or recorded resources).
 pub(crate) async fn refresh(
@@ -27,12 +28,7 @@ pub(crate) async fn refresh(
         }
         state
             .get(a.as_str())
-            .map(|s| {
-                s.dependencies
-                    .iter()
-                    .map(|d| Address::new(d.clone()))
-                    .collect()
-            })
+            .map(|s| s.dependencies.iter().map(|d| Address::new(d.clone())).collect())
             .unwrap_or_default()
     };
     let kind_of = |a: &Address| -> Option<String> {
@@ -70,58 +66,49 @@ pub(crate) async fn refresh(
     for a in wanted {
         let w = wave_of(a, wanted, &deps_of, &mut wave, 0);
         let Some(kind) = kind_of(a) else { continue };
-        waves
-            .entry(w)
-            .or_default()
-            .entry(kind)
-            .or_default()
-            .push(a.clone());
+        waves.entry(w).or_default().entry(kind).or_default().push(a.clone());
     }
 
     let mut live: HashMap<Address, Live> = HashMap::new();
     for (_, by_kind) in waves {
         let mut reads = Vec::new();
         for (kind_name, addresses) in by_kind {
-            let kind = kinds
-                .get(&kind_name)
-                .cloned()
-                .ok_or_else(|| EngineError::UnknownKind {
-                    kind: kind_name.clone(),
-                    address: addresses[0].clone(),
-                })?;
+            let kind = kinds.get(&kind_name).cloned().ok_or_else(|| EngineError::UnknownKind {
+                kind: kind_name.clone(),
+                address: addresses[0].clone(),
+            })?;
             let requests: Vec<ReadRequest> = addresses
                 .iter()
                 .map(|a| ReadRequest {
                     address: a.clone(),
-                    id: state
-                        .get(a.as_str())
-                        .filter(|s| s.kind == kind_name)
-                        .map(|s| s.id.clone()),
-                    desired: graph
-                        .and_then(|g| g.get(a))
-                        .map(|spec| known(&resolve(spec, &|r| live_lookup(&live, state, r)))),
+                    id: state.get(a.as_str()).filter(|s| s.kind == kind_name).map(|s| s.id.clone()),
+                    // Only when every reference is known: a resource whose parent does not
+                    // exist yet cannot exist either.
+                    desired: graph.and_then(|g| g.get(a)).and_then(|spec| {
+                        resolve(spec, &|r| live_lookup(&live, state, r))
+                            .into_iter()
+                            .map(|(k, v)| v.map(|v| (k, v)))
+                            .collect::<Option<Attrs>>()
+                    }),
                 })
                 .collect();
             let ctx = ctx.clone();
-            reads.push(async move {
-                let span =
-                    tracing::info_span!("refresh", kind = %kind_name, count = requests.len());
-                let _e = span.enter();
-                let found =
-                    kind.read(&ctx, &requests)
-                        .await
-                        .map_err(|source| EngineError::Refresh {
-                            kind: kind_name.clone(),
-                            source,
-                        })?;
-                Ok::<_, EngineError>(
-                    requests
-                        .into_iter()
-                        .zip(found)
-                        .filter_map(|(r, l)| l.map(|l| (r.address, l)))
-                        .collect::<Vec<_>>(),
-                )
-            });
+            let span = tracing::info_span!("refresh", kind = %kind_name, count = requests.len());
+            reads.push(
+                async move {
+                    let found = kind.read(&ctx, &requests).await.map_err(|source| {
+                        EngineError::Refresh { kind: kind_name.clone(), source }
+                    })?;
+                    Ok::<_, EngineError>(
+                        requests
+                            .into_iter()
+                            .zip(found)
+                            .filter_map(|(r, l)| l.map(|l| (r.address, l)))
+                            .collect::<Vec<_>>(),
+                    )
+                }
+                .instrument(span),
+            );
         }
         for result in futures::future::join_all(reads).await {
             live.extend(result?);

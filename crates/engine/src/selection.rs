@@ -46,10 +46,7 @@ pub const GATED_SECTIONS: [(&str, &str); 1] = [("llm_platform", "llm-platform")]
 
 impl Default for Selection {
     fn default() -> Self {
-        Selection {
-            lanes: [Lane::Aws].into(),
-            features: BTreeSet::new(),
-        }
+        Selection { lanes: [Lane::Aws].into(), features: BTreeSet::new() }
     }
 }
 
@@ -61,10 +58,8 @@ impl Selection {
         features: &[String],
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Result<Selection, String> {
-        let cloud = cloud
-            .map(str::to_string)
-            .or_else(|| env(CLOUD_ENV))
-            .unwrap_or_else(|| "aws".into());
+        let cloud =
+            cloud.map(str::to_string).or_else(|| env(CLOUD_ENV)).unwrap_or_else(|| "aws".into());
         let mut lanes = BTreeSet::new();
         for part in cloud.split(',') {
             match part.trim() {
@@ -88,10 +83,7 @@ impl Selection {
                 selected.insert(name.to_string());
             }
         }
-        Ok(Selection {
-            lanes,
-            features: selected,
-        })
+        Ok(Selection { lanes, features: selected })
     }
 
     /// One line for each gated section a spec holds (`present`): a `[skip]` line when its gate
@@ -140,11 +132,7 @@ impl Selection {
 
     /// The selected lanes, comma separated.
     pub fn lanes_text(&self) -> String {
-        self.lanes
-            .iter()
-            .map(|l| l.name())
-            .collect::<Vec<_>>()
-            .join(",")
+        self.lanes.iter().map(|l| l.name()).collect::<Vec<_>>().join(",")
     }
 }
 
@@ -177,11 +165,7 @@ mod tests {
     #[test]
     fn gates_from_flag_or_environment() {
         let env = |k: &str| (k == "ENGINE_LLM_PLATFORM_ENABLED").then(|| "true".to_string());
-        assert!(
-            Selection::decide(None, &[], &env)
-                .unwrap()
-                .has_feature("llm-platform")
-        );
+        assert!(Selection::decide(None, &[], &env).unwrap().has_feature("llm-platform"));
         assert!(
             Selection::decide(None, &["llm-platform".into()], &no_env)
                 .unwrap()

@@ -7,6 +7,9 @@ use std::collections::BTreeMap;
 /// Attributes with known values, as sent to and read from a cloud.
 pub type Attrs = serde_json::Map<String, Json>;
 
+/// A resource's tags (or labels): key to value, in key order.
+pub type Tags = BTreeMap<String, String>;
+
 /// A reference to an attribute of another resource, resolved at apply time.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Reference {
@@ -32,20 +35,12 @@ pub enum Value {
 impl Value {
     /// A reference to `attribute` of the resource at `address`.
     pub fn reference(address: &Address, attribute: &str) -> Value {
-        Value::Ref(Reference {
-            address: address.clone(),
-            attribute: attribute.to_string(),
-        })
+        Value::Ref(Reference { address: address.clone(), attribute: attribute.to_string() })
     }
 
     /// A map of strings, e.g. tags.
     pub fn string_map<'a>(entries: impl IntoIterator<Item = (&'a String, &'a String)>) -> Value {
-        Value::Map(
-            entries
-                .into_iter()
-                .map(|(k, v)| (k.clone(), Value::Str(v.clone())))
-                .collect(),
-        )
+        Value::Map(entries.into_iter().map(|(k, v)| (k.clone(), Value::Str(v.clone()))).collect())
     }
 
     /// Every reference inside this value.
@@ -72,12 +67,9 @@ impl Value {
             Value::Bool(b) => Json::Bool(*b),
             Value::Int(i) => Json::from(*i),
             Value::Str(s) => Json::String(s.clone()),
-            Value::List(items) => Json::Array(
-                items
-                    .iter()
-                    .map(|v| v.resolve(lookup))
-                    .collect::<Option<Vec<_>>>()?,
-            ),
+            Value::List(items) => {
+                Json::Array(items.iter().map(|v| v.resolve(lookup)).collect::<Option<Vec<_>>>()?)
+            }
             Value::Map(map) => Json::Object(
                 map.iter()
                     .map(|(k, v)| v.resolve(lookup).map(|v| (k.clone(), v)))

@@ -4,17 +4,17 @@
 //! association is identified by cluster, principal and policy (it has no tags).
 
 use super::cluster::{retag, tag_map};
+use crate::AwsClients;
 use crate::error::{api_error, has_code};
-use crate::network::lookup::{live, ours_by_name, str_attr};
-use crate::provider::Shared;
+use crate::lookup_json::{live, ours_by_name, str_attr};
 use async_trait::async_trait;
 use aws_sdk_eks::types::{AccessScope, AccessScopeType};
 use engine::{Address, Attrs, Context, Field, Kind, KindError, Live, ReadRequest};
 use serde_json::{Value as Json, json};
 use std::sync::Arc;
 
-pub(crate) struct EksAccessEntry(pub Arc<Shared>);
-pub(crate) struct EksAccessPolicyAssociation(pub Arc<Shared>);
+pub(crate) struct EksAccessEntry(pub Arc<AwsClients>);
+pub(crate) struct EksAccessPolicyAssociation(pub Arc<AwsClients>);
 
 const ENTRY_FIELDS: &[Field] = &[
     Field::replace("cluster_name"),
@@ -39,16 +39,12 @@ fn split_id(id: &str) -> Vec<&str> {
 }
 
 fn field(r: &ReadRequest, name: &str) -> Option<String> {
-    r.desired
-        .as_ref()
-        .and_then(|d| d.get(name))
-        .and_then(Json::as_str)
-        .map(str::to_string)
+    r.desired.as_ref().and_then(|d| d.get(name)).and_then(Json::as_str).map(str::to_string)
 }
 
 impl EksAccessEntry {
     fn eks(&self) -> Result<&aws_sdk_eks::Client, KindError> {
-        Ok(&self.0.clients()?.eks)
+        Ok(&self.0.eks)
     }
 
     async fn read_one(&self, cluster: &str, principal: &str) -> Result<Option<Live>, KindError> {
@@ -104,14 +100,10 @@ impl Kind for EksAccessEntry {
         for r in requests {
             let key = match (field(r, "cluster_name"), field(r, "principal_arn")) {
                 (Some(c), Some(p)) => Some((c, p)),
-                _ => {
-                    r.id.as_deref()
-                        .map(split_id)
-                        .and_then(|parts| match parts[..] {
-                            [c, p] => Some((c.to_string(), p.to_string())),
-                            _ => None,
-                        })
-                }
+                _ => r.id.as_deref().map(split_id).and_then(|parts| match parts[..] {
+                    [c, p] => Some((c.to_string(), p.to_string())),
+                    _ => None,
+                }),
             };
             out.push(match key {
                 Some((c, p)) => ours_by_name(r, self.read_one(&c, &p).await?),
@@ -153,13 +145,7 @@ impl Kind for EksAccessEntry {
         desired: &Attrs,
     ) -> Result<Live, KindError> {
         let eks = self.eks()?;
-        retag(
-            eks,
-            str_attr(&current.attributes, "arn")?,
-            &current.attributes,
-            desired,
-        )
-        .await?;
+        retag(eks, str_attr(&current.attributes, "arn")?, &current.attributes, desired).await?;
         let cluster = str_attr(desired, "cluster_name")?;
         let principal = str_attr(desired, "principal_arn")?;
         self.read_one(cluster, principal)
@@ -174,10 +160,7 @@ impl Kind for EksAccessEntry {
         current: &Live,
     ) -> Result<(), KindError> {
         let [cluster, principal] = split_id(&current.id)[..] else {
-            return Err(KindError::new(format!(
-                "bad access entry id {}",
-                current.id
-            )));
+            return Err(KindError::new(format!("bad access entry id {}", current.id)));
         };
         crate::error::deleted(
             "eks:DeleteAccessEntry",
@@ -194,7 +177,7 @@ impl Kind for EksAccessEntry {
 
 impl EksAccessPolicyAssociation {
     fn eks(&self) -> Result<&aws_sdk_eks::Client, KindError> {
-        Ok(&self.0.clients()?.eks)
+        Ok(&self.0.eks)
     }
 
     /// The policies associated with a principal, read once per run and principal.
@@ -204,36 +187,33 @@ impl EksAccessPolicyAssociation {
         cluster: &str,
         principal: &str,
     ) -> Result<Arc<Vec<(String, String)>>, KindError> {
-        ctx.memo(
-            &format!("eks:access-policies:{cluster}#{principal}"),
-            || async {
-                let out = match self
-                    .eks()?
-                    .list_associated_access_policies()
-                    .cluster_name(cluster)
-                    .principal_arn(principal)
-                    .send()
-                    .await
-                {
-                    Ok(out) => out,
-                    Err(e) if has_code(&e, "ResourceNotFoundException") => return Ok(vec![]),
-                    Err(e) => return Err(api_error("eks:ListAssociatedAccessPolicies", e)),
-                };
-                Ok(out
-                    .associated_access_policies()
-                    .iter()
-                    .map(|p| {
-                        (
-                            p.policy_arn().unwrap_or_default().to_string(),
-                            p.access_scope()
-                                .and_then(|s| s.r#type())
-                                .map(|t| t.as_str().to_string())
-                                .unwrap_or_default(),
-                        )
-                    })
-                    .collect())
-            },
-        )
+        ctx.memo(&format!("eks:access-policies:{cluster}#{principal}"), || async {
+            let out = match self
+                .eks()?
+                .list_associated_access_policies()
+                .cluster_name(cluster)
+                .principal_arn(principal)
+                .send()
+                .await
+            {
+                Ok(out) => out,
+                Err(e) if has_code(&e, "ResourceNotFoundException") => return Ok(vec![]),
+                Err(e) => return Err(api_error("eks:ListAssociatedAccessPolicies", e)),
+            };
+            Ok(out
+                .associated_access_policies()
+                .iter()
+                .map(|p| {
+                    (
+                        p.policy_arn().unwrap_or_default().to_string(),
+                        p.access_scope()
+                            .and_then(|s| s.r#type())
+                            .map(|t| t.as_str().to_string())
+                            .unwrap_or_default(),
+                    )
+                })
+                .collect())
+        })
         .await
     }
 
@@ -267,21 +247,15 @@ impl Kind for EksAccessPolicyAssociation {
     ) -> Result<Vec<Option<Live>>, KindError> {
         let mut out = Vec::new();
         for r in requests {
-            let key = match (
-                field(r, "cluster_name"),
-                field(r, "principal_arn"),
-                field(r, "policy_arn"),
-            ) {
-                (Some(c), Some(p), Some(a)) => Some((c, p, a)),
-                _ => {
-                    r.id.as_deref()
-                        .map(split_id)
-                        .and_then(|parts| match parts[..] {
-                            [c, p, a] => Some((c.to_string(), p.to_string(), a.to_string())),
-                            _ => None,
-                        })
-                }
-            };
+            let key =
+                match (field(r, "cluster_name"), field(r, "principal_arn"), field(r, "policy_arn"))
+                {
+                    (Some(c), Some(p), Some(a)) => Some((c, p, a)),
+                    _ => r.id.as_deref().map(split_id).and_then(|parts| match parts[..] {
+                        [c, p, a] => Some((c.to_string(), p.to_string(), a.to_string())),
+                        _ => None,
+                    }),
+                };
             let Some((cluster, principal, policy)) = key else {
                 out.push(None);
                 continue;
@@ -313,11 +287,7 @@ impl Kind for EksAccessPolicyAssociation {
             .cluster_name(cluster)
             .principal_arn(principal)
             .policy_arn(policy)
-            .access_scope(
-                AccessScope::builder()
-                    .r#type(AccessScopeType::from(scope))
-                    .build(),
-            )
+            .access_scope(AccessScope::builder().r#type(AccessScopeType::from(scope)).build())
             .send()
             .await
             .map_err(|e| api_error("eks:AssociateAccessPolicy", e))?;

@@ -4,10 +4,10 @@
 //! `DescribeUpdate`; the version is diffed only when the spec gives one.
 
 use super::cluster::{UpdateOf, retag, tag_map, wait_update};
-use super::wait::{Poll, timeout_of, wait_for};
+use crate::AwsClients;
+use crate::eks::wait::{Poll, timeout_of, wait_for};
 use crate::error::{api_error, has_code};
-use crate::network::lookup::{live, read_by_key, str_attr};
-use crate::provider::Shared;
+use crate::lookup_json::{live, read_by_key, str_attr};
 use async_trait::async_trait;
 use aws_sdk_eks::types::ResolveConflicts;
 use engine::{Address, Attrs, Context, Field, Kind, KindError, Live, ReadRequest};
@@ -15,7 +15,7 @@ use serde_json::{Value as Json, json};
 use std::sync::Arc;
 use std::time::Duration;
 
-pub(crate) struct EksAddon(pub Arc<Shared>);
+pub(crate) struct EksAddon(pub Arc<AwsClients>);
 
 const FIELDS: &[Field] = &[
     Field::replace("cluster_name"),
@@ -32,10 +32,7 @@ const DEFAULT_TIMEOUT: Duration = Duration::from_secs(20 * 60);
 
 /// The configuration values as sent: compact JSON.
 fn configuration(desired: &Attrs) -> Option<String> {
-    desired
-        .get("configuration")
-        .filter(|c| !c.is_null())
-        .map(Json::to_string)
+    desired.get("configuration").filter(|c| !c.is_null()).map(Json::to_string)
 }
 
 /// Configuration values as read: JSON when they parse, else the text itself.
@@ -48,7 +45,7 @@ fn parse_configuration(text: Option<&str>) -> Json {
 
 impl EksAddon {
     fn eks(&self) -> Result<&aws_sdk_eks::Client, KindError> {
-        Ok(&self.0.clients()?.eks)
+        Ok(&self.0.eks)
     }
 
     async fn read_one(&self, cluster: &str, name: &str) -> Result<Option<Live>, KindError> {
@@ -78,10 +75,7 @@ impl EksAddon {
                 ("cluster_name", json!(cluster)),
                 ("name", json!(name)),
                 ("version", json!(a.addon_version())),
-                (
-                    "configuration",
-                    parse_configuration(a.configuration_values()),
-                ),
+                ("configuration", parse_configuration(a.configuration_values())),
                 ("tags", crate::tags::to_json(tags)),
                 ("arn", json!(a.addon_arn())),
                 ("status", json!(a.status().map(|s| s.as_str()))),
@@ -102,9 +96,9 @@ impl EksAddon {
             };
             match l.attributes.get("status").and_then(Json::as_str) {
                 Some("ACTIVE") => Ok(Poll::Done(l)),
-                Some("CREATE_FAILED") => Err(KindError::new(format!(
-                    "addon {name} of {cluster} is CREATE_FAILED"
-                ))),
+                Some("CREATE_FAILED") => {
+                    Err(KindError::new(format!("addon {name} of {cluster} is CREATE_FAILED")))
+                }
                 // DEGRADED: nothing to run on yet (no nodes); the addon exists and is usable.
                 Some("DEGRADED") => Ok(Poll::Done(l)),
                 other => Ok(Poll::Pending(other.unwrap_or("unknown").to_string())),
@@ -148,12 +142,7 @@ impl Kind for EksAddon {
             .create_addon()
             .cluster_name(cluster)
             .addon_name(name)
-            .set_addon_version(
-                desired
-                    .get("version")
-                    .and_then(Json::as_str)
-                    .map(str::to_string),
-            )
+            .set_addon_version(desired.get("version").and_then(Json::as_str).map(str::to_string))
             .set_configuration_values(configuration(desired))
             .resolve_conflicts(ResolveConflicts::Overwrite)
             .set_tags(Some(tag_map(desired)))
@@ -161,8 +150,7 @@ impl Kind for EksAddon {
             .await
             .map_err(|e| api_error("eks:CreateAddon", e))?;
         tracing::info!(cluster, addon = name, "created addon, waiting until ACTIVE");
-        self.wait_active(ctx, cluster, name, timeout_of(desired, DEFAULT_TIMEOUT))
-            .await
+        self.wait_active(ctx, cluster, name, timeout_of(desired, DEFAULT_TIMEOUT)).await
     }
 
     #[tracing::instrument(skip_all, fields(%address))]
@@ -223,29 +211,17 @@ impl Kind for EksAddon {
             .id
             .split_once(':')
             .ok_or_else(|| KindError::new(format!("bad addon id {}", current.id)))?;
-        match self
-            .eks()?
-            .delete_addon()
-            .cluster_name(cluster)
-            .addon_name(name)
-            .send()
-            .await
-        {
+        match self.eks()?.delete_addon().cluster_name(cluster).addon_name(name).send().await {
             Ok(_) => {}
             Err(e) if has_code(&e, "ResourceNotFoundException") => return Ok(()),
             Err(e) => return Err(api_error("eks:DeleteAddon", e)),
         }
-        wait_for(
-            ctx,
-            &format!("addon {name} deletion"),
-            DEFAULT_TIMEOUT,
-            || async {
-                Ok(match self.read_one(cluster, name).await? {
-                    None => Poll::Done(()),
-                    Some(_) => Poll::Pending("DELETING".into()),
-                })
-            },
-        )
+        wait_for(ctx, &format!("addon {name} deletion"), DEFAULT_TIMEOUT, || async {
+            Ok(match self.read_one(cluster, name).await? {
+                None => Poll::Done(()),
+                Some(_) => Poll::Pending("DELETING".into()),
+            })
+        })
         .await
     }
 }

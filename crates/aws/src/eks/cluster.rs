@@ -6,10 +6,10 @@
 //! `DescribeUpdate`: the version (one minor at a time), endpoint access, subnets and security
 //! groups, logging, the authentication mode (only towards `API`), tags.
 
-use super::wait::{Poll, timeout_of, wait_for};
+use crate::AwsClients;
+use crate::eks::wait::{Poll, timeout_of, wait_for};
 use crate::error::{api_error, has_code};
-use crate::network::lookup::{bool_attr, live, ours_by_name, str_attr};
-use crate::provider::Shared;
+use crate::lookup_json::{bool_attr, live, ours_by_name, str_attr};
 use async_trait::async_trait;
 use aws_sdk_eks::types::{
     AuthenticationMode, CreateAccessConfigRequest, EncryptionConfig,
@@ -23,7 +23,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub(crate) struct EksCluster(pub Arc<Shared>);
+pub(crate) struct EksCluster(pub Arc<AwsClients>);
 
 const FIELDS: &[Field] = &[
     Field::replace("name"),
@@ -65,9 +65,7 @@ pub fn decode_ca(data: &str) -> Result<String, String> {
 
 /// The host of an endpoint URL (`https://ABC.gr7.eu-west-3.eks.amazonaws.com` -> the host).
 pub fn endpoint_host(endpoint: &str) -> String {
-    let rest = endpoint
-        .split_once("://")
-        .map_or(endpoint, |(_, rest)| rest);
+    let rest = endpoint.split_once("://").map_or(endpoint, |(_, rest)| rest);
     let authority = rest.split('/').next().unwrap_or_default();
     authority
         .rsplit_once(':')
@@ -80,12 +78,7 @@ fn strings(attrs: &Attrs, name: &str) -> Vec<String> {
     attrs
         .get(name)
         .and_then(Json::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(Json::as_str)
-                .map(str::to_string)
-                .collect()
-        })
+        .map(|a| a.iter().filter_map(Json::as_str).map(str::to_string).collect())
         .unwrap_or_default()
 }
 
@@ -99,9 +92,8 @@ pub(crate) fn tag_map(attrs: &Attrs) -> HashMap<String, String> {
 }
 
 fn tags_json(tags: Option<&HashMap<String, String>>) -> Json {
-    let mut pairs: Vec<(&str, &str)> = tags
-        .map(|t| t.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect())
-        .unwrap_or_default();
+    let mut pairs: Vec<(&str, &str)> =
+        tags.map(|t| t.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect()).unwrap_or_default();
     pairs.sort();
     crate::tags::to_json(pairs)
 }
@@ -115,11 +107,7 @@ pub(crate) async fn retag(
 ) -> Result<(), KindError> {
     let have = crate::tags::from_attrs(current);
     let want = crate::tags::from_attrs(desired);
-    let remove: Vec<String> = have
-        .keys()
-        .filter(|k| !want.contains_key(*k))
-        .cloned()
-        .collect();
+    let remove: Vec<String> = have.keys().filter(|k| !want.contains_key(*k)).cloned().collect();
     if !remove.is_empty() {
         eks.untag_resource()
             .resource_arn(arn)
@@ -128,10 +116,8 @@ pub(crate) async fn retag(
             .await
             .map_err(|e| api_error("eks:UntagResource", e))?;
     }
-    let add: HashMap<String, String> = want
-        .into_iter()
-        .filter(|(k, v)| have.get(k) != Some(v))
-        .collect();
+    let add: HashMap<String, String> =
+        want.into_iter().filter(|(k, v)| have.get(k) != Some(v)).collect();
     if !add.is_empty() {
         eks.tag_resource()
             .resource_arn(arn)
@@ -159,50 +145,39 @@ pub(crate) async fn wait_update(
     id: &str,
     timeout: Duration,
 ) -> Result<(), KindError> {
-    wait_for(
-        ctx,
-        &format!("update {id} of {cluster}"),
-        timeout,
-        || async {
-            let mut call = eks.describe_update().name(cluster).update_id(id);
-            call = match of {
-                UpdateOf::Cluster => call,
-                UpdateOf::NodeGroup(n) => call.nodegroup_name(n),
-                UpdateOf::Addon(a) => call.addon_name(a),
-            };
-            let out = call
-                .send()
-                .await
-                .map_err(|e| api_error("eks:DescribeUpdate", e))?;
-            let update = out
-                .update()
-                .ok_or_else(|| KindError::new("eks:DescribeUpdate returned no update"))?;
-            match update.status() {
-                Some(UpdateStatus::Successful) => Ok(Poll::Done(())),
-                Some(UpdateStatus::Failed) | Some(UpdateStatus::Cancelled) => {
-                    let errors: Vec<String> = update
-                        .errors()
-                        .iter()
-                        .map(|e| e.error_message().unwrap_or_default().to_string())
-                        .collect();
-                    Err(KindError::new(format!(
-                        "update {id} of {cluster} {}: {}",
-                        update.status().map(|s| s.as_str()).unwrap_or_default(),
-                        errors.join("; ")
-                    )))
-                }
-                other => Ok(Poll::Pending(
-                    other.map(|s| s.as_str()).unwrap_or("unknown").to_string(),
-                )),
+    wait_for(ctx, &format!("update {id} of {cluster}"), timeout, || async {
+        let mut call = eks.describe_update().name(cluster).update_id(id);
+        call = match of {
+            UpdateOf::Cluster => call,
+            UpdateOf::NodeGroup(n) => call.nodegroup_name(n),
+            UpdateOf::Addon(a) => call.addon_name(a),
+        };
+        let out = call.send().await.map_err(|e| api_error("eks:DescribeUpdate", e))?;
+        let update =
+            out.update().ok_or_else(|| KindError::new("eks:DescribeUpdate returned no update"))?;
+        match update.status() {
+            Some(UpdateStatus::Successful) => Ok(Poll::Done(())),
+            Some(UpdateStatus::Failed) | Some(UpdateStatus::Cancelled) => {
+                let errors: Vec<String> = update
+                    .errors()
+                    .iter()
+                    .map(|e| e.error_message().unwrap_or_default().to_string())
+                    .collect();
+                Err(KindError::new(format!(
+                    "update {id} of {cluster} {}: {}",
+                    update.status().map(|s| s.as_str()).unwrap_or_default(),
+                    errors.join("; ")
+                )))
             }
-        },
-    )
+            other => Ok(Poll::Pending(other.map(|s| s.as_str()).unwrap_or("unknown").to_string())),
+        }
+    })
     .await
 }
 
 impl EksCluster {
     fn eks(&self) -> Result<&aws_sdk_eks::Client, KindError> {
-        Ok(&self.0.clients()?.eks)
+        Ok(&self.0.eks)
     }
 
     /// The cluster as an attribute set, or `None` when there is none of that name.
@@ -235,11 +210,8 @@ impl EksCluster {
             .unwrap_or_default();
         logging.sort();
         logging.dedup();
-        let key_arn = c
-            .encryption_config()
-            .iter()
-            .find_map(|e| e.provider())
-            .and_then(|p| p.key_arn());
+        let key_arn =
+            c.encryption_config().iter().find_map(|e| e.provider()).and_then(|p| p.key_arn());
         let access = c.access_config();
         Ok(Some(live(
             c.name().unwrap_or(name),
@@ -249,25 +221,17 @@ impl EksCluster {
                 ("role_arn", json!(c.role_arn())),
                 (
                     "subnet_ids",
-                    json!(sorted(
-                        vpc.map(|v| v.subnet_ids().to_vec()).unwrap_or_default()
-                    )),
+                    json!(sorted(vpc.map(|v| v.subnet_ids().to_vec()).unwrap_or_default())),
                 ),
                 (
                     "security_group_ids",
-                    json!(sorted(
-                        vpc.map(|v| v.security_group_ids().to_vec())
-                            .unwrap_or_default()
-                    )),
+                    json!(sorted(vpc.map(|v| v.security_group_ids().to_vec()).unwrap_or_default())),
                 ),
                 (
                     "endpoint_private_access",
                     json!(vpc.is_some_and(|v| v.endpoint_private_access())),
                 ),
-                (
-                    "endpoint_public_access",
-                    json!(vpc.is_some_and(|v| v.endpoint_public_access())),
-                ),
+                ("endpoint_public_access", json!(vpc.is_some_and(|v| v.endpoint_public_access()))),
                 (
                     "authentication_mode",
                     json!(
@@ -288,10 +252,7 @@ impl EksCluster {
                 ("encryption_key_arn", json!(key_arn)),
                 (
                     "service_cidr",
-                    json!(
-                        c.kubernetes_network_config()
-                            .and_then(|k| k.service_ipv4_cidr())
-                    ),
+                    json!(c.kubernetes_network_config().and_then(|k| k.service_ipv4_cidr())),
                 ),
                 ("logging", json!(logging)),
                 ("tags", tags_json(c.tags())),
@@ -348,9 +309,7 @@ impl EksCluster {
         Logging::builder()
             .cluster_logging(
                 LogSetup::builder()
-                    .set_types(Some(
-                        types.iter().map(|t| LogType::from(t.as_str())).collect(),
-                    ))
+                    .set_types(Some(types.iter().map(|t| LogType::from(t.as_str())).collect()))
                     .enabled(enabled)
                     .build(),
             )
@@ -460,8 +419,7 @@ impl Kind for EksCluster {
             }
         }
         tracing::info!(cluster = name, "created EKS cluster, waiting until ACTIVE");
-        self.wait_active(ctx, name, timeout_of(desired, DEFAULT_TIMEOUT))
-            .await
+        self.wait_active(ctx, name, timeout_of(desired, DEFAULT_TIMEOUT)).await
     }
 
     #[tracing::instrument(skip_all, fields(%address))]
@@ -502,8 +460,7 @@ impl Kind for EksCluster {
                 .await
                 .map_err(|e| api_error("eks:UpdateClusterVersion", e))?;
             let id = out.update().and_then(|u| u.id());
-            self.apply_update(ctx, name, &format!("version to {want}"), id, timeout)
-                .await?;
+            self.apply_update(ctx, name, &format!("version to {want}"), id, timeout).await?;
         }
         let network = changed("subnet_ids") || changed("security_group_ids");
         if network || changed("endpoint_private_access") || changed("endpoint_public_access") {
@@ -515,15 +472,12 @@ impl Kind for EksCluster {
                 .await
                 .map_err(|e| api_error("eks:UpdateClusterConfig", e))?;
             let id = out.update().and_then(|u| u.id());
-            self.apply_update(ctx, name, "VPC configuration", id, timeout)
-                .await?;
+            self.apply_update(ctx, name, "VPC configuration", id, timeout).await?;
         }
         if changed("logging") {
             let want = strings(desired, "logging");
-            let off: Vec<String> = strings(have, "logging")
-                .into_iter()
-                .filter(|t| !want.contains(t))
-                .collect();
+            let off: Vec<String> =
+                strings(have, "logging").into_iter().filter(|t| !want.contains(t)).collect();
             let mut logging = Self::logging(&want, true);
             if !off.is_empty() {
                 let mut setups = logging.cluster_logging().to_vec();
@@ -545,10 +499,8 @@ impl Kind for EksCluster {
             let want = str_attr(desired, "authentication_mode")?;
             let order = ["CONFIG_MAP", "API_AND_CONFIG_MAP", "API"];
             let rank = |m: &str| order.iter().position(|o| *o == m);
-            let have_mode = have
-                .get("authentication_mode")
-                .and_then(Json::as_str)
-                .unwrap_or("CONFIG_MAP");
+            let have_mode =
+                have.get("authentication_mode").and_then(Json::as_str).unwrap_or("CONFIG_MAP");
             if rank(want) <= rank(have_mode) {
                 return Err(KindError::new(format!(
                     "cluster {name}: the authentication mode only moves towards API ({have_mode} -> {want} is not possible)"
@@ -566,16 +518,13 @@ impl Kind for EksCluster {
                 .await
                 .map_err(|e| api_error("eks:UpdateClusterConfig", e))?;
             let id = out.update().and_then(|u| u.id());
-            self.apply_update(ctx, name, "authentication mode", id, timeout)
-                .await?;
+            self.apply_update(ctx, name, "authentication mode", id, timeout).await?;
         }
         if changed("tags") {
             let arn = str_attr(have, "arn")?;
             retag(eks, arn, have, desired).await?;
         }
-        self.read_one(name)
-            .await?
-            .ok_or_else(|| KindError::new(format!("cluster {name} vanished")))
+        self.read_one(name).await?.ok_or_else(|| KindError::new(format!("cluster {name} vanished")))
     }
 
     #[tracing::instrument(skip_all, fields(%address))]
@@ -598,23 +547,18 @@ impl Kind for EksCluster {
             }
             Err(e) => return Err(api_error("eks:DeleteCluster", e)),
         }
-        wait_for(
-            ctx,
-            &format!("cluster {name} deletion"),
-            DEFAULT_TIMEOUT,
-            || async {
-                Ok(match self.read_one(name).await? {
-                    None => Poll::Done(()),
-                    Some(l) => Poll::Pending(
-                        l.attributes
-                            .get("status")
-                            .and_then(Json::as_str)
-                            .unwrap_or("DELETING")
-                            .to_string(),
-                    ),
-                })
-            },
-        )
+        wait_for(ctx, &format!("cluster {name} deletion"), DEFAULT_TIMEOUT, || async {
+            Ok(match self.read_one(name).await? {
+                None => Poll::Done(()),
+                Some(l) => Poll::Pending(
+                    l.attributes
+                        .get("status")
+                        .and_then(Json::as_str)
+                        .unwrap_or("DELETING")
+                        .to_string(),
+                ),
+            })
+        })
         .await
     }
 }

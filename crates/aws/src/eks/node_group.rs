@@ -13,10 +13,10 @@
 //! node group to another template, nor add one later).
 
 use super::cluster::{UpdateOf, retag, tag_map, wait_update};
-use super::wait::{Poll, timeout_of, wait_for};
+use crate::AwsClients;
+use crate::eks::wait::{Poll, timeout_of, wait_for};
 use crate::error::{api_error, has_code};
-use crate::network::lookup::{live, read_by_key, str_attr};
-use crate::provider::Shared;
+use crate::lookup_json::{live, read_by_key, str_attr};
 use async_trait::async_trait;
 use aws_sdk_eks::types::{
     AmiTypes, CapacityTypes, LaunchTemplateSpecification, NodegroupScalingConfig, Taint,
@@ -28,7 +28,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub(crate) struct EksNodeGroup(pub Arc<Shared>);
+pub(crate) struct EksNodeGroup(pub Arc<AwsClients>);
 
 const FIELDS: &[Field] = &[
     Field::replace("cluster_name"),
@@ -59,12 +59,7 @@ fn strings(attrs: &Attrs, name: &str) -> Vec<String> {
     attrs
         .get(name)
         .and_then(Json::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(Json::as_str)
-                .map(str::to_string)
-                .collect()
-        })
+        .map(|a| a.iter().filter_map(Json::as_str).map(str::to_string).collect())
         .unwrap_or_default()
 }
 
@@ -81,9 +76,7 @@ fn labels(attrs: &Attrs) -> HashMap<String, String> {
         .get("labels")
         .and_then(Json::as_object)
         .map(|m| {
-            m.iter()
-                .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string()))
-                .collect()
+            m.iter().map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string())).collect()
         })
         .unwrap_or_default()
 }
@@ -118,15 +111,8 @@ fn taint_json(t: &Taint) -> Json {
 /// The launch template of the desired attributes (id and version), if the node group has one.
 fn launch_template(desired: &Attrs) -> Option<LaunchTemplateSpecification> {
     let id = desired.get("launch_template_id")?.as_str()?;
-    let version = desired
-        .get("launch_template_version")
-        .and_then(version_text)?;
-    Some(
-        LaunchTemplateSpecification::builder()
-            .id(id)
-            .version(version)
-            .build(),
-    )
+    let version = desired.get("launch_template_version").and_then(version_text)?;
+    Some(LaunchTemplateSpecification::builder().id(id).version(version).build())
 }
 
 /// A launch template version (a number in the template's attributes, a string in EKS's API).
@@ -153,7 +139,7 @@ fn scaling(desired: &Attrs) -> Result<NodegroupScalingConfig, KindError> {
 
 impl EksNodeGroup {
     fn eks(&self) -> Result<&aws_sdk_eks::Client, KindError> {
-        Ok(&self.0.clients()?.eks)
+        Ok(&self.0.eks)
     }
 
     /// `max-pods` of the user data of launch template `id` at `version` (None: not set, or the
@@ -161,7 +147,6 @@ impl EksNodeGroup {
     async fn max_pods_of(&self, id: &str, version: &str) -> Result<Option<i64>, KindError> {
         let out = match self
             .0
-            .clients()?
             .ec2
             .describe_launch_template_versions()
             .launch_template_id(id)
@@ -185,7 +170,7 @@ impl EksNodeGroup {
             .and_then(|v| v.launch_template_data())
             .and_then(|d| d.user_data())
             .and_then(|u| aws_smithy_types::base64::decode(u).ok())
-            .and_then(|b| super::bottlerocket::max_pods(&String::from_utf8_lossy(&b))))
+            .and_then(|b| crate::stages::eks::bottlerocket::max_pods(&String::from_utf8_lossy(&b))))
     }
 
     async fn read_one(&self, cluster: &str, name: &str) -> Result<Option<Live>, KindError> {
@@ -224,10 +209,7 @@ impl EksNodeGroup {
             .map(|l| {
                 let mut pairs: Vec<_> = l.iter().collect();
                 pairs.sort();
-                pairs
-                    .into_iter()
-                    .map(|(k, v)| (k.clone(), json!(v)))
-                    .collect()
+                pairs.into_iter().map(|(k, v)| (k.clone(), json!(v))).collect()
             })
             .unwrap_or_default();
         Ok(Some(live(
@@ -239,27 +221,15 @@ impl EksNodeGroup {
                 ("node_role_arn", json!(n.node_role())),
                 ("subnet_ids", json!(subnets)),
                 ("ami_type", json!(n.ami_type().map(|a| a.as_str()))),
-                (
-                    "capacity_type",
-                    json!(n.capacity_type().map(|c| c.as_str())),
-                ),
+                ("capacity_type", json!(n.capacity_type().map(|c| c.as_str()))),
                 ("instance_types", json!(n.instance_types())),
                 ("min_size", json!(scaling.and_then(|s| s.min_size()))),
                 ("max_size", json!(scaling.and_then(|s| s.max_size()))),
-                (
-                    "desired_size",
-                    json!(scaling.and_then(|s| s.desired_size())),
-                ),
+                ("desired_size", json!(scaling.and_then(|s| s.desired_size()))),
                 ("labels", Json::Object(labels)),
-                (
-                    "taints",
-                    Json::Array(n.taints().iter().map(taint_json).collect()),
-                ),
+                ("taints", Json::Array(n.taints().iter().map(taint_json).collect())),
                 ("launch_template_id", json!(template_id)),
-                (
-                    "launch_template_version",
-                    template_version.map_or(Json::Null, version_json),
-                ),
+                ("launch_template_version", template_version.map_or(Json::Null, version_json)),
                 ("max_pods", json!(max_pods)),
                 ("tags", crate::tags::to_json(tags)),
                 ("arn", json!(n.nodegroup_arn())),
@@ -281,9 +251,9 @@ impl EksNodeGroup {
             };
             match l.attributes.get("status").and_then(Json::as_str) {
                 Some("ACTIVE") => Ok(Poll::Done(l)),
-                Some(s @ ("CREATE_FAILED" | "DEGRADED")) => Err(KindError::new(format!(
-                    "node group {name} of {cluster} is {s}"
-                ))),
+                Some(s @ ("CREATE_FAILED" | "DEGRADED")) => {
+                    Err(KindError::new(format!("node group {name} of {cluster} is {s}")))
+                }
                 other => Ok(Poll::Pending(other.unwrap_or("unknown").to_string())),
             }
         })
@@ -346,13 +316,8 @@ impl Kind for EksNodeGroup {
                 && err.message.contains("role");
             return Err(err);
         }
-        tracing::info!(
-            cluster,
-            node_group = name,
-            "created node group, waiting until ACTIVE"
-        );
-        self.wait_active(ctx, cluster, name, timeout_of(desired, DEFAULT_TIMEOUT))
-            .await
+        tracing::info!(cluster, node_group = name, "created node group, waiting until ACTIVE");
+        self.wait_active(ctx, cluster, name, timeout_of(desired, DEFAULT_TIMEOUT)).await
     }
 
     #[tracing::instrument(skip_all, fields(%address))]
@@ -372,13 +337,9 @@ impl Kind for EksNodeGroup {
             self.wait_active(ctx, cluster, name, timeout).await?;
         }
         // The Kubernetes version and the launch template version move with one call.
-        let new_template = desired
-            .get("launch_template_id")
-            .is_some_and(Json::is_string)
+        let new_template = desired.get("launch_template_id").is_some_and(Json::is_string)
             && have.get("launch_template_version").and_then(version_text)
-                != desired
-                    .get("launch_template_version")
-                    .and_then(version_text);
+                != desired.get("launch_template_version").and_then(version_text);
         if have.get("version") != desired.get("version") || new_template {
             let out = eks
                 .update_nodegroup_version()
@@ -402,29 +363,19 @@ impl Kind for EksNodeGroup {
             );
             wait_update(ctx, eks, cluster, UpdateOf::NodeGroup(name), id, timeout).await?;
         }
-        let mut call = eks
-            .update_nodegroup_config()
-            .cluster_name(cluster)
-            .nodegroup_name(name);
+        let mut call = eks.update_nodegroup_config().cluster_name(cluster).nodegroup_name(name);
         let mut any = false;
-        if ["min_size", "max_size", "desired_size"]
-            .iter()
-            .any(|f| have.get(*f) != desired.get(*f))
+        if ["min_size", "max_size", "desired_size"].iter().any(|f| have.get(*f) != desired.get(*f))
         {
             call = call.scaling_config(scaling(desired)?);
             any = true;
         }
         let (have_labels, want_labels) = (labels(have), labels(desired));
         if have_labels != want_labels {
-            let remove: Vec<String> = have_labels
-                .keys()
-                .filter(|k| !want_labels.contains_key(*k))
-                .cloned()
-                .collect();
-            let add: HashMap<String, String> = want_labels
-                .into_iter()
-                .filter(|(k, v)| have_labels.get(k) != Some(v))
-                .collect();
+            let remove: Vec<String> =
+                have_labels.keys().filter(|k| !want_labels.contains_key(*k)).cloned().collect();
+            let add: HashMap<String, String> =
+                want_labels.into_iter().filter(|(k, v)| have_labels.get(k) != Some(v)).collect();
             call = call.labels(
                 UpdateLabelsPayload::builder()
                     .set_add_or_update_labels((!add.is_empty()).then_some(add))
@@ -440,11 +391,8 @@ impl Kind for EksNodeGroup {
             .filter(|t| !want_taints.iter().any(|w| same_key(t, w)))
             .cloned()
             .collect();
-        let add: Vec<Taint> = want_taints
-            .iter()
-            .filter(|w| !have_taints.contains(w))
-            .cloned()
-            .collect();
+        let add: Vec<Taint> =
+            want_taints.iter().filter(|w| !have_taints.contains(w)).cloned().collect();
         if !remove.is_empty() || !add.is_empty() {
             call = call.taints(
                 UpdateTaintsPayload::builder()
@@ -455,10 +403,7 @@ impl Kind for EksNodeGroup {
             any = true;
         }
         if any {
-            let out = call
-                .send()
-                .await
-                .map_err(|e| api_error("eks:UpdateNodegroupConfig", e))?;
+            let out = call.send().await.map_err(|e| api_error("eks:UpdateNodegroupConfig", e))?;
             let id = out
                 .update()
                 .and_then(|u| u.id())
@@ -482,34 +427,21 @@ impl Kind for EksNodeGroup {
             .id
             .split_once(':')
             .ok_or_else(|| KindError::new(format!("bad node group id {}", current.id)))?;
-        match self
-            .eks()?
-            .delete_nodegroup()
-            .cluster_name(cluster)
-            .nodegroup_name(name)
-            .send()
-            .await
+        match self.eks()?.delete_nodegroup().cluster_name(cluster).nodegroup_name(name).send().await
         {
             Ok(_) => {}
             Err(e) if has_code(&e, "ResourceNotFoundException") => return Ok(()),
             Err(e) if has_code(&e, "ResourceInUseException") => {
-                return Err(KindError::retryable(format!(
-                    "eks:DeleteNodegroup: {name} is busy"
-                )));
+                return Err(KindError::retryable(format!("eks:DeleteNodegroup: {name} is busy")));
             }
             Err(e) => return Err(api_error("eks:DeleteNodegroup", e)),
         }
-        wait_for(
-            ctx,
-            &format!("node group {name} deletion"),
-            DEFAULT_TIMEOUT,
-            || async {
-                Ok(match self.read_one(cluster, name).await? {
-                    None => Poll::Done(()),
-                    Some(_) => Poll::Pending("DELETING".into()),
-                })
-            },
-        )
+        wait_for(ctx, &format!("node group {name} deletion"), DEFAULT_TIMEOUT, || async {
+            Ok(match self.read_one(cluster, name).await? {
+                None => Poll::Done(()),
+                Some(_) => Poll::Pending("DELETING".into()),
+            })
+        })
         .await
     }
 }
@@ -517,7 +449,7 @@ impl Kind for EksNodeGroup {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::eks::changed_fields;
+    use crate::stages::eks::changed_fields;
 
     fn group(max_pods: Json, template: Json, version: Json) -> Json {
         json!({
@@ -536,10 +468,7 @@ mod tests {
         let live = group(json!(110), json!("lt-1"), json!(1));
         // Planned: the template's new version is not known yet, the limit is.
         let desired = group(json!(120), json!("lt-1"), json!(1));
-        assert_eq!(
-            changed_fields(FIELDS, &live, &desired),
-            [("max_pods", false)]
-        );
+        assert_eq!(changed_fields(FIELDS, &live, &desired), [("max_pods", false)]);
         // Applied: the template has its new version.
         let applied = group(json!(120), json!("lt-1"), json!(2));
         assert_eq!(

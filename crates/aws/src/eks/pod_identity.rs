@@ -3,15 +3,15 @@
 //! run that died is adopted by its address tag. The role changes in place.
 
 use super::cluster::{retag, tag_map};
+use crate::AwsClients;
 use crate::error::{api_error, has_code};
-use crate::network::lookup::{live, ours_by_name, str_attr};
-use crate::provider::Shared;
+use crate::lookup_json::{live, ours_by_name, str_attr};
 use async_trait::async_trait;
 use engine::{Address, Attrs, Context, Field, Kind, KindError, Live, ReadRequest};
 use serde_json::json;
 use std::sync::Arc;
 
-pub(crate) struct EksPodIdentityAssociation(pub Arc<Shared>);
+pub(crate) struct EksPodIdentityAssociation(pub Arc<AwsClients>);
 
 const FIELDS: &[Field] = &[
     Field::replace("cluster_name"),
@@ -25,7 +25,7 @@ const FIELDS: &[Field] = &[
 
 impl EksPodIdentityAssociation {
     fn eks(&self) -> Result<&aws_sdk_eks::Client, KindError> {
-        Ok(&self.0.clients()?.eks)
+        Ok(&self.0.eks)
     }
 
     /// (association id, namespace, service account) of every association of `cluster`, read

@@ -57,10 +57,7 @@ where
                 timeout.as_secs()
             )));
         }
-        ctx.waiting(format!(
-            "{what}: {status} ({}s)",
-            now.duration_since(started).as_secs()
-        ));
+        ctx.waiting(format!("{what}: {status} ({}s)", now.duration_since(started).as_secs()));
         tokio::time::sleep(pause.min(deadline - now)).await;
         pause = (pause * 2).min(Duration::from_secs(30));
     }
@@ -108,14 +105,8 @@ mod tests {
     #[test]
     fn timeouts_come_from_the_attribute() {
         let mut attrs = engine::Attrs::new();
-        assert_eq!(
-            timeout_of(&attrs, Duration::from_secs(5)),
-            Duration::from_secs(5)
-        );
+        assert_eq!(timeout_of(&attrs, Duration::from_secs(5)), Duration::from_secs(5));
         attrs.insert("timeout_seconds".into(), serde_json::json!(90));
-        assert_eq!(
-            timeout_of(&attrs, Duration::from_secs(5)),
-            Duration::from_secs(90)
-        );
+        assert_eq!(timeout_of(&attrs, Duration::from_secs(5)), Duration::from_secs(90));
     }
 }

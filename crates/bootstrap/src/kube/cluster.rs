@@ -273,16 +273,19 @@ impl Cluster {
             kube::Error::Api(status) => {
                 let retryable = matches!(status.code, 409 | 429 | 500 | 503 | 504)
                     && status.reason != "AlreadyExists";
-                KindError {
-                    message: format!(
-                        "cluster `{}`: {what}: {} ({})",
-                        self.name, status.message, status.reason
-                    ),
-                    code: Some(status.reason.clone()),
-                    retryable,
-                }
+                let message = format!(
+                    "cluster `{}`: {what}: {} ({})",
+                    self.name, status.message, status.reason
+                );
+                let error = if retryable {
+                    KindError::retryable(message)
+                } else {
+                    KindError::new(message)
+                };
+                error.with_code(status.reason.clone()).with_source(kube::Error::Api(status))
             }
-            other => KindError::retryable(format!("cluster `{}`: {what}: {other}", self.name)),
+            other => KindError::retryable(format!("cluster `{}`: {what}: {other}", self.name))
+                .with_source(other),
         }
     }
 }

@@ -126,11 +126,10 @@ impl BaoError {
 
 impl From<BaoError> for KindError {
     fn from(e: BaoError) -> Self {
-        KindError {
-            message: e.to_string(),
-            code: e.status().map(|s| format!("HTTP {s}")),
-            retryable: e.is_retryable(),
-        }
+        let mut error = KindError::new(e.to_string());
+        error.code = e.status().map(|s| format!("HTTP {s}"));
+        error.retryable = e.is_retryable();
+        error.with_source(e)
     }
 }
 

@@ -59,7 +59,7 @@ pub use hooks::{
 pub use pki_engine::ROLE_SETTINGS as PKI_ROLE_SETTINGS;
 pub use policy::normalize as normalize_policy;
 
-use engine::{ApiCalls, Kind};
+use engine::{ApiCalls, Kind, Secret};
 use shared::Shared;
 use std::sync::Arc;
 use std::time::Duration;
@@ -181,4 +181,15 @@ mod tests {
         names.dedup();
         assert_eq!(names.len(), 10);
     }
+}
+
+/// A fresh random secret of `bytes` random bytes, base64url-encoded (no padding).
+pub fn random_secret(bytes: usize) -> Result<Secret, String> {
+    use base64::Engine as _;
+    let mut buf = vec![0u8; bytes];
+    aws_lc_rs::rand::fill(&mut buf)
+        .map_err(|_| "the system random generator failed".to_string())?;
+    let out = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(&buf);
+    buf.iter_mut().for_each(|b| *b = 0);
+    Ok(Secret::new(out))
 }

@@ -7,7 +7,7 @@
 //! attributes; it is not rotated by updates.
 
 use super::shared::{Shared, int, live, path_attr, read_each, str_attr, string_list};
-use crate::random_secret;
+use super::random_secret;
 use async_trait::async_trait;
 use engine::{Address, Attrs, Context, Field, Kind, KindError, Live, ReadRequest};
 use serde_json::{Value as Json, json};

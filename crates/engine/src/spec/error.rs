@@ -38,9 +38,7 @@ impl Diagnostic for SpecError {
     }
 
     fn help<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
-        self.help
-            .as_ref()
-            .map(|h| Box::new(h) as Box<dyn fmt::Display>)
+        self.help.as_ref().map(|h| Box::new(h) as Box<dyn fmt::Display>)
     }
 
     fn source_code(&self) -> Option<&dyn SourceCode> {
@@ -49,11 +47,7 @@ impl Diagnostic for SpecError {
 
     fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
         let span = self.span.clone()?;
-        let label = if self.field.is_empty() {
-            "here".to_string()
-        } else {
-            self.field.clone()
-        };
+        let label = if self.field.is_empty() { "here".to_string() } else { self.field.clone() };
         Some(Box::new(std::iter::once(LabeledSpan::new(
             Some(label),
             span.start,
@@ -73,13 +67,7 @@ impl fmt::Display for SpecErrors {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let n = self.errors.len();
         // The errors themselves are the diagnostic's related items (`errors` for library users).
-        write!(
-            f,
-            "invalid spec {}: {} error{}",
-            self.file,
-            n,
-            if n == 1 { "" } else { "s" }
-        )
+        write!(f, "invalid spec {}: {} error{}", self.file, n, if n == 1 { "" } else { "s" })
     }
 }
 
@@ -94,11 +82,7 @@ impl Diagnostic for SpecErrors {
 impl SpecErrors {
     /// Every error on its own line, `file:line:column: field: message`.
     pub fn details(&self) -> String {
-        self.errors
-            .iter()
-            .map(|e| e.to_string())
-            .collect::<Vec<_>>()
-            .join("\n")
+        self.errors.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("\n")
     }
 
     /// Adds the errors of `other`.
@@ -108,10 +92,6 @@ impl SpecErrors {
 
     /// `Ok(())` when there are none.
     pub fn into_result(self) -> Result<(), SpecErrors> {
-        if self.errors.is_empty() {
-            Ok(())
-        } else {
-            Err(self)
-        }
+        if self.errors.is_empty() { Ok(()) } else { Err(self) }
     }
 }

@@ -42,9 +42,7 @@ impl fmt::Display for FieldPath {
                     if i > 0 {
                         f.write_str(".")?;
                     }
-                    if k.chars()
-                        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-                    {
+                    if k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
                         f.write_str(k)?;
                     } else {
                         write!(f, "\"{k}\"")?;
@@ -63,17 +61,10 @@ mod tests {
 
     #[test]
     fn displays_like_a_toml_path() {
-        let p = FieldPath::root("network")
-            .key("subnets")
-            .key("private")
-            .key("cidrs")
-            .index(1);
+        let p = FieldPath::root("network").key("subnets").key("private").key("cidrs").index(1);
         assert_eq!(p.to_string(), "network.subnets.private.cidrs[1]");
         assert_eq!(
-            FieldPath::root("globals")
-                .key("tags")
-                .key("kubernetes.io/x")
-                .to_string(),
+            FieldPath::root("globals").key("tags").key("kubernetes.io/x").to_string(),
             "globals.tags.\"kubernetes.io/x\""
         );
     }

@@ -73,10 +73,7 @@ impl SpecSource {
 
     /// The spec name: `[globals] name`, else the file stem.
     pub fn name(&self) -> String {
-        self.globals()
-            .ok()
-            .and_then(|g| g.name)
-            .unwrap_or_else(|| self.name.clone())
+        self.globals().ok().and_then(|g| g.name).unwrap_or_else(|| self.name.clone())
     }
 
     /// The raw text.
@@ -145,10 +142,8 @@ impl SpecSource {
         let de = toml::de::Deserializer::from(Spanned::new(span, table));
         T::deserialize(de).map(Some).map_err(|e| {
             let span = e.span();
-            let field = span
-                .as_ref()
-                .map(|s| self.path_at(s.start))
-                .unwrap_or_else(|| name.to_string());
+            let field =
+                span.as_ref().map(|s| self.path_at(s.start)).unwrap_or_else(|| name.to_string());
             self.errors(vec![self.error_at(span, &field, e.message().trim())])
         })
     }
@@ -156,11 +151,7 @@ impl SpecSource {
     /// The `[globals]` section.
     pub fn globals(&self) -> Result<Globals, SpecErrors> {
         self.section::<Globals>("globals")?.ok_or_else(|| {
-            self.errors(vec![self.error_at(
-                Some(0..0),
-                "globals",
-                "missing section `[globals]`",
-            )])
+            self.errors(vec![self.error_at(Some(0..0), "globals", "missing section `[globals]`")])
         })
     }
 
@@ -177,10 +168,7 @@ impl SpecSource {
 
     /// Wraps errors of this file.
     pub fn errors(&self, errors: Vec<SpecError>) -> SpecErrors {
-        SpecErrors {
-            file: self.file.clone(),
-            errors,
-        }
+        SpecErrors { file: self.file.clone(), errors }
     }
 
     fn error_at(&self, span: Option<Range<usize>>, field: &str, message: &str) -> SpecError {
@@ -190,10 +178,7 @@ impl SpecSource {
             let at = self.overlay_offset();
             return overlay.error_at(Some(s.start - at..s.end.saturating_sub(at)), field, message);
         }
-        let (line, column) = span
-            .as_ref()
-            .map(|s| self.line_col(s.start))
-            .unwrap_or((0, 0));
+        let (line, column) = span.as_ref().map(|s| self.line_col(s.start)).unwrap_or((0, 0));
         SpecError {
             file: self.file.clone(),
             line,
@@ -222,11 +207,9 @@ impl SpecSource {
         let mut best = None;
         for seg in &path.0 {
             let next = match (seg, current) {
-                (Segment::Key(k), None) => root
-                    .get_ref()
-                    .iter()
-                    .find(|(key, _)| key.get_ref() == k)
-                    .map(|(_, v)| v),
+                (Segment::Key(k), None) => {
+                    root.get_ref().iter().find(|(key, _)| key.get_ref() == k).map(|(_, v)| v)
+                }
                 (Segment::Key(k), Some(v)) => match v.get_ref() {
                     DeValue::Table(t) => {
                         t.iter().find(|(key, _)| key.get_ref() == k).map(|(_, v)| v)
@@ -286,10 +269,7 @@ fn merge_tables<'i>(base: &mut DeTable<'i>, over: DeTable<'i>) {
 
 /// Moves every span of `table` by `by` bytes.
 fn shift_table(table: DeTable<'_>, by: usize) -> DeTable<'_> {
-    table
-        .into_iter()
-        .map(|(k, v)| (shift(k, by), shift_value(v, by)))
-        .collect()
+    table.into_iter().map(|(k, v)| (shift(k, by), shift_value(v, by))).collect()
 }
 
 fn shift<T>(s: Spanned<T>, by: usize) -> Spanned<T> {
@@ -388,17 +368,10 @@ cidrs = ["10.0.0.0/20", "10.0.16.0/20"]
     #[test]
     fn span_of_nested_array_item_gives_line_and_column() {
         let s = SpecSource::from_text("aws.toml", "aws", SPEC);
-        let path = FieldPath::root("network")
-            .key("subnets")
-            .key("private")
-            .key("cidrs")
-            .index(1);
+        let path = FieldPath::root("network").key("subnets").key("private").key("cidrs").index(1);
         let e = s.error(&path, "overlaps");
         assert_eq!((e.line, e.column), (12, 25), "{e}");
-        assert_eq!(
-            e.to_string(),
-            "aws.toml:12:25: network.subnets.private.cidrs[1]: overlaps"
-        );
+        assert_eq!(e.to_string(), "aws.toml:12:25: network.subnets.private.cidrs[1]: overlaps");
     }
 
     #[test]
@@ -461,10 +434,7 @@ cidrs = ["10.0.0.0/20", "10.0.16.0/20"]
         let s = with_overlay("\n[network]\nazs = 3\n").unwrap();
         let err = s.section::<Net>("network").unwrap_err();
         assert_eq!(err.errors[0].file, "local.toml", "{err:?}");
-        assert_eq!(
-            (err.errors[0].line, err.errors[0].field.as_str()),
-            (3, "network.azs")
-        );
+        assert_eq!((err.errors[0].line, err.errors[0].field.as_str()), (3, "network.azs"));
         // An unknown key the overlay adds points into the overlay.
         let s = with_overlay("[network.subnets.private]\nextra = 1\n").unwrap();
         let err = s.section::<Net>("network").unwrap_err();
@@ -479,10 +449,7 @@ cidrs = ["10.0.0.0/20", "10.0.16.0/20"]
         // Unknown sections and syntax errors of the overlay are the overlay's.
         let s = with_overlay("[netwrok]\nx = 1\n").unwrap();
         let err = s.check_sections(&["network"]).unwrap_err();
-        assert_eq!(
-            (err.errors[0].file.as_str(), err.errors[0].line),
-            ("local.toml", 1)
-        );
+        assert_eq!((err.errors[0].file.as_str(), err.errors[0].line), ("local.toml", 1));
         let err = with_overlay("[network\n").unwrap_err();
         assert_eq!(err.errors[0].file, "local.toml", "{err:?}");
     }

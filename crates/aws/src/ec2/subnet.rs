@@ -1,0 +1,138 @@
+//! `aws_subnet`: a subnet of one tier in one availability zone.
+
+use super::{Ec2Tags, tag_spec, tags_of};
+use crate::AwsClients;
+use crate::error::{SdkResult, required};
+use crate::lookup::{filter, read_owned_then_ids};
+use crate::tagging::retag;
+use async_trait::async_trait;
+use aws_sdk_ec2::types::{AttributeBooleanValue, Filter, ResourceType};
+use engine::retry::{read_back, settle};
+use engine::{Attributes, Context, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind};
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+#[derive(Attributes, Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub(crate) struct Subnet {
+    #[attr(replace)]
+    pub vpc_id: String,
+    #[attr(replace, normalize = engine::normalize::cidr)]
+    pub cidr_block: String,
+    #[attr(replace)]
+    pub availability_zone: String,
+    #[attr(in_place)]
+    #[serde(default)]
+    pub map_public_ip_on_launch: bool,
+    #[attr(in_place, tags)]
+    pub tags: Tags,
+    #[attr(computed)]
+    #[serde(default)]
+    pub arn: Option<String>,
+}
+
+pub(crate) struct SubnetKind(pub Arc<AwsClients>);
+
+impl SubnetKind {
+    async fn describe(&self, filter: Filter) -> KindResult<Vec<Live<Subnet>>> {
+        let subnets: Vec<_> = self
+            .0
+            .ec2
+            .describe_subnets()
+            .filters(filter)
+            .into_paginator()
+            .items()
+            .send()
+            .collect::<Result<_, _>>()
+            .await
+            .api("ec2:DescribeSubnets")?;
+        subnets
+            .iter()
+            .map(|s| {
+                let subnet = Subnet {
+                    vpc_id: s.vpc_id().unwrap_or_default().to_string(),
+                    cidr_block: s.cidr_block().unwrap_or_default().to_string(),
+                    availability_zone: s.availability_zone().unwrap_or_default().to_string(),
+                    map_public_ip_on_launch: s.map_public_ip_on_launch().unwrap_or(false),
+                    tags: tags_of(s.tags()),
+                    arn: s.subnet_arn().map(str::to_string),
+                };
+                Ok(Live::new(required(s.subnet_id(), "ec2:DescribeSubnets: SubnetId")?, subnet))
+            })
+            .collect()
+    }
+
+    async fn read_one(&self, id: &str) -> KindResult<Live<Subnet>> {
+        read_back(&format!("subnet {id}"), || async {
+            Ok(self.describe(filter("subnet-id", vec![id.into()])).await?.pop())
+        })
+        .await
+    }
+
+    async fn set_public_ip(&self, id: &str, on: bool) -> KindResult<()> {
+        self.0
+            .ec2
+            .modify_subnet_attribute()
+            .subnet_id(id)
+            .map_public_ip_on_launch(AttributeBooleanValue::builder().value(on).build())
+            .send()
+            .await
+            .api("ec2:ModifySubnetAttribute")
+            .map(|_| ())
+    }
+}
+
+#[async_trait]
+impl TypedKind for SubnetKind {
+    type Attrs = Subnet;
+    const NAME: &'static str = "aws_subnet";
+
+    async fn read(&self, ctx: &Context, requests: &[ReadRequest<Subnet>]) -> ReadResult<Subnet> {
+        read_owned_then_ids(ctx, requests, "subnet-id", |f| self.describe(f)).await
+    }
+
+    async fn create(&self, _: &Context, desired: &Subnet) -> KindResult<Live<Subnet>> {
+        let out = self
+            .0
+            .ec2
+            .create_subnet()
+            .vpc_id(&desired.vpc_id)
+            .cidr_block(&desired.cidr_block)
+            .availability_zone(&desired.availability_zone)
+            .tag_specifications(tag_spec(ResourceType::Subnet, &desired.tags))
+            .send()
+            .await
+            .api("ec2:CreateSubnet")?;
+        let id = required(out.subnet().and_then(|s| s.subnet_id()), "ec2:CreateSubnet: SubnetId")?;
+        if desired.map_public_ip_on_launch {
+            settle(|| self.set_public_ip(id, true)).await?;
+        }
+        self.read_one(id).await
+    }
+
+    async fn update(
+        &self,
+        _: &Context,
+        current: &Live<Subnet>,
+        desired: &Subnet,
+        changes: &SubnetChanges,
+    ) -> KindResult<Live<Subnet>> {
+        if changes.map_public_ip_on_launch {
+            self.set_public_ip(&current.id, desired.map_public_ip_on_launch).await?;
+        }
+        if changes.tags {
+            let ec2 = &self.0.ec2;
+            retag(&Ec2Tags(ec2), &current.id, &current.attributes.tags, &desired.tags).await?;
+        }
+        self.read_one(&current.id).await
+    }
+
+    async fn delete(&self, _: &Context, current: &Live<Subnet>) -> KindResult<()> {
+        self.0
+            .ec2
+            .delete_subnet()
+            .subnet_id(&current.id)
+            .send()
+            .await
+            .or_gone("ec2:DeleteSubnet", &["InvalidSubnetID.NotFound"])
+    }
+}

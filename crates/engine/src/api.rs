@@ -1,0 +1,512 @@
+//! `Engine`: the library's entry point. Plan, apply, drift and destroy one spec.
+
+use crate::apply::{ExecSettings, execute};
+use crate::diff::{delete_change, order_deletes, plan_changes};
+use crate::graph::ResourceGraph;
+use crate::selection::GATED_SECTIONS;
+use crate::spec::{SpecErrors, SpecSource};
+use crate::{
+    Address, ApiCalls, ApplyReport, Context, DriftReport, EngineError, Event, Kind, Lane, Live,
+    NullObserver, Observer, Plan, PlanMode, Provider, ResourceChange, RetryPolicy, Selection,
+    drift, refresh,
+};
+use engine_state::{Journal, LocalBackend, StateDocument};
+use std::collections::{BTreeSet, HashMap};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Builds an [`Engine`].
+pub struct EngineBuilder {
+    spec_path: Option<PathBuf>,
+    spec: Option<SpecSource>,
+    providers: Vec<Arc<dyn Provider>>,
+    state: Option<LocalBackend>,
+    selection: Selection,
+    targets: Vec<String>,
+    excludes: Vec<String>,
+    parallelism: usize,
+    observer: Arc<dyn Observer>,
+    confirm_protected: bool,
+    retry: RetryPolicy,
+}
+
+/// Default number of concurrent steps: matches OpenTofu's default and stays well under EC2's
+/// mutating-call token bucket.
+pub const DEFAULT_PARALLELISM: usize = 10;
+
+impl EngineBuilder {
+    /// Reads the spec from a file.
+    pub fn spec_file(mut self, path: impl Into<PathBuf>) -> Self {
+        self.spec_path = Some(path.into());
+        self
+    }
+
+    /// Uses a spec already read (with its overlay, if any: [`SpecSource::with_overlay`]).
+    pub fn spec(mut self, source: SpecSource) -> Self {
+        self.spec = Some(source);
+        self
+    }
+
+    /// Uses spec text directly; `file` names it in errors, `name` is the spec name.
+    pub fn spec_str(mut self, file: &str, name: &str, text: &str) -> Self {
+        self.spec = Some(SpecSource::from_text(file, name, text));
+        self
+    }
+
+    /// Registers a provider (e.g. AWS).
+    pub fn provider(mut self, provider: Arc<dyn Provider>) -> Self {
+        self.providers.push(provider);
+        self
+    }
+
+    /// Where state is kept. Default: `.engine/<spec-name>.state.json` beside the spec file.
+    pub fn state(mut self, backend: LocalBackend) -> Self {
+        self.state = Some(backend);
+        self
+    }
+
+    /// Which lanes and feature gates run.
+    pub fn selection(mut self, selection: Selection) -> Self {
+        self.selection = selection;
+        self
+    }
+
+    /// Restricts runs to resources under `prefix` and what they depend on (repeatable).
+    pub fn target(mut self, prefix: impl Into<String>) -> Self {
+        self.targets.push(prefix.into());
+        self
+    }
+
+    /// Leaves out resources under `prefix` and their dependents (repeatable).
+    pub fn exclude(mut self, prefix: impl Into<String>) -> Self {
+        self.excludes.push(prefix.into());
+        self
+    }
+
+    /// How many steps run at once.
+    pub fn parallelism(mut self, n: usize) -> Self {
+        self.parallelism = n.max(1);
+        self
+    }
+
+    /// Receives progress events.
+    pub fn observer(mut self, observer: Arc<dyn Observer>) -> Self {
+        self.observer = observer;
+        self
+    }
+
+    /// Lets destroy delete protected resources.
+    pub fn confirm_protected(mut self, yes: bool) -> Self {
+        self.confirm_protected = yes;
+        self
+    }
+
+    /// First pause before retrying a retryable step error (doubles each time).
+    pub fn retry_backoff(mut self, first: Duration) -> Self {
+        self.retry.first_delay = first;
+        self
+    }
+
+    /// How steps of kinds without a policy of their own are retried.
+    pub fn retry_policy(mut self, policy: RetryPolicy) -> Self {
+        self.retry = policy;
+        self
+    }
+
+    /// Reads and validates the spec and expands it into the resource graph. Makes no API call.
+    pub fn build(self) -> Result<Engine, EngineError> {
+        let spec = match (self.spec, &self.spec_path) {
+            (Some(spec), _) => spec,
+            (None, Some(path)) => SpecSource::from_file(path).map_err(|source| {
+                EngineError::SpecFile { path: path.display().to_string(), source }
+            })?,
+            (None, None) => return Err(EngineError::Builder("no spec given".into())),
+        };
+        let mut sections: Vec<&str> = Vec::new();
+        for p in &self.providers {
+            sections.extend(p.sections());
+        }
+        sections.extend(GATED_SECTIONS.iter().map(|(section, _)| *section));
+        sections.sort();
+        sections.dedup();
+        spec.check_sections(&sections)?;
+        let globals = spec.globals()?;
+        let lane = Lane::parse(&globals.cloud).ok_or_else(|| {
+            spec.errors(vec![spec.error(
+                &crate::spec::FieldPath::root("globals").key("cloud"),
+                format!("unknown cloud `{}` (expected aws or gcp)", globals.cloud),
+            )])
+        })?;
+        // Every provider of the lane expands its sections (several may share a lane: the cloud's
+        // own resources and what goes inside its clusters).
+        let lane_providers: Vec<Arc<dyn Provider>> =
+            self.providers.iter().filter(|p| p.lane() == lane.name()).cloned().collect();
+        if lane_providers.is_empty() {
+            return Err(EngineError::Builder(format!(
+                "no provider for the `{}` lane",
+                lane.name()
+            )));
+        }
+        let lane_sections: Vec<&str> =
+            lane_providers.iter().flat_map(|p| p.sections().iter().copied()).collect();
+        let mut errors = SpecErrors { file: spec.file().to_string(), errors: vec![] };
+        for other in &self.providers {
+            if other.lane() != lane.name() {
+                // Sections of another lane's provider have no business in this spec.
+                for s in other.sections() {
+                    if !lane_sections.contains(s) && spec.has_section(s) {
+                        errors.errors.push(spec.error(
+                            &crate::spec::FieldPath::root(s),
+                            format!("section `{s}` belongs to the {} lane", other.lane()),
+                        ));
+                    }
+                }
+            }
+        }
+        errors.into_result()?;
+        // Gated sections: left out (one `[skip]` line each) unless their gate is on; a provider
+        // that owns one expands it only when `Engine::feature` says so.
+        let notes =
+            self.selection.gated_notes(&|s| spec.has_section(s), &|s| lane_sections.contains(&s));
+        let mut resources = Vec::new();
+        let mut expand_errors: Option<SpecErrors> = None;
+        for p in &lane_providers {
+            match p.expand(&spec) {
+                Ok(r) => resources.extend(r),
+                Err(e) => match &mut expand_errors {
+                    Some(all) => all.extend(e),
+                    None => expand_errors = Some(e),
+                },
+            }
+        }
+        if let Some(e) = expand_errors {
+            return Err(e.into());
+        }
+        let graph = ResourceGraph::build(resources).map_err(|messages| {
+            spec.errors(messages.into_iter().map(|m| spec.general_error(m)).collect())
+        })?;
+        let mut kinds: HashMap<String, Arc<dyn Kind>> = HashMap::new();
+        for p in &self.providers {
+            for k in p.kinds() {
+                kinds.insert(k.name().to_string(), k);
+            }
+        }
+        for r in graph.resources() {
+            let Some(kind) = kinds.get(&r.kind) else {
+                return Err(EngineError::UnknownKind {
+                    kind: r.kind.clone(),
+                    address: r.address.clone(),
+                });
+            };
+            // An attribute the kind does not declare is a mistake in an expansion, caught before
+            // anything runs.
+            if let Some(name) = r
+                .attributes
+                .keys()
+                .find(|name| !kind.fields().iter().any(|f| f.name == name.as_str()))
+            {
+                return Err(EngineError::UnknownAttribute {
+                    kind: r.kind.clone(),
+                    address: r.address.clone(),
+                    attribute: name.clone(),
+                });
+            }
+        }
+        let name = spec.name();
+        let state = match self.state {
+            Some(s) => s,
+            None => {
+                // Beside the spec file, however the spec was given.
+                let dir = std::path::Path::new(spec.file())
+                    .parent()
+                    .filter(|p| !p.as_os_str().is_empty())
+                    .map(|p| p.to_path_buf())
+                    .unwrap_or_else(|| PathBuf::from("."));
+                LocalBackend::new(default_state_path(&dir, &name))
+            }
+        };
+        Ok(Engine {
+            name,
+            lane,
+            spec,
+            graph,
+            providers: lane_providers,
+            kinds,
+            state,
+            selection: self.selection,
+            targets: self.targets,
+            excludes: self.excludes,
+            parallelism: self.parallelism,
+            observer: self.observer,
+            confirm_protected: self.confirm_protected,
+            retry: self.retry,
+            notes,
+        })
+    }
+}
+
+/// The default state path of spec `name` whose file is in `dir`.
+pub fn default_state_path(dir: &std::path::Path, name: &str) -> PathBuf {
+    dir.join(".engine").join(format!("{name}.state.json"))
+}
+
+/// One spec, its providers and its state: plan, apply, drift, destroy.
+pub struct Engine {
+    name: String,
+    lane: Lane,
+    spec: SpecSource,
+    graph: ResourceGraph,
+    /// The providers of the spec's lane.
+    providers: Vec<Arc<dyn Provider>>,
+    kinds: HashMap<String, Arc<dyn Kind>>,
+    state: LocalBackend,
+    selection: Selection,
+    targets: Vec<String>,
+    excludes: Vec<String>,
+    parallelism: usize,
+    observer: Arc<dyn Observer>,
+    confirm_protected: bool,
+    retry: RetryPolicy,
+    /// What the run leaves out or cannot do, one line each (gated sections).
+    notes: Vec<String>,
+}
+
+impl Engine {
+    /// A builder with defaults: no providers, AWS lane selected, parallelism 10.
+    pub fn builder() -> EngineBuilder {
+        EngineBuilder {
+            spec_path: None,
+            spec: None,
+            providers: Vec::new(),
+            state: None,
+            selection: Selection::default(),
+            targets: Vec::new(),
+            excludes: Vec::new(),
+            parallelism: DEFAULT_PARALLELISM,
+            observer: Arc::new(NullObserver),
+            confirm_protected: false,
+            retry: RetryPolicy::STEP,
+        }
+    }
+
+    /// The spec name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The spec.
+    pub fn spec(&self) -> &SpecSource {
+        &self.spec
+    }
+
+    /// The desired resource graph.
+    pub fn graph(&self) -> &ResourceGraph {
+        &self.graph
+    }
+
+    /// The state backend.
+    pub fn state_backend(&self) -> &LocalBackend {
+        &self.state
+    }
+
+    /// The current state document (empty if never applied).
+    pub fn state_document(&self) -> Result<StateDocument, EngineError> {
+        Ok(self.state.load_or_new(&self.name)?)
+    }
+
+    /// `Some(message)` when this spec's lane is not selected: the run does nothing.
+    pub fn skipped(&self) -> Option<String> {
+        (!self.selection.has_lane(self.lane)).then(|| {
+            format!(
+                "[skip] {} lane not selected (cloud: {}): {}",
+                self.lane.name(),
+                self.selection.lanes_text(),
+                self.spec.file()
+            )
+        })
+    }
+
+    /// Lines for the user about what this run leaves out (a gated section whose gate is off).
+    pub fn notes(&self) -> &[String] {
+        &self.notes
+    }
+
+    /// Whether the feature gate is on for this run.
+    pub fn feature(&self, name: &str) -> bool {
+        self.selection.has_feature(name)
+    }
+
+    /// API calls made through the lane's providers so far.
+    pub fn api_calls(&self) -> ApiCalls {
+        let mut all = ApiCalls::default();
+        for p in &self.providers {
+            all.add(&p.api_calls());
+        }
+        all
+    }
+
+    fn context(&self) -> Context {
+        Context::new(&self.name, self.observer.clone())
+    }
+
+    fn in_scope(&self, address: &Address) -> bool {
+        (self.targets.is_empty() || self.targets.iter().any(|t| address.matches_prefix(t)))
+            && !self.excludes.iter().any(|e| address.matches_prefix(e))
+    }
+
+    /// Addresses recorded in `state` that `--target`/`--exclude` let this run touch.
+    fn recorded_in_scope(&self, state: &StateDocument) -> BTreeSet<Address> {
+        state
+            .resources
+            .keys()
+            .map(|a| Address::new(a.clone()))
+            .filter(|a| self.in_scope(a))
+            .collect()
+    }
+
+    /// Refreshes and diffs: what `apply` would do.
+    pub async fn plan(&self) -> Result<Plan, EngineError> {
+        let state = self.state.load_or_new(&self.name)?;
+        let before = self.api_calls();
+        let selected = self.graph.select(&self.targets, &self.excludes);
+        let orphans: Vec<Address> = state
+            .resources
+            .keys()
+            .map(|a| Address::new(a.clone()))
+            .filter(|a| self.graph.get(a).is_none() && self.in_scope(a))
+            .collect();
+        let wanted: BTreeSet<Address> = selected.iter().chain(orphans.iter()).cloned().collect();
+        self.observer.event(Event::RefreshStarted { count: wanted.len() });
+        let live =
+            refresh::refresh(&self.context(), &self.kinds, Some(&self.graph), &state, &wanted)
+                .await?;
+        let changes = plan_changes(&self.graph, &selected, &orphans, &state, &live, &self.kinds);
+        Ok(Plan {
+            spec: self.name.clone(),
+            mode: PlanMode::Apply,
+            state_serial: state.serial,
+            state_lineage: state.lineage.clone(),
+            changes,
+            kept: vec![],
+            refreshed: wanted.len(),
+            api_calls: self.api_calls().since(&before),
+            prior: live,
+        })
+    }
+
+    /// What `destroy` would do: every recorded resource in scope deleted, dependents first.
+    /// Protected resources (and what they need) are kept unless confirmed.
+    pub async fn plan_destroy(&self) -> Result<Plan, EngineError> {
+        let state = self.state.load_or_new(&self.name)?;
+        let before = self.api_calls();
+        let scope = self.recorded_in_scope(&state);
+        let mut kept: BTreeSet<Address> = BTreeSet::new();
+        if !self.confirm_protected {
+            let mut stack: Vec<Address> = scope
+                .iter()
+                .filter(|a| state.get(a.as_str()).is_some_and(|s| s.protected))
+                .cloned()
+                .collect();
+            while let Some(a) = stack.pop() {
+                if kept.insert(a.clone())
+                    && let Some(s) = state.get(a.as_str())
+                {
+                    stack.extend(s.dependencies.iter().map(|d| Address::new(d.clone())));
+                }
+            }
+        }
+        let wanted: BTreeSet<Address> = scope.difference(&kept).cloned().collect();
+        self.observer.event(Event::RefreshStarted { count: wanted.len() });
+        let live = refresh::refresh(&self.context(), &self.kinds, None, &state, &wanted).await?;
+        let mut changes: Vec<ResourceChange> =
+            wanted.iter().filter_map(|a| delete_change(a, &state, &live, &self.kinds)).collect();
+        order_deletes(&mut changes);
+        Ok(Plan {
+            spec: self.name.clone(),
+            mode: PlanMode::Destroy,
+            state_serial: state.serial,
+            state_lineage: state.lineage.clone(),
+            changes,
+            kept: kept.into_iter().collect(),
+            refreshed: wanted.len(),
+            api_calls: self.api_calls().since(&before),
+            prior: live,
+        })
+    }
+
+    /// Executes `plan` under the state lock. Refuses if the state changed since the plan.
+    pub async fn apply(&self, plan: &Plan) -> Result<ApplyReport, EngineError> {
+        let started = Instant::now();
+        let _lock = self.state.lock(match plan.mode {
+            PlanMode::Apply => "apply",
+            PlanMode::Destroy => "destroy",
+        })?;
+        let mut state = self.state.load_or_new(&self.name)?;
+        if state.serial == 0 {
+            // Never saved: the plan's fresh lineage becomes the state's.
+            state.lineage = plan.state_lineage.clone();
+        }
+        if state.serial != plan.state_serial || state.lineage != plan.state_lineage {
+            return Err(EngineError::StalePlan {
+                planned: plan.state_serial,
+                current: state.serial,
+            });
+        }
+        if plan.mode == PlanMode::Destroy && !self.confirm_protected {
+            let protected: Vec<String> =
+                plan.actions().filter(|c| c.protected).map(|c| c.address.to_string()).collect();
+            if !protected.is_empty() {
+                return Err(EngineError::Protected { addresses: protected });
+            }
+        }
+        let before = self.api_calls();
+        let journal = Journal::new(self.state.clone(), state);
+        let steps = execute(
+            plan,
+            self.context(),
+            self.kinds.clone(),
+            self.graph.clone(),
+            journal,
+            self.observer.clone(),
+            ExecSettings { parallelism: self.parallelism, retry: self.retry },
+        )
+        .await;
+        Ok(ApplyReport {
+            steps,
+            api_calls: self.api_calls().since(&before),
+            elapsed: started.elapsed(),
+        })
+    }
+
+    /// Plans and applies in one call (what `engine apply --auto-approve` does).
+    pub async fn plan_and_apply(&self) -> Result<(Plan, ApplyReport), EngineError> {
+        let plan = self.plan().await?;
+        let report = self.apply(&plan).await?;
+        Ok((plan, report))
+    }
+
+    /// Compares live state with what was last applied. Never writes state, never locks.
+    pub async fn drift(&self) -> Result<DriftReport, EngineError> {
+        let state = self.state.load_or_new(&self.name)?;
+        let before = self.api_calls();
+        let scope = self.recorded_in_scope(&state);
+        self.observer.event(Event::RefreshStarted { count: scope.len() });
+        let live: HashMap<Address, Live> =
+            refresh::refresh(&self.context(), &self.kinds, Some(&self.graph), &state, &scope)
+                .await?;
+        let drifted = drift::compare(&state, &scope, &live, &self.kinds);
+        let not_applied = self
+            .graph
+            .select(&self.targets, &self.excludes)
+            .into_iter()
+            .filter(|a| state.get(a.as_str()).is_none())
+            .collect();
+        Ok(DriftReport {
+            checked: scope.len(),
+            drifted,
+            not_applied,
+            api_calls: self.api_calls().since(&before),
+        })
+    }
+}

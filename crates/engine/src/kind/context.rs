@@ -1,0 +1,91 @@
+//! What a kind's operation gets from the engine: who it works for, a place to report progress,
+//! and a per-run memo so several kinds can share one batched read.
+
+use crate::{Address, Event, KindError, Observer};
+use std::any::Any;
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+
+/// What a kind's operation gets from the engine: who it works for, a place to report progress,
+/// and a per-run memo so several kinds can share one batched read.
+#[derive(Clone)]
+pub struct Context {
+    spec_name: String,
+    address: Option<Address>,
+    observer: Arc<dyn Observer>,
+    memo: Arc<Mutex<HashMap<String, Arc<dyn Any + Send + Sync>>>>,
+    memo_locks: Arc<tokio::sync::Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>>,
+}
+
+impl Context {
+    /// A context for the spec `spec_name`, reporting to `observer`.
+    pub fn new(spec_name: &str, observer: Arc<dyn Observer>) -> Self {
+        Context {
+            spec_name: spec_name.to_string(),
+            address: None,
+            observer,
+            memo: Default::default(),
+            memo_locks: Default::default(),
+        }
+    }
+
+    /// The spec name (value of the `engine:spec` ownership tag).
+    pub fn spec_name(&self) -> &str {
+        &self.spec_name
+    }
+
+    /// The resource this context works on, if it is for one.
+    pub fn address(&self) -> Option<&Address> {
+        self.address.as_ref()
+    }
+
+    /// The same context for an operation on `address`.
+    pub fn for_resource(&self, address: &Address) -> Context {
+        let mut c = self.clone();
+        c.address = Some(address.clone());
+        c
+    }
+
+    /// Reports a wait on a long operation.
+    pub fn waiting(&self, message: impl Into<String>) {
+        if let Some(address) = &self.address {
+            self.observer
+                .event(Event::Waiting { address: address.clone(), message: message.into() });
+        }
+    }
+
+    /// Runs `load` once per `key` for the life of this context and shares its result: the way
+    /// several kinds read one batched `Describe*` response.
+    pub async fn memo<T, F, Fut>(&self, key: &str, load: F) -> Result<Arc<T>, KindError>
+    where
+        T: Send + Sync + 'static,
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = Result<T, KindError>>,
+    {
+        let key_lock = {
+            let mut locks = self.memo_locks.lock().await;
+            locks.entry(key.to_string()).or_default().clone()
+        };
+        let _guard = key_lock.lock().await;
+        if let Some(hit) = self.memo_get::<T>(key) {
+            return Ok(hit);
+        }
+        let value = Arc::new(load().await?);
+        self.memo.lock().unwrap_or_else(|p| p.into_inner()).insert(key.to_string(), value.clone());
+        Ok(value)
+    }
+
+    fn memo_get<T: Send + Sync + 'static>(&self, key: &str) -> Option<Arc<T>> {
+        let memo = self.memo.lock().unwrap_or_else(|p| p.into_inner());
+        memo.get(key).cloned().and_then(|v| v.downcast::<T>().ok())
+    }
+
+    /// Forgets memoised reads (after writes, the next read must see them).
+    pub fn forget(&self, key_prefix: &str) {
+        self.memo
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .retain(|k, _| !k.starts_with(key_prefix));
+    }
+}

@@ -1,0 +1,350 @@
+//! The core's own tests: refresh, diff, apply ordering, replace, failure skipping, retries,
+//! panics, destroy order, adoption and drift, on the in-memory fake cloud.
+
+use super::*;
+use crate::{
+    Action, DriftStatus, Engine, EngineError, LocalBackend, PlannedValue, RetryPolicy, StepOutcome,
+};
+use std::time::Duration;
+
+const GLOBALS: &str = r#"
+[globals]
+cloud = "aws"
+region = "eu-west-3"
+cluster_name = "demo"
+domain = "example.org"
+"#;
+
+struct Rig {
+    cloud: Arc<FakeCloud>,
+    dir: tempfile::TempDir,
+}
+
+impl Rig {
+    fn new() -> Rig {
+        Rig { cloud: Arc::new(FakeCloud::default()), dir: tempfile::tempdir().unwrap() }
+    }
+
+    fn state_path(&self) -> std::path::PathBuf {
+        self.dir.path().join("demo.state.json")
+    }
+
+    fn engine(&self, items: &str) -> Engine {
+        self.builder(items).build().unwrap()
+    }
+
+    fn builder(&self, items: &str) -> crate::EngineBuilder {
+        Engine::builder()
+            .spec_str("demo.toml", "demo", &format!("{GLOBALS}\n{items}"))
+            .provider(Arc::new(FakeProvider::new("aws", self.cloud.clone())))
+            .state(LocalBackend::new(self.state_path()))
+            .retry_policy(RetryPolicy {
+                attempts: 3,
+                first_delay: Duration::from_millis(1),
+                max_delay: Duration::from_millis(2),
+            })
+    }
+
+    fn ops(&self, op: Op) -> Vec<String> {
+        self.cloud.log().into_iter().filter(|(o, _)| *o == op).map(|(_, a)| a).collect()
+    }
+}
+
+const CHAIN: &str = r#"
+[fake.items.net]
+size = 1
+[fake.items.subnet]
+parent = "net"
+size = 2
+[fake.items.host]
+parent = "subnet"
+[fake.items.other]
+size = 5
+"#;
+
+fn position(ops: &[String], name: &str) -> usize {
+    ops.iter()
+        .position(|a| a == &format!("fake.item.{name}"))
+        .unwrap_or_else(|| panic!("{name} not in {ops:?}"))
+}
+
+#[tokio::test]
+async fn creates_in_dependency_order_then_plans_nothing() {
+    let rig = Rig::new();
+    let engine = rig.engine(CHAIN);
+    let plan = engine.plan().await.unwrap();
+    assert_eq!(plan.summary().add, 4);
+    let host = plan.change("fake.item.host").unwrap();
+    assert_eq!(
+        host.fields.iter().find(|f| f.name == "parent").unwrap().after,
+        PlannedValue::Unknown,
+        "a parent's id is known after apply"
+    );
+    assert!(host.fields.iter().any(|f| f.name == "arn"), "computed fields are listed on create");
+    let report = engine.apply(&plan).await.unwrap();
+    assert!(report.is_success(), "{:?}", report.steps);
+    let creates = rig.ops(Op::Create);
+    assert!(position(&creates, "net") < position(&creates, "subnet"));
+    assert!(position(&creates, "subnet") < position(&creates, "host"));
+
+    rig.cloud.clear_log();
+    let again = engine.plan().await.unwrap();
+    assert!(!again.has_changes(), "{:?}", again.changes);
+    // One batched read per dependency wave: net+other, subnet, host.
+    assert_eq!(rig.ops(Op::Read).len(), 3);
+    assert_eq!(again.api_calls.total(), 3);
+    assert_eq!(again.api_calls.mutating(), 0);
+}
+
+#[tokio::test]
+async fn updates_in_place_only_what_changed() {
+    let rig = Rig::new();
+    rig.engine(CHAIN).plan_and_apply().await.unwrap();
+    let engine = rig.engine(&CHAIN.replace("size = 5", "size = 6"));
+    let plan = engine.plan().await.unwrap();
+    let other = plan.change("fake.item.other").unwrap();
+    assert_eq!(other.action, Action::Update);
+    assert_eq!(other.fields.len(), 1);
+    assert_eq!(other.fields[0].name, "size");
+    rig.cloud.clear_log();
+    assert!(engine.apply(&plan).await.unwrap().is_success());
+    assert_eq!(rig.ops(Op::Update), ["fake.item.other"]);
+    assert_eq!(rig.cloud.item("fake.item.other").unwrap().size, 6);
+}
+
+#[tokio::test]
+async fn unordered_lists_do_not_diff_on_order() {
+    let rig = Rig::new();
+    let spec = "[fake.items.a]\nlabels = [\"x\", \"y\"]\n";
+    rig.engine(spec).plan_and_apply().await.unwrap();
+    rig.cloud.edit("fake.item.a", |i| i.labels.reverse());
+    let engine = rig.engine(spec);
+    assert!(!engine.plan().await.unwrap().has_changes());
+    assert!(engine.drift().await.unwrap().is_clean());
+}
+
+#[tokio::test]
+async fn replaces_delete_first_and_replace_dependents() {
+    let rig = Rig::new();
+    let spec = "[fake.items.a]\n[fake.items.b]\n[fake.items.child]\nparent = \"a\"\n";
+    rig.engine(spec).plan_and_apply().await.unwrap();
+    let moved = spec.replace("parent = \"a\"", "parent = \"b\"");
+    let engine = rig.engine(&moved);
+    let plan = engine.plan().await.unwrap();
+    let child = plan.change("fake.item.child").unwrap();
+    assert_eq!(child.action, Action::Replace);
+    assert!(child.fields[0].forces_replacement);
+    rig.cloud.clear_log();
+    let report = engine.apply(&plan).await.unwrap();
+    assert!(report.is_success(), "{:?}", report.steps);
+    let log = rig.cloud.log();
+    let delete = log.iter().position(|(o, _)| *o == Op::Delete).unwrap();
+    let create = log.iter().position(|(o, _)| *o == Op::Create).unwrap();
+    assert!(delete < create, "destroy before create: {log:?}");
+    let parent_b =
+        rig.cloud.with(|c| c.items.iter().find(|(_, i)| i.name == "b").map(|(id, _)| id.clone()));
+    assert_eq!(rig.cloud.item("fake.item.child").unwrap().parent, parent_b);
+    assert!(!engine.plan().await.unwrap().has_changes());
+}
+
+#[tokio::test]
+async fn a_failed_step_skips_its_dependents_and_reports_the_code() {
+    let rig = Rig::new();
+    rig.cloud.fail("fake.item.subnet", Op::Create, Fault::Denied);
+    let (_, report) = rig.engine(CHAIN).plan_and_apply().await.unwrap();
+    let step = |a: &str| report.steps.iter().find(|s| s.address.as_str() == a).unwrap().clone();
+    assert!(matches!(step("fake.item.subnet").outcome, StepOutcome::Failed(_)));
+    assert_eq!(step("fake.item.subnet").code.as_deref(), Some("Denied"));
+    assert!(
+        matches!(step("fake.item.host").outcome, StepOutcome::Skipped(ref why) if why.contains("subnet"))
+    );
+    assert_eq!(step("fake.item.other").outcome, StepOutcome::Done);
+    assert_eq!(step("fake.item.net").outcome, StepOutcome::Done);
+    // What succeeded is in state: the next plan creates only what is missing.
+    let next = rig.engine(CHAIN).plan().await.unwrap();
+    assert_eq!(next.summary().add, 2);
+}
+
+#[tokio::test]
+async fn retryable_errors_are_retried_within_the_policy() {
+    let rig = Rig::new();
+    rig.cloud.fail("fake.item.net", Op::Create, Fault::Busy(2));
+    rig.cloud.fail("fake.item.other", Op::Create, Fault::Busy(5));
+    let (_, report) = rig.engine(CHAIN).plan_and_apply().await.unwrap();
+    let net = report.steps.iter().find(|s| s.address.as_str() == "fake.item.net").unwrap();
+    assert_eq!(net.outcome, StepOutcome::Done);
+    let other = report.steps.iter().find(|s| s.address.as_str() == "fake.item.other").unwrap();
+    assert!(matches!(other.outcome, StepOutcome::Failed(_)));
+    assert_eq!(other.code.as_deref(), Some("Busy"));
+    let tries = |a: &str| rig.ops(Op::Create).iter().filter(|x| *x == a).count();
+    assert_eq!(tries("fake.item.net"), 3);
+    assert_eq!(tries("fake.item.other"), 3, "the policy allows 3 tries");
+}
+
+#[tokio::test]
+async fn a_panicking_kind_fails_its_step_and_the_run_goes_on() {
+    let rig = Rig::new();
+    rig.cloud.fail("fake.item.net", Op::Create, Fault::Panic);
+    let (_, report) = rig.engine(CHAIN).plan_and_apply().await.unwrap();
+    let net = report.steps.iter().find(|s| s.address.as_str() == "fake.item.net").unwrap();
+    assert!(matches!(&net.outcome, StepOutcome::Failed(m) if m.contains("panicked")), "{net:?}");
+    let other = report.steps.iter().find(|s| s.address.as_str() == "fake.item.other").unwrap();
+    assert_eq!(other.outcome, StepOutcome::Done);
+    let host = report.steps.iter().find(|s| s.address.as_str() == "fake.item.host").unwrap();
+    assert!(matches!(host.outcome, StepOutcome::Skipped(_)));
+}
+
+#[tokio::test]
+async fn destroy_goes_in_reverse_order_and_keeps_protected_resources() {
+    let rig = Rig::new();
+    let spec =
+        CHAIN.replace("[fake.items.net]\nsize = 1", "[fake.items.net]\nsize = 1\nprotected = true");
+    rig.engine(&spec).plan_and_apply().await.unwrap();
+    rig.cloud.clear_log();
+    let engine = rig.engine(&spec);
+    let plan = engine.plan_destroy().await.unwrap();
+    assert_eq!(plan.kept.iter().map(|a| a.as_str()).collect::<Vec<_>>(), ["fake.item.net"]);
+    assert!(engine.apply(&plan).await.unwrap().is_success());
+    let deletes = rig.ops(Op::Delete);
+    assert!(position(&deletes, "host") < position(&deletes, "subnet"));
+    assert_eq!(rig.cloud.addresses(), ["fake.item.net"]);
+
+    let confirmed = rig.builder(&spec).confirm_protected(true).build().unwrap();
+    let plan = confirmed.plan_destroy().await.unwrap();
+    assert!(confirmed.apply(&plan).await.unwrap().is_success());
+    assert!(rig.cloud.addresses().is_empty());
+    assert!(confirmed.state_document().unwrap().resources.is_empty());
+}
+
+#[tokio::test]
+async fn orphans_are_deleted_dependents_first() {
+    let rig = Rig::new();
+    rig.engine(CHAIN).plan_and_apply().await.unwrap();
+    let engine = rig.engine("[fake.items.other]\nsize = 5\n");
+    let plan = engine.plan().await.unwrap();
+    assert_eq!(plan.summary().destroy, 3);
+    rig.cloud.clear_log();
+    assert!(engine.apply(&plan).await.unwrap().is_success());
+    let deletes = rig.ops(Op::Delete);
+    assert!(position(&deletes, "host") < position(&deletes, "subnet"));
+    assert!(position(&deletes, "subnet") < position(&deletes, "net"));
+}
+
+#[tokio::test]
+async fn a_resource_created_but_not_recorded_is_adopted_not_duplicated() {
+    let rig = Rig::new();
+    rig.engine(CHAIN).plan_and_apply().await.unwrap();
+    // A run that died after creating everything and before writing state.
+    std::fs::remove_file(rig.state_path()).unwrap();
+    rig.cloud.clear_log();
+    let engine = rig.engine(CHAIN);
+    let plan = engine.plan().await.unwrap();
+    assert_eq!(plan.summary().adopt, 4, "{:?}", plan.changes);
+    assert_eq!(plan.summary().add, 0);
+    assert!(engine.apply(&plan).await.unwrap().is_success());
+    assert!(rig.ops(Op::Create).is_empty());
+    assert_eq!(rig.cloud.addresses().len(), 4);
+    assert!(!engine.plan().await.unwrap().has_changes());
+}
+
+#[tokio::test]
+async fn drift_names_fields_and_deletions_and_never_writes() {
+    let rig = Rig::new();
+    rig.engine(CHAIN).plan_and_apply().await.unwrap();
+    let before = std::fs::read(rig.state_path()).unwrap();
+    rig.cloud.edit("fake.item.other", |i| i.size = 9);
+    rig.cloud.remove("fake.item.host");
+    rig.cloud.clear_log();
+    let engine = rig.engine(CHAIN);
+    let drift = engine.drift().await.unwrap();
+    assert_eq!(drift.drifted.len(), 2, "{:?}", drift.drifted);
+    let other = drift.drifted.iter().find(|d| d.address.as_str() == "fake.item.other").unwrap();
+    assert!(
+        matches!(&other.status, DriftStatus::Modified { fields } if fields[0].name == "size" && fields[0].live == 9)
+    );
+    let host = drift.drifted.iter().find(|d| d.address.as_str() == "fake.item.host").unwrap();
+    assert_eq!(host.status, DriftStatus::Deleted);
+    assert_eq!(std::fs::read(rig.state_path()).unwrap(), before);
+    assert_eq!(rig.cloud.log().iter().filter(|(o, _)| *o != Op::Read).count(), 0);
+
+    let repair = engine.plan().await.unwrap();
+    assert!(engine.apply(&repair).await.unwrap().is_success());
+    assert!(engine.drift().await.unwrap().is_clean());
+}
+
+#[tokio::test]
+async fn sensitive_fields_never_reach_plans_state_or_drift_reports() {
+    let rig = Rig::new();
+    let spec = "[fake.items.db]\nsecret = \"hunter2\"\n";
+    let engine = rig.engine(spec);
+    let plan = engine.plan().await.unwrap();
+    let shown = format!("{:?}", plan.changes);
+    assert!(!shown.contains("hunter2"), "{shown}");
+    assert!(shown.contains("(sensitive sha256:"), "{shown}");
+    assert!(engine.apply(&plan).await.unwrap().is_success());
+    let state = std::fs::read_to_string(rig.state_path()).unwrap();
+    assert!(!state.contains("hunter2"), "{state}");
+    assert!(!engine.plan().await.unwrap().has_changes(), "a digest in state is not a change");
+    assert!(engine.drift().await.unwrap().is_clean());
+
+    rig.cloud.edit("fake.item.db", |i| i.secret = Some("changed-behind-our-back".into()));
+    let drift = engine.drift().await.unwrap();
+    let text = format!("{:?}", drift.drifted);
+    assert_eq!(drift.drifted.len(), 1);
+    assert!(!text.contains("changed-behind-our-back") && !text.contains("hunter2"), "{text}");
+    let repair = engine.plan().await.unwrap();
+    assert_eq!(repair.summary().change, 1);
+    assert!(!format!("{:?}", repair.changes).contains("changed-behind-our-back"));
+}
+
+/// A provider whose expansion gives `fake_item` attributes of its own making.
+struct Raw(Arc<FakeCloud>, Vec<(&'static str, Value)>);
+
+impl Provider for Raw {
+    fn lane(&self) -> &'static str {
+        "aws"
+    }
+    fn sections(&self) -> &'static [&'static str] {
+        &[]
+    }
+    fn expand(&self, _: &SpecSource) -> Result<Vec<ResourceSpec>, SpecErrors> {
+        let r = self.1.iter().fold(
+            ResourceSpec::new(item_address("raw"), FAKE_ITEM).attr("name", "raw"),
+            |r, (k, v)| r.attr(k, v.clone()),
+        );
+        Ok(vec![r])
+    }
+    fn kinds(&self) -> Vec<Arc<dyn Kind>> {
+        vec![Typed::arc(FakeItems(self.0.clone()))]
+    }
+    fn api_calls(&self) -> ApiCalls {
+        ApiCalls::default()
+    }
+}
+
+fn raw_engine(rig: &Rig, attrs: Vec<(&'static str, Value)>) -> Result<Engine, EngineError> {
+    Engine::builder()
+        .spec_str("demo.toml", "demo", GLOBALS)
+        .provider(Arc::new(Raw(rig.cloud.clone(), attrs)))
+        .state(LocalBackend::new(rig.state_path()))
+        .build()
+}
+
+#[tokio::test]
+async fn an_attribute_the_kind_does_not_declare_is_refused_before_any_call() {
+    let rig = Rig::new();
+    let err = raw_engine(&rig, vec![("sise", Value::Int(1))]).err().unwrap();
+    assert!(err.to_string().contains("`sise`"), "{err}");
+    assert!(err.to_string().contains("fake_item"), "{err}");
+    assert!(rig.cloud.log().is_empty());
+}
+
+#[tokio::test]
+async fn an_attribute_of_the_wrong_shape_fails_naming_the_field() {
+    let rig = Rig::new();
+    let engine = raw_engine(&rig, vec![("size", Value::from("big"))]).unwrap();
+    let message = engine.plan().await.unwrap_err().to_string();
+    assert!(message.contains("`size`"), "{message}");
+    assert!(message.contains("fake.item.raw"), "{message}");
+    assert!(rig.ops(Op::Create).is_empty(), "nothing reaches the cloud");
+}

@@ -1,0 +1,384 @@
+//! An in-memory cloud for tests of the engine and of code built on it.
+//!
+//! [`FakeProvider`] expands a `[fake]` spec section into `fake_item` resources kept in a
+//! [`FakeCloud`]. The cloud logs every operation in order, counts them as API calls, and fails
+//! on demand ([`FakeCloud::fail`]): retryable errors a few times, a permanent error, or a panic.
+//! Changes made behind the engine's back ([`FakeCloud::edit`], [`FakeCloud::remove`]) show up
+//! as drift.
+//!
+//! ```toml
+//! [fake.items.net]
+//! size = 1
+//!
+//! [fake.items.subnet]
+//! parent = "net"          # a reference to the item `net`'s id: an edge of the graph
+//! labels = ["b", "a"]     # compared as a set
+//! secret = "hunter2"      # sensitive: never in plans or state
+//! protected = true        # kept by destroy unless confirmed
+//! ```
+
+use crate::spec::{FieldPath, SpecErrors, SpecSource};
+use crate::{
+    Address, ApiCall, ApiCallCounter, ApiCalls, Context, Kind, KindError, KindResult, Live,
+    MANAGED_BY, Provider, ReadRequest, ReadResult, ResourceSpec, TAG_ADDRESS, TAG_MANAGED_BY,
+    TAG_SPEC, Tags, Typed, TypedKind, Value,
+};
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+
+#[cfg(test)]
+mod core_tests;
+
+/// The kind's name.
+pub const FAKE_ITEM: &str = "fake_item";
+
+/// The attributes of a `fake_item`.
+#[derive(crate::Attributes, Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+pub struct Item {
+    #[attr(replace)]
+    pub name: String,
+    #[attr(in_place)]
+    #[serde(default)]
+    pub size: i64,
+    #[attr(in_place, unordered)]
+    #[serde(default)]
+    pub labels: Vec<String>,
+    /// Another item's id.
+    #[attr(replace)]
+    #[serde(default)]
+    pub parent: Option<String>,
+    #[attr(in_place, sensitive)]
+    #[serde(default)]
+    pub secret: Option<String>,
+    #[attr(in_place, tags)]
+    #[serde(default)]
+    pub tags: Tags,
+    /// Set by the cloud.
+    #[attr(computed)]
+    #[serde(default)]
+    pub arn: Option<String>,
+}
+
+/// An operation of the fake cloud.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Op {
+    Read,
+    Create,
+    Update,
+    Delete,
+}
+
+impl Op {
+    fn name(self) -> &'static str {
+        match self {
+            Op::Read => "ListItems",
+            Op::Create => "CreateItem",
+            Op::Update => "UpdateItem",
+            Op::Delete => "DeleteItem",
+        }
+    }
+}
+
+/// How an operation on one address fails.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Fault {
+    /// Retryable errors (code `Busy`) for the next `n` tries, then success.
+    Busy(u32),
+    /// A permanent error (code `Denied`) every time.
+    Denied,
+    /// The kind panics.
+    Panic,
+}
+
+#[derive(Default)]
+struct Cloud {
+    /// Items by id.
+    items: BTreeMap<String, Item>,
+    next_id: u64,
+    faults: HashMap<(String, Op), Fault>,
+    log: Vec<(Op, String)>,
+}
+
+/// The fake cloud: items by id, faults, and a log of operations.
+#[derive(Default)]
+pub struct FakeCloud {
+    cloud: Mutex<Cloud>,
+    calls: ApiCallCounter,
+}
+
+impl FakeCloud {
+    fn with<T>(&self, f: impl FnOnce(&mut Cloud) -> T) -> T {
+        f(&mut self.cloud.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// Makes `op` on the item at `address` fail as `fault` says.
+    pub fn fail(&self, address: &str, op: Op, fault: Fault) {
+        self.with(|c| c.faults.insert((address.to_string(), op), fault));
+    }
+
+    /// Operations so far, in order, with the address they were for (reads: the kind's name).
+    pub fn log(&self) -> Vec<(Op, String)> {
+        self.with(|c| c.log.clone())
+    }
+
+    /// Forgets the log.
+    pub fn clear_log(&self) {
+        self.with(|c| c.log.clear());
+    }
+
+    /// The addresses of the items that exist, in id order.
+    pub fn addresses(&self) -> Vec<String> {
+        self.with(|c| c.items.values().filter_map(|i| i.tags.get(TAG_ADDRESS).cloned()).collect())
+    }
+
+    /// The item at `address`, if it exists.
+    pub fn item(&self, address: &str) -> Option<Item> {
+        self.with(|c| {
+            c.items
+                .values()
+                .find(|i| i.tags.get(TAG_ADDRESS).map(String::as_str) == Some(address))
+                .cloned()
+        })
+    }
+
+    /// Changes the item at `address` behind the engine's back.
+    pub fn edit(&self, address: &str, change: impl FnOnce(&mut Item)) {
+        self.with(|c| {
+            if let Some(item) = c
+                .items
+                .values_mut()
+                .find(|i| i.tags.get(TAG_ADDRESS).map(String::as_str) == Some(address))
+            {
+                change(item);
+            }
+        });
+    }
+
+    /// Deletes the item at `address` behind the engine's back.
+    pub fn remove(&self, address: &str) {
+        self.with(|c| {
+            c.items.retain(|_, i| i.tags.get(TAG_ADDRESS).map(String::as_str) != Some(address))
+        });
+    }
+
+    /// Logs and counts `op`, then applies its fault, if any.
+    fn call(&self, op: Op, address: &str) -> Result<(), KindError> {
+        self.calls.record(&ApiCall { service: "fake".into(), operation: op.name().into() });
+        let fault = self.with(|c| {
+            c.log.push((op, address.to_string()));
+            let key = (address.to_string(), op);
+            match c.faults.get_mut(&key) {
+                Some(Fault::Busy(0)) => {
+                    c.faults.remove(&key);
+                    None
+                }
+                Some(Fault::Busy(n)) => {
+                    *n -= 1;
+                    Some(Fault::Busy(*n))
+                }
+                Some(other) => Some(other.clone()),
+                None => None,
+            }
+        });
+        match fault {
+            None => Ok(()),
+            Some(Fault::Busy(_)) => {
+                Err(KindError::retryable(format!("fake:{}: {address} is busy", op.name()))
+                    .with_code("Busy"))
+            }
+            Some(Fault::Denied) => {
+                Err(KindError::new(format!("fake:{}: {address}: access denied", op.name()))
+                    .with_code("Denied"))
+            }
+            Some(Fault::Panic) => panic!("fake cloud: {} of {address} panics", op.name()),
+        }
+    }
+}
+
+/// The `fake_item` kind on a [`FakeCloud`].
+pub struct FakeItems(pub Arc<FakeCloud>);
+
+#[async_trait]
+impl TypedKind for FakeItems {
+    type Attrs = Item;
+    const NAME: &'static str = FAKE_ITEM;
+
+    async fn read(&self, _: &Context, requests: &[ReadRequest<Item>]) -> ReadResult<Item> {
+        self.0.call(Op::Read, FAKE_ITEM)?;
+        let items = self.0.with(|c| c.items.clone());
+        Ok(requests
+            .iter()
+            .map(|r| {
+                let by_id = r.id.as_ref().and_then(|id| items.get_key_value(id));
+                let by_tag = || {
+                    items.iter().find(|(_, i)| {
+                        i.tags.get(TAG_ADDRESS).map(String::as_str) == Some(r.address.as_str())
+                    })
+                };
+                by_id.or_else(by_tag).map(|(id, i)| Live::new(id.clone(), i.clone()))
+            })
+            .collect())
+    }
+
+    async fn create(&self, ctx: &Context, desired: &Item) -> KindResult<Live<Item>> {
+        let address = ctx.address().map(Address::as_str).unwrap_or_default();
+        self.0.call(Op::Create, address)?;
+        if let Some(parent) = &desired.parent
+            && !self.0.with(|c| c.items.contains_key(parent))
+        {
+            return Err(KindError::new(format!("fake:CreateItem: parent {parent} does not exist")));
+        }
+        let live = self.0.with(|c| {
+            c.next_id += 1;
+            let id = format!("item-{}", c.next_id);
+            let mut item = desired.clone();
+            item.arn = Some(format!("fake:item/{id}"));
+            c.items.insert(id.clone(), item.clone());
+            Live::new(id, item)
+        });
+        Ok(live)
+    }
+
+    async fn update(
+        &self,
+        ctx: &Context,
+        current: &Live<Item>,
+        desired: &Item,
+        changes: &ItemChanges,
+    ) -> KindResult<Live<Item>> {
+        self.0.call(Op::Update, ctx.address().map(Address::as_str).unwrap_or_default())?;
+        self.0.with(|c| {
+            let item = c.items.get_mut(&current.id).ok_or_else(|| {
+                KindError::new(format!("fake:UpdateItem: {} is gone", current.id))
+            })?;
+            if changes.size {
+                item.size = desired.size;
+            }
+            if changes.labels {
+                item.labels = desired.labels.clone();
+            }
+            if changes.secret {
+                item.secret = desired.secret.clone();
+            }
+            if changes.tags {
+                item.tags = desired.tags.clone();
+            }
+            Ok(Live::new(current.id.clone(), item.clone()))
+        })
+    }
+
+    async fn delete(&self, ctx: &Context, current: &Live<Item>) -> KindResult<()> {
+        self.0.call(Op::Delete, ctx.address().map(Address::as_str).unwrap_or_default())?;
+        self.0.with(|c| {
+            if c.items.values().any(|i| i.parent.as_deref() == Some(current.id.as_str())) {
+                return Err(KindError::retryable(format!(
+                    "fake:DeleteItem: {} still has children",
+                    current.id
+                ))
+                .with_code("DependencyViolation"));
+            }
+            c.items.remove(&current.id);
+            Ok(())
+        })
+    }
+}
+
+/// One item of the `[fake.items.<name>]` section.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ItemSpec {
+    #[serde(default)]
+    size: i64,
+    #[serde(default)]
+    labels: Vec<String>,
+    #[serde(default)]
+    parent: Option<String>,
+    #[serde(default)]
+    secret: Option<String>,
+    #[serde(default)]
+    protected: bool,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FakeSection {
+    #[serde(default)]
+    items: BTreeMap<String, ItemSpec>,
+}
+
+/// The address of the item named `name`.
+pub fn item_address(name: &str) -> Address {
+    Address::new(format!("fake.item.{name}"))
+}
+
+/// Expands `[fake]` into `fake_item` resources on a [`FakeCloud`].
+pub struct FakeProvider {
+    lane: &'static str,
+    cloud: Arc<FakeCloud>,
+}
+
+impl FakeProvider {
+    /// A provider of `lane` (`aws` or `gcp`) on `cloud`.
+    pub fn new(lane: &'static str, cloud: Arc<FakeCloud>) -> Self {
+        FakeProvider { lane, cloud }
+    }
+}
+
+impl Provider for FakeProvider {
+    fn lane(&self) -> &'static str {
+        self.lane
+    }
+
+    fn sections(&self) -> &'static [&'static str] {
+        &["fake"]
+    }
+
+    fn expand(&self, spec: &SpecSource) -> Result<Vec<ResourceSpec>, SpecErrors> {
+        let Some(section) = spec.section::<FakeSection>("fake")? else {
+            return Ok(vec![]);
+        };
+        let mut errors = Vec::new();
+        let mut out = Vec::new();
+        for (name, item) in &section.items {
+            let address = item_address(name);
+            let tags: Tags = BTreeMap::from([
+                (TAG_MANAGED_BY.to_string(), MANAGED_BY.to_string()),
+                (TAG_SPEC.to_string(), spec.name()),
+                (TAG_ADDRESS.to_string(), address.to_string()),
+            ]);
+            let mut r = ResourceSpec::new(address, FAKE_ITEM)
+                .attr("name", name.as_str())
+                .attr("size", item.size)
+                .attr(
+                    "labels",
+                    Value::List(item.labels.iter().map(|l| Value::from(l.as_str())).collect()),
+                )
+                .attr("tags", Value::string_map(tags.iter()));
+            if let Some(secret) = &item.secret {
+                r = r.attr("secret", secret.as_str());
+            }
+            if let Some(parent) = &item.parent {
+                if !section.items.contains_key(parent) {
+                    errors.push(spec.error(
+                        &FieldPath::root("fake").key("items").key(name).key("parent"),
+                        format!("no item `{parent}`"),
+                    ));
+                }
+                r = r.attr("parent", Value::reference(&item_address(parent), "id"));
+            }
+            r.protected = item.protected;
+            out.push(r);
+        }
+        if errors.is_empty() { Ok(out) } else { Err(spec.errors(errors)) }
+    }
+
+    fn kinds(&self) -> Vec<Arc<dyn Kind>> {
+        vec![Typed::arc(FakeItems(self.cloud.clone()))]
+    }
+
+    fn api_calls(&self) -> ApiCalls {
+        self.cloud.calls.snapshot()
+    }
+}
