@@ -63,10 +63,7 @@ impl LatencyProxy {
             .trim()
             .strip_prefix("port ")
             .unwrap_or_else(|| panic!("the proxy printed `{line}`"));
-        LatencyProxy {
-            child,
-            endpoint: format!("http://127.0.0.1:{port}"),
-        }
+        LatencyProxy { child, endpoint: format!("http://127.0.0.1:{port}") }
     }
 }
 
@@ -111,11 +108,7 @@ async fn run(scale: f64) {
         .iter()
         .map(|(name, _, _)| {
             let (t, _) = engine.graph().critical_path(&|r| {
-                if lane::stage(r.address.as_str()) == *name {
-                    cost(&r.address)
-                } else {
-                    0.0
-                }
+                if lane::stage(r.address.as_str()) == *name { cost(&r.address) } else { 0.0 }
             });
             (*name, t)
         })
@@ -139,23 +132,14 @@ async fn run(scale: f64) {
 
     let secs = |d: Duration| d.as_secs_f64();
     println!();
-    println!(
-        "one graph   apply wall time                      {:6.2} s",
-        secs(wall)
-    );
+    println!("one graph   apply wall time                      {:6.2} s", secs(wall));
     println!(
         "            critical path                        {critical:6.2} s  ({} resources)",
         path.len()
     );
-    println!(
-        "per stage   measured, one apply per stage         {:6.2} s",
-        secs(staged_total)
-    );
+    println!("per stage   measured, one apply per stage         {:6.2} s", secs(staged_total));
     for (name, t) in &staged {
-        println!(
-            "              {name:<16}                   {:6.2} s",
-            secs(*t)
-        );
+        println!("              {name:<16}                   {:6.2} s", secs(*t));
     }
     println!("            one-graph step times, stage barriers {estimated:6.2} s");
     println!();
@@ -163,10 +147,7 @@ async fn run(scale: f64) {
         "ratio       per stage / one graph                {:6.2}x",
         secs(staged_total) / secs(wall)
     );
-    println!(
-        "            one graph / critical path            {:6.2}x",
-        secs(wall) / critical
-    );
+    println!("            one graph / critical path            {:6.2}x", secs(wall) / critical);
     println!();
     println!("critical path (steps over 50 ms):");
     for a in &path {
@@ -195,9 +176,5 @@ fn step_durations(report: &ApplyReport) -> BTreeMap<Address, f64> {
 }
 
 fn assert_success(report: &ApplyReport, what: &str) {
-    assert!(
-        report.is_success(),
-        "{what}: {:#?}",
-        report.failures().collect::<Vec<_>>()
-    );
+    assert!(report.is_success(), "{what}: {:#?}", report.failures().collect::<Vec<_>>());
 }

@@ -38,14 +38,8 @@ async fn peers() -> Peers {
         ])
         .await;
     let secrets = Arc::new(MemorySecrets::new());
-    secrets
-        .put("github/flux-app/private-key", &Secret::new(FLUX_APP_KEY))
-        .await
-        .unwrap();
-    secrets
-        .put("github/flux-app/app-id", &Secret::new("123456"))
-        .await
-        .unwrap();
+    secrets.put("github/flux-app/private-key", &Secret::new(FLUX_APP_KEY)).await.unwrap();
+    secrets.put("github/flux-app/app-id", &Secret::new("123456")).await.unwrap();
     // What EKS installs as addons: the DaemonSets the bootstrap parks.
     let client = cluster.client().await;
     for name in ["aws-node", "kube-proxy"] {
@@ -65,11 +59,7 @@ async fn peers() -> Peers {
             .await
             .expect("addon DaemonSet");
     }
-    Peers {
-        cluster,
-        registry,
-        secrets,
-    }
+    Peers { cluster, registry, secrets }
 }
 
 fn daemonsets(client: &kube::Client) -> Api<DynamicObject> {
@@ -174,10 +164,7 @@ async fn get(
         Some(ns) => Api::namespaced_with(client.clone(), ns, ar),
         None => Api::all_with(client.clone(), ar),
     };
-    api.get_opt(name)
-        .await
-        .expect("get")
-        .map(|o| serde_json::to_value(o).unwrap())
+    api.get_opt(name).await.expect("get").map(|o| serde_json::to_value(o).unwrap())
 }
 
 fn ar(api_version: &str, kind: &str, plural: &str) -> ApiResource {
@@ -193,36 +180,22 @@ fn ar(api_version: &str, kind: &str, plural: &str) -> ApiResource {
 
 /// Every object in the cluster that the engine's field manager still manages.
 async fn engine_managed(client: &kube::Client) -> Vec<String> {
-    let core = client
-        .list_core_api_versions_aggregated()
-        .await
-        .expect("discovery");
-    let groups = client
-        .list_api_groups_aggregated()
-        .await
-        .expect("discovery");
+    let core = client.list_core_api_versions_aggregated().await.expect("discovery");
+    let groups = client.list_api_groups_aggregated().await.expect("discovery");
     let mut out = Vec::new();
     for group in core.items.iter().chain(&groups.items) {
-        let group_name = group
-            .metadata
-            .as_ref()
-            .and_then(|m| m.name.clone())
-            .unwrap_or_default();
+        let group_name = group.metadata.as_ref().and_then(|m| m.name.clone()).unwrap_or_default();
         // The preferred (first) version of each group is enough: objects are the same.
         let Some(version) = group.versions.first() else {
             continue;
         };
         let v = version.version.clone().unwrap_or_default();
-        let api_version = if group_name.is_empty() {
-            v.clone()
-        } else {
-            format!("{group_name}/{v}")
-        };
+        let api_version =
+            if group_name.is_empty() { v.clone() } else { format!("{group_name}/{v}") };
         for r in &version.resources {
-            let (Some(plural), Some(kind)) = (
-                r.resource.clone(),
-                r.response_kind.as_ref().and_then(|k| k.kind.clone()),
-            ) else {
+            let (Some(plural), Some(kind)) =
+                (r.resource.clone(), r.response_kind.as_ref().and_then(|k| k.kind.clone()))
+            else {
                 continue;
             };
             if !r.verbs.iter().any(|v| v == "list") {
@@ -262,27 +235,14 @@ async fn bootstrap_installs_reapplies_as_noop_repairs_drift_upgrades_and_destroy
     // Install from nothing.
     let (engine, _provider) = engine(&p, &spec(&p, "1.19.6"), dir.path());
     let plan = engine.plan().await.expect("plan");
-    let creates = plan
-        .actions()
-        .filter(|c| c.action == Action::Create)
-        .count();
-    assert_eq!(
-        creates,
-        10,
-        "every bootstrap resource is created: {:#?}",
-        plan.summary()
-    );
+    let creates = plan.actions().filter(|c| c.action == Action::Create).count();
+    assert_eq!(creates, 10, "every bootstrap resource is created: {:#?}", plan.summary());
     // The addons' DaemonSets exist: parking them is an in-place change of objects the engine
     // does not own.
-    for patch in [
-        "aws.bootstrap.k8s_object.aws_node_patch",
-        "aws.bootstrap.k8s_object.kube_proxy_patch",
-    ] {
-        assert_eq!(
-            plan.change(patch).map(|c| c.action),
-            Some(Action::Update),
-            "{patch}"
-        );
+    for patch in
+        ["aws.bootstrap.k8s_object.aws_node_patch", "aws.bootstrap.k8s_object.kube_proxy_patch"]
+    {
+        assert_eq!(plan.change(patch).map(|c| c.action), Some(Action::Update), "{patch}");
     }
     let started = std::time::Instant::now();
     let report = engine.apply(&plan).await.expect("apply");
@@ -293,16 +253,8 @@ async fn bootstrap_installs_reapplies_as_noop_repairs_drift_upgrades_and_destroy
         report.failures().collect::<Vec<_>>(),
         tail(&p.cluster.log("kube-apiserver"))
     );
-    let applied = report
-        .api_calls
-        .by_operation
-        .get("kube:ApplyObject")
-        .copied()
-        .unwrap_or(0);
-    eprintln!(
-        "install: {install_time:?}, {applied} objects applied, calls {:?}",
-        report.api_calls
-    );
+    let applied = report.api_calls.by_operation.get("kube:ApplyObject").copied().unwrap_or(0);
+    eprintln!("install: {install_time:?}, {applied} objects applied, calls {:?}", report.api_calls);
 
     // What was asked for is there.
     let fi = get(
@@ -314,78 +266,45 @@ async fn bootstrap_installs_reapplies_as_noop_repairs_drift_upgrades_and_destroy
     .await
     .expect("the FluxInstance exists");
     assert_eq!(fi["spec"]["sync"]["path"], "clusters/aws-0");
-    assert_eq!(
-        fi["spec"]["sync"]["url"],
-        "https://github.com/example/platform.git"
-    );
+    assert_eq!(fi["spec"]["sync"]["url"], "https://github.com/example/platform.git");
     assert_eq!(fi["spec"]["sync"]["ref"], "refs/heads/main");
     assert_eq!(fi["spec"]["distribution"]["version"], "2.x");
     assert_eq!(fi["spec"]["storage"]["class"], "gp3");
     let components = fi["spec"]["components"].as_array().unwrap();
-    assert!(
-        components.contains(&json!("source-watcher")),
-        "{components:?}"
-    );
+    assert!(components.contains(&json!("source-watcher")), "{components:?}");
     let gw = get(
         &client,
-        &ar(
-            "apiextensions.k8s.io/v1",
-            "CustomResourceDefinition",
-            "customresourcedefinitions",
-        ),
+        &ar("apiextensions.k8s.io/v1", "CustomResourceDefinition", "customresourcedefinitions"),
         None,
         "gateways.gateway.networking.k8s.io",
     )
     .await
     .expect("Gateway API CRDs are installed");
-    assert_eq!(
-        gw["metadata"]["annotations"]["gateway.networking.k8s.io/channel"],
-        "experimental"
-    );
-    let vars = get(
-        &client,
-        &ar("v1", "ConfigMap", "configmaps"),
-        Some("flux-system"),
-        "eks-aws-0-vars",
-    )
-    .await
-    .expect("vars ConfigMap");
+    assert_eq!(gw["metadata"]["annotations"]["gateway.networking.k8s.io/channel"], "experimental");
+    let vars =
+        get(&client, &ar("v1", "ConfigMap", "configmaps"), Some("flux-system"), "eks-aws-0-vars")
+            .await
+            .expect("vars ConfigMap");
     assert_eq!(vars["data"]["cluster_name"], "aws-0");
     assert_eq!(vars["data"]["team"], "platform");
     assert_eq!(vars["data"]["private_domain"], "priv.aws.example.test");
-    let secret = get(
-        &client,
-        &ar("v1", "Secret", "secrets"),
-        Some("flux-system"),
-        "flux-system",
-    )
-    .await
-    .expect("flux-system Secret");
+    let secret = get(&client, &ar("v1", "Secret", "secrets"), Some("flux-system"), "flux-system")
+        .await
+        .expect("flux-system Secret");
     use base64::Engine as _;
     let key = base64::engine::general_purpose::STANDARD
         .decode(secret["data"]["githubAppPrivateKey"].as_str().unwrap())
         .unwrap();
     assert_eq!(key, FLUX_APP_KEY.as_bytes());
-    let aws_node = get(
-        &client,
-        &ar("apps/v1", "DaemonSet", "daemonsets"),
-        Some("kube-system"),
-        "aws-node",
-    )
-    .await
-    .unwrap();
-    assert_eq!(
-        aws_node["spec"]["template"]["spec"]["nodeSelector"]["engine/disabled"],
-        "true"
-    );
-    let cilium_cm = get(
-        &client,
-        &ar("v1", "ConfigMap", "configmaps"),
-        Some("kube-system"),
-        "cilium-config",
-    )
-    .await
-    .expect("cilium-config from the chart");
+    let aws_node =
+        get(&client, &ar("apps/v1", "DaemonSet", "daemonsets"), Some("kube-system"), "aws-node")
+            .await
+            .unwrap();
+    assert_eq!(aws_node["spec"]["template"]["spec"]["nodeSelector"]["engine/disabled"], "true");
+    let cilium_cm =
+        get(&client, &ar("v1", "ConfigMap", "configmaps"), Some("kube-system"), "cilium-config")
+            .await
+            .expect("cilium-config from the chart");
     assert_eq!(cilium_cm["data"]["ipam"], "eni");
     assert_eq!(cilium_cm["data"]["kube-proxy-replacement"], "true");
     let operator = get(
@@ -397,10 +316,7 @@ async fn bootstrap_installs_reapplies_as_noop_repairs_drift_upgrades_and_destroy
     .await
     .expect("flux-operator Deployment");
     assert!(
-        operator["status"]["availableReplicas"]
-            .as_i64()
-            .unwrap_or(0)
-            >= 1,
+        operator["status"]["availableReplicas"].as_i64().unwrap_or(0) >= 1,
         "waited for: {operator}"
     );
 
@@ -413,28 +329,16 @@ async fn bootstrap_installs_reapplies_as_noop_repairs_drift_upgrades_and_destroy
     // Re-apply: nothing to do, and no write reaches the API server.
     let before = engine.api_calls();
     let plan = engine.plan().await.expect("second plan");
-    assert!(
-        !plan.has_changes(),
-        "second plan is empty: {:#?}",
-        plan.changes
-    );
+    assert!(!plan.has_changes(), "second plan is empty: {:#?}", plan.changes);
     let report = engine.apply(&plan).await.expect("second apply");
     assert!(report.is_success());
     let calls = engine.api_calls().since(&before);
-    assert_eq!(
-        calls.mutating(),
-        0,
-        "no-op apply wrote: {:?}",
-        calls.mutating_operations()
-    );
+    assert_eq!(calls.mutating(), 0, "no-op apply wrote: {:?}", calls.mutating_operations());
     eprintln!("no-op plan + apply calls: {calls:?}");
 
     // Someone else changes things: drift reports them field by field; apply repairs.
-    let cm_api: Api<DynamicObject> = Api::namespaced_with(
-        client.clone(),
-        "kube-system",
-        &ar("v1", "ConfigMap", "configmaps"),
-    );
+    let cm_api: Api<DynamicObject> =
+        Api::namespaced_with(client.clone(), "kube-system", &ar("v1", "ConfigMap", "configmaps"));
     cm_api
         .patch(
             "cilium-config",
@@ -443,44 +347,24 @@ async fn bootstrap_installs_reapplies_as_noop_repairs_drift_upgrades_and_destroy
         )
         .await
         .unwrap();
-    let vars_api: Api<DynamicObject> = Api::namespaced_with(
-        client.clone(),
-        "flux-system",
-        &ar("v1", "ConfigMap", "configmaps"),
-    );
-    vars_api
-        .delete("eks-aws-0-vars", &Default::default())
-        .await
-        .unwrap();
+    let vars_api: Api<DynamicObject> =
+        Api::namespaced_with(client.clone(), "flux-system", &ar("v1", "ConfigMap", "configmaps"));
+    vars_api.delete("eks-aws-0-vars", &Default::default()).await.unwrap();
     let drift = engine.drift().await.expect("drift");
     assert!(!drift.is_clean());
     let text = format!("{:?}", drift.drifted);
     assert!(text.contains("aws.bootstrap.helm_release.cilium"), "{text}");
-    assert!(
-        text.contains(".data.ipam: \\\"kubernetes\\\" -> \\\"eni\\\""),
-        "{text}"
-    );
-    assert!(
-        text.contains("aws.bootstrap.k8s_object.flux_vars"),
-        "{text}"
-    );
+    assert!(text.contains(".data.ipam: \\\"kubernetes\\\" -> \\\"eni\\\""), "{text}");
+    assert!(text.contains("aws.bootstrap.k8s_object.flux_vars"), "{text}");
     assert_eq!(drift.drifted.len(), 2, "{text}");
     let plan = engine.plan().await.unwrap();
     let report = engine.apply(&plan).await.unwrap();
-    assert!(
-        report.is_success(),
-        "{:#?}",
-        report.failures().collect::<Vec<_>>()
-    );
+    assert!(report.is_success(), "{:#?}", report.failures().collect::<Vec<_>>());
     assert!(engine.drift().await.unwrap().is_clean());
-    let cm = get(
-        &client,
-        &ar("v1", "ConfigMap", "configmaps"),
-        Some("kube-system"),
-        "cilium-config",
-    )
-    .await
-    .unwrap();
+    let cm =
+        get(&client, &ar("v1", "ConfigMap", "configmaps"), Some("kube-system"), "cilium-config")
+            .await
+            .unwrap();
     assert_eq!(cm["data"]["ipam"], "eni");
 
     // Upgrade Cilium 1.19.6 -> 1.20.0: an in-place update; objects the new chart no longer has
@@ -498,52 +382,31 @@ async fn bootstrap_installs_reapplies_as_noop_repairs_drift_upgrades_and_destroy
     assert!(upgraded.contains("relay = { enabled = false }"));
     let (engine, _) = self::engine(&p, &upgraded, dir.path());
     let plan = engine.plan().await.unwrap();
-    let change = plan
-        .change("aws.bootstrap.helm_release.cilium")
-        .expect("cilium changes");
+    let change = plan.change("aws.bootstrap.helm_release.cilium").expect("cilium changes");
     assert_eq!(change.action, Action::Update);
     // The vars ConfigMap carries the versions for Flux's substitutions.
-    let changed: Vec<&str> = plan
-        .actions()
-        .filter(|c| c.action != Action::NoOp)
-        .map(|c| c.address.as_str())
-        .collect();
+    let changed: Vec<&str> =
+        plan.actions().filter(|c| c.action != Action::NoOp).map(|c| c.address.as_str()).collect();
     assert_eq!(
         changed,
-        [
-            "aws.bootstrap.helm_release.cilium",
-            "aws.bootstrap.k8s_object.flux_vars"
-        ]
+        ["aws.bootstrap.helm_release.cilium", "aws.bootstrap.k8s_object.flux_vars"]
     );
     let report = engine.apply(&plan).await.unwrap();
-    assert!(
-        report.is_success(),
-        "{:#?}",
-        report.failures().collect::<Vec<_>>()
-    );
+    assert!(report.is_success(), "{:#?}", report.failures().collect::<Vec<_>>());
     let state_after = std::fs::read_to_string(dir.path().join("aws.state.json")).unwrap();
     let new_objects = release_objects(&state_after, "aws.bootstrap.helm_release.cilium");
-    let removed: Vec<&String> = old_objects
-        .iter()
-        .filter(|o| !new_objects.contains(o))
-        .collect();
+    let removed: Vec<&String> = old_objects.iter().filter(|o| !new_objects.contains(o)).collect();
     for key in &removed {
         let parts: Vec<&str> = key.split('|').collect();
         let (api_version, kind, ns, name) = (parts[0], parts[1], parts[2], parts[3]);
         let plural = format!("{}s", kind.to_lowercase());
-        let found = get(
-            &client,
-            &ar(api_version, kind, &plural),
-            (!ns.is_empty()).then_some(ns),
-            name,
-        )
-        .await;
+        let found =
+            get(&client, &ar(api_version, kind, &plural), (!ns.is_empty()).then_some(ns), name)
+                .await;
         assert!(found.is_none(), "{key} was pruned");
     }
     assert!(
-        removed
-            .iter()
-            .any(|k| k.as_str() == "apps/v1|Deployment|kube-system|hubble-relay"),
+        removed.iter().any(|k| k.as_str() == "apps/v1|Deployment|kube-system|hubble-relay"),
         "hubble-relay is pruned: {removed:?}"
     );
     eprintln!(
@@ -552,18 +415,11 @@ async fn bootstrap_installs_reapplies_as_noop_repairs_drift_upgrades_and_destroy
         new_objects.len(),
         removed.len()
     );
-    let ds = get(
-        &client,
-        &ar("apps/v1", "DaemonSet", "daemonsets"),
-        Some("kube-system"),
-        "cilium",
-    )
-    .await
-    .unwrap();
-    let image = ds["spec"]["template"]["spec"]["containers"][0]["image"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let ds = get(&client, &ar("apps/v1", "DaemonSet", "daemonsets"), Some("kube-system"), "cilium")
+        .await
+        .unwrap();
+    let image =
+        ds["spec"]["template"]["spec"]["containers"][0]["image"].as_str().unwrap().to_string();
     assert!(image.contains("v1.20.0"), "{image}");
     assert!(!engine.plan().await.unwrap().has_changes());
 
@@ -571,26 +427,14 @@ async fn bootstrap_installs_reapplies_as_noop_repairs_drift_upgrades_and_destroy
     // DaemonSets are given back.
     let plan = engine.plan_destroy().await.unwrap();
     let report = engine.apply(&plan).await.unwrap();
-    assert!(
-        report.is_success(),
-        "{:#?}",
-        report.failures().collect::<Vec<_>>()
-    );
+    assert!(report.is_success(), "{:#?}", report.failures().collect::<Vec<_>>());
     let left = engine_managed(&client).await;
     assert!(left.is_empty(), "engine-managed objects left: {left:?}");
-    let aws_node = get(
-        &client,
-        &ar("apps/v1", "DaemonSet", "daemonsets"),
-        Some("kube-system"),
-        "aws-node",
-    )
-    .await
-    .expect("the addon's DaemonSet is not deleted");
-    assert!(
-        aws_node["spec"]["template"]["spec"]["nodeSelector"]
-            .get("engine/disabled")
-            .is_none()
-    );
+    let aws_node =
+        get(&client, &ar("apps/v1", "DaemonSet", "daemonsets"), Some("kube-system"), "aws-node")
+            .await
+            .expect("the addon's DaemonSet is not deleted");
+    assert!(aws_node["spec"]["template"]["spec"]["nodeSelector"].get("engine/disabled").is_none());
 }
 
 fn release_objects(state: &str, address: &str) -> Vec<String> {
@@ -622,11 +466,8 @@ async fn a_bad_object_is_an_error_naming_it_and_nothing_is_applied() {
         "[globals]\ncloud = \"aws\"\nregion = \"eu-west-3\"\ncluster_name = \"aws-0\"\ndomain = \"example.test\"\n[globals.versions]\ngateway_api = \"v0\"\n[bootstrap]\ndisable_aws_node = false\ndisable_kube_proxy = false\n[bootstrap.gateway_api]\nsource = \"{}\"\n",
         bad.display()
     );
-    let provider = Arc::new(
-        BootstrapProvider::builder("aws")
-            .connector(cluster.connector())
-            .build(),
-    );
+    let provider =
+        Arc::new(BootstrapProvider::builder("aws").connector(cluster.connector()).build());
     let engine = Engine::builder()
         .spec_str("specs/aws.toml", "aws", &text)
         .provider(provider)
@@ -644,14 +485,7 @@ async fn a_bad_object_is_an_error_naming_it_and_nothing_is_applied() {
     );
     let client = cluster.client().await;
     assert!(
-        get(
-            &client,
-            &ar("v1", "ConfigMap", "configmaps"),
-            Some("default"),
-            "fine"
-        )
-        .await
-        .is_none(),
+        get(&client, &ar("v1", "ConfigMap", "configmaps"), Some("default"), "fine").await.is_none(),
         "nothing of the bundle is applied"
     );
 }
@@ -670,10 +504,7 @@ async fn the_flux_instance_wait_reports_what_is_not_ready() {
     let failures: Vec<_> = report.failures().collect();
     assert_eq!(failures.len(), 1, "{failures:#?}");
     let text = format!("{failures:?}");
-    assert!(
-        text.contains("aws.bootstrap.helm_release.flux_instance"),
-        "{text}"
-    );
+    assert!(text.contains("aws.bootstrap.helm_release.flux_instance"), "{text}");
     assert!(
         text.contains(
             "FluxInstance.fluxcd.controlplane.io flux-system/flux: no Ready condition yet"
@@ -689,9 +520,7 @@ async fn the_cli_bootstraps_an_existing_cluster_through_the_specs_kubeconfig_onl
     let moto = engine_tests::Moto::start();
     let cluster = KubeCluster::start(1);
     let registry = Registry::start();
-    registry
-        .push_fixtures(&["flux-operator-0.49.0.tgz", "flux-instance-0.49.0.tgz"])
-        .await;
+    registry.push_fixtures(&["flux-operator-0.49.0.tgz", "flux-instance-0.49.0.tgz"]).await;
     let sm = aws_sdk_secretsmanager::Client::new(&moto.sdk_config().await);
     sm.create_secret()
         .name("github/flux-app")
@@ -762,14 +591,9 @@ data = {{ githubAppPrivateKey = "github/flux-app" }}
     assert_eq!(out.status.code(), Some(0), "{t}");
     assert!(!t.contains("bootstrap-secret-value-7f3a"), "{t}");
     let client = cluster.client().await;
-    let secret = get(
-        &client,
-        &ar("v1", "Secret", "secrets"),
-        Some("flux-system"),
-        "flux-system",
-    )
-    .await
-    .expect("flux-system Secret");
+    let secret = get(&client, &ar("v1", "Secret", "secrets"), Some("flux-system"), "flux-system")
+        .await
+        .expect("flux-system Secret");
     use base64::Engine as _;
     let key = base64::engine::general_purpose::STANDARD
         .decode(secret["data"]["githubAppPrivateKey"].as_str().unwrap())
@@ -785,9 +609,8 @@ data = {{ githubAppPrivateKey = "github/flux-app" }}
 /// dry-run against Flux's own CRD), and its kustomization.yaml lists every one of them.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn clusters_directories_are_valid_flux_kustomizations() {
-    let crds = std::env::var("ENGINE_FLUX_CRDS")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|_| {
+    let crds =
+        std::env::var("ENGINE_FLUX_CRDS").map(std::path::PathBuf::from).unwrap_or_else(|_| {
             std::path::PathBuf::from(std::env::var("HOME").unwrap())
                 .join(".cache/engine/flux-crds-v1.9.6")
         });
@@ -800,16 +623,10 @@ async fn clusters_directories_are_valid_flux_kustomizations() {
     let cluster = KubeCluster::start(0);
     let client = cluster.client().await;
     let crd_text = std::fs::read_to_string(&crd_file).unwrap();
-    let crd = engine_bootstrap::kube::parse_stream("crd", &crd_text)
-        .unwrap()
-        .remove(0);
+    let crd = engine_bootstrap::kube::parse_stream("crd", &crd_text).unwrap().remove(0);
     let crd_api: Api<DynamicObject> = Api::all_with(
         client.clone(),
-        &ar(
-            "apiextensions.k8s.io/v1",
-            "CustomResourceDefinition",
-            "customresourcedefinitions",
-        ),
+        &ar("apiextensions.k8s.io/v1", "CustomResourceDefinition", "customresourcedefinitions"),
     );
     crd_api
         .patch(
@@ -830,11 +647,7 @@ async fn clusters_directories_are_valid_flux_kustomizations() {
         .await
         .unwrap();
     // The CRD is served once established.
-    let ks = ar(
-        "kustomize.toolkit.fluxcd.io/v1",
-        "Kustomization",
-        "kustomizations",
-    );
+    let ks = ar("kustomize.toolkit.fluxcd.io/v1", "Kustomization", "kustomizations");
     let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), "flux-system", &ks);
     let mut served = false;
     for _ in 0..100 {
@@ -847,9 +660,7 @@ async fn clusters_directories_are_valid_flux_kustomizations() {
     assert!(served, "the Kustomization CRD is not served");
 
     for (cluster_name, vars) in [("aws-0", "eks-aws-0-vars"), ("gcp-0", "gke-gcp-0-vars")] {
-        let dir = engine_tests::workspace()
-            .join("clusters")
-            .join(cluster_name);
+        let dir = engine_tests::workspace().join("clusters").join(cluster_name);
         let listed = std::fs::read_to_string(dir.join("kustomization.yaml")).unwrap();
         let mut files: Vec<_> = std::fs::read_dir(&dir)
             .unwrap()
@@ -857,11 +668,7 @@ async fn clusters_directories_are_valid_flux_kustomizations() {
             .filter(|p| p.file_name().unwrap() != "kustomization.yaml")
             .collect();
         files.sort();
-        assert_eq!(
-            files.len(),
-            8,
-            "{cluster_name}: one Kustomization per layer"
-        );
+        assert_eq!(files.len(), 8, "{cluster_name}: one Kustomization per layer");
         for file in files {
             let name = file.file_name().unwrap().to_string_lossy().to_string();
             assert!(
@@ -878,13 +685,9 @@ async fn clusters_directories_are_valid_flux_kustomizations() {
                     );
                 }
                 let obj_name = obj["metadata"]["name"].as_str().unwrap().to_string();
-                api.patch(
-                    &obj_name,
-                    &PatchParams::apply("test").dry_run(),
-                    &Patch::Apply(&obj),
-                )
-                .await
-                .unwrap_or_else(|e| panic!("{cluster_name}/{name} is rejected: {e}"));
+                api.patch(&obj_name, &PatchParams::apply("test").dry_run(), &Patch::Apply(&obj))
+                    .await
+                    .unwrap_or_else(|e| panic!("{cluster_name}/{name} is rejected: {e}"));
             }
         }
     }

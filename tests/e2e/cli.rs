@@ -8,28 +8,18 @@ use std::collections::{BTreeMap, BTreeSet};
 fn an_unselected_lane_is_skipped_with_one_line() {
     let spec = network_spec_path();
     // No endpoint is listening: a call would fail the command.
-    let out = run_engine(
-        "http://127.0.0.1:9",
-        &["plan", spec.to_str().unwrap(), "--cloud", "gcp"],
-        &[],
-    );
+    let out =
+        run_engine("http://127.0.0.1:9", &["plan", spec.to_str().unwrap(), "--cloud", "gcp"], &[]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(stdout.lines().count(), 1, "{stdout}");
-    assert!(
-        stdout.starts_with("[skip] aws lane not selected"),
-        "{stdout}"
-    );
+    assert!(stdout.starts_with("[skip] aws lane not selected"), "{stdout}");
     let env = run_engine(
         "http://127.0.0.1:9",
         &["plan", spec.to_str().unwrap()],
         &[("ENGINE_CLOUD", "gcp")],
     );
-    assert!(
-        String::from_utf8_lossy(&env.stdout).starts_with("[skip]"),
-        "{}",
-        text(&env)
-    );
+    assert!(String::from_utf8_lossy(&env.stdout).starts_with("[skip]"), "{}", text(&env));
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -45,19 +35,11 @@ async fn plan_exit_codes_json_targets_graph_and_state_commands() {
     assert_eq!(plan.status.code(), Some(2), "{}", text(&plan));
     let stdout = String::from_utf8_lossy(&plan.stdout);
     assert!(
-        stdout.contains(&format!(
-            "Plan: {REFERENCE_RESOURCES} to add, 0 to change, 0 to destroy."
-        )),
+        stdout.contains(&format!("Plan: {REFERENCE_RESOURCES} to add, 0 to change, 0 to destroy.")),
         "{stdout}"
     );
-    assert!(
-        stdout.contains("+ aws.network.vpc.main (aws_vpc)"),
-        "{stdout}"
-    );
-    assert!(
-        stdout.contains("vpc_id") && stdout.contains("(known after apply)"),
-        "{stdout}"
-    );
+    assert!(stdout.contains("+ aws.network.vpc.main (aws_vpc)"), "{stdout}");
+    assert!(stdout.contains("vpc_id") && stdout.contains("(known after apply)"), "{stdout}");
 
     let json = run_engine(&e, &["plan", s, "--state", st, "--json"], &[]);
     let v: serde_json::Value =
@@ -70,26 +52,12 @@ async fn plan_exit_codes_json_targets_graph_and_state_commands() {
         .find(|c| c["address"] == "aws.network.subnet.private[\"eu-west-3a\"]")
         .unwrap();
     assert_eq!(subnet["action"], "create");
-    let vpc_id = subnet["fields"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["name"] == "vpc_id")
-        .unwrap();
+    let vpc_id =
+        subnet["fields"].as_array().unwrap().iter().find(|f| f["name"] == "vpc_id").unwrap();
     assert_eq!(vpc_id["after_unknown"], true);
 
-    let targeted = run_engine(
-        &e,
-        &[
-            "plan",
-            s,
-            "--state",
-            st,
-            "--target",
-            "aws.network.subnet.public",
-        ],
-        &[],
-    );
+    let targeted =
+        run_engine(&e, &["plan", s, "--state", st, "--target", "aws.network.subnet.public"], &[]);
     assert!(
         String::from_utf8_lossy(&targeted.stdout).contains("Plan: 4 to add"),
         "{}",
@@ -114,53 +82,26 @@ async fn plan_exit_codes_json_targets_graph_and_state_commands() {
         "{}",
         text(&list)
     );
-    let show = run_engine(
-        &e,
-        &["state", "show", "aws.network.vpc.main", "--state", st],
-        &[],
-    );
-    assert!(
-        String::from_utf8_lossy(&show.stdout).contains("id   = vpc-"),
-        "{}",
-        text(&show)
-    );
-    let output = run_engine(
-        &e,
-        &["output", "aws.network.vpc", "--state", st, "--json"],
-        &[],
-    );
+    let show = run_engine(&e, &["state", "show", "aws.network.vpc.main", "--state", st], &[]);
+    assert!(String::from_utf8_lossy(&show.stdout).contains("id   = vpc-"), "{}", text(&show));
+    let output = run_engine(&e, &["output", "aws.network.vpc", "--state", st, "--json"], &[]);
     let o: serde_json::Value =
         serde_json::from_slice(&output.stdout).unwrap_or_else(|_| panic!("{}", text(&output)));
-    assert!(
-        o["aws.network.vpc.main"]["id"]
-            .as_str()
-            .unwrap()
-            .starts_with("vpc-")
-    );
+    assert!(o["aws.network.vpc.main"]["id"].as_str().unwrap().starts_with("vpc-"));
 
     let graph = run_engine(&e, &["graph", s, "--format", "mermaid"], &[]);
     let g = String::from_utf8_lossy(&graph.stdout);
     assert!(g.starts_with("flowchart LR"), "{g}");
     assert!(g.matches("-->").count() > REFERENCE_RESOURCES, "{g}");
-    let dot = run_engine(
-        &e,
-        &["graph", s, "--target", "aws.network.nat_gateway"],
-        &[],
-    );
+    let dot = run_engine(&e, &["graph", s, "--target", "aws.network.nat_gateway"], &[]);
     let d = String::from_utf8_lossy(&dot.stdout);
-    assert!(
-        d.contains("aws.network.eip.nat") && !d.contains("aws.network.route53_zone"),
-        "{d}"
-    );
+    assert!(d.contains("aws.network.eip.nat") && !d.contains("aws.network.route53_zone"), "{d}");
 }
 
 #[test]
 fn render_prints_what_helm_template_prints() {
     let helm = std::env::var("ENGINE_HELM_BIN").unwrap_or_else(|_| {
-        format!(
-            "{}/.cache/engine/helm-v4.2.4/bin/helm",
-            std::env::var("HOME").unwrap()
-        )
+        format!("{}/.cache/engine/helm-v4.2.4/bin/helm", std::env::var("HOME").unwrap())
     });
     assert!(
         std::path::Path::new(&helm).exists(),
@@ -172,22 +113,12 @@ fn render_prints_what_helm_template_prints() {
     let chart = chart.to_str().unwrap();
     let ours = run_engine(
         "http://127.0.0.1:9",
-        &[
-            "render",
-            chart,
-            "--set",
-            "instance.sync.path=clusters/aws-0",
-        ],
+        &["render", chart, "--set", "instance.sync.path=clusters/aws-0"],
         &[],
     );
     assert!(ours.status.success(), "{}", text(&ours));
     let theirs = std::process::Command::new(&helm)
-        .args([
-            "template",
-            chart,
-            "--set",
-            "instance.sync.path=clusters/aws-0",
-        ])
+        .args(["template", chart, "--set", "instance.sync.path=clusters/aws-0"])
         .env("HELM_REGISTRY_CONFIG", "/dev/null")
         .output()
         .unwrap();
@@ -205,29 +136,18 @@ fn render_prints_what_helm_template_prints() {
 fn the_reference_spec_is_one_graph_with_overlays_and_gates() {
     let work = tempfile::tempdir().unwrap();
     let pki = work.path().join("pki");
-    let out = run_engine(
-        "http://127.0.0.1:9",
-        &["pki", "init-root", pki.to_str().unwrap()],
-        &[],
-    );
+    let out = run_engine("http://127.0.0.1:9", &["pki", "init-root", pki.to_str().unwrap()], &[]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let overlay = work.path().join("overlay.toml");
     std::fs::write(
         &overlay,
-        format!(
-            "[openbao]\nca_file = \"{}\"\n",
-            pki.join("root-ca.crt").display()
-        ),
+        format!("[openbao]\nca_file = \"{}\"\n", pki.join("root-ca.crt").display()),
     )
     .unwrap();
     let spec = aws_spec_path();
     let (spec, overlay) = (spec.to_str().unwrap(), overlay.to_str().unwrap());
 
-    let out = run_engine(
-        "http://127.0.0.1:9",
-        &["graph", spec, "--overlay", overlay],
-        &[],
-    );
+    let out = run_engine("http://127.0.0.1:9", &["graph", spec, "--overlay", overlay], &[]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -236,20 +156,9 @@ fn the_reference_spec_is_one_graph_with_overlays_and_gates() {
     );
     let deps = dot_dependencies(&String::from_utf8_lossy(&out.stdout));
     let cluster = &deps["aws.eks.cluster.main"];
-    assert!(
-        cluster
-            .iter()
-            .any(|d| d.starts_with("aws.network.subnet.private")),
-        "{cluster:?}"
-    );
-    assert!(
-        cluster.iter().any(|d| d.starts_with("aws.eks.iam_role")),
-        "{cluster:?}"
-    );
-    assert!(
-        !cluster.iter().any(|d| d.starts_with("aws.openbao")),
-        "{cluster:?}"
-    );
+    assert!(cluster.iter().any(|d| d.starts_with("aws.network.subnet.private")), "{cluster:?}");
+    assert!(cluster.iter().any(|d| d.starts_with("aws.eks.iam_role")), "{cluster:?}");
+    assert!(!cluster.iter().any(|d| d.starts_with("aws.openbao")), "{cluster:?}");
     let stages: BTreeSet<&str> = deps.keys().filter_map(|a| a.split('.').nth(1)).collect();
     assert_eq!(
         stages,
@@ -266,10 +175,7 @@ fn the_reference_spec_is_one_graph_with_overlays_and_gates() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!stderr.contains("[skip]"), "{stderr}");
-    assert!(
-        stderr.contains("[llm_platform]: feature gate `llm-platform` is on"),
-        "{stderr}"
-    );
+    assert!(stderr.contains("[llm_platform]: feature gate `llm-platform` is on"), "{stderr}");
 
     // An error in the overlay names the overlay, at the overlay's line.
     std::fs::write(
@@ -280,11 +186,7 @@ fn the_reference_spec_is_one_graph_with_overlays_and_gates() {
         ),
     )
     .unwrap();
-    let out = run_engine(
-        "http://127.0.0.1:9",
-        &["plan", spec, "--overlay", overlay],
-        &[],
-    );
+    let out = run_engine("http://127.0.0.1:9", &["plan", spec, "--overlay", overlay], &[]);
     let t = text(&out);
     assert_eq!(out.status.code(), Some(1), "{t}");
     assert!(t.contains(&format!("{overlay}:5:")), "{t}");
@@ -303,14 +205,10 @@ fn dot_dependencies(dot: &str) -> BTreeMap<String, BTreeSet<String>> {
             edges.push((from.to_string(), to.to_string()));
         }
     }
-    let mut deps: BTreeMap<String, BTreeSet<String>> = names
-        .values()
-        .map(|a| (a.clone(), BTreeSet::new()))
-        .collect();
+    let mut deps: BTreeMap<String, BTreeSet<String>> =
+        names.values().map(|a| (a.clone(), BTreeSet::new())).collect();
     for (from, to) in edges {
-        deps.get_mut(&names[&to])
-            .unwrap()
-            .insert(names[&from].clone());
+        deps.get_mut(&names[&to]).unwrap().insert(names[&from].clone());
     }
     deps
 }

@@ -10,38 +10,20 @@ async fn abort_between_create_and_state_write_is_adopted_not_duplicated() {
     let dir = tempfile::tempdir().unwrap();
     let state = dir.path().join("aws.state.json");
     let spec = network_spec_path();
-    let args = [
-        "apply",
-        spec.to_str().unwrap(),
-        "--state",
-        state.to_str().unwrap(),
-        "--auto-approve",
-    ];
+    let args =
+        ["apply", spec.to_str().unwrap(), "--state", state.to_str().unwrap(), "--auto-approve"];
     let victim = "aws.network.subnet.private[\"eu-west-3a\"]";
 
-    let crashed = run_engine(
-        &moto.endpoint(),
-        &args,
-        &[("ENGINE_FAULT_ABORT_AFTER_CREATE", victim)],
-    );
-    assert!(
-        !crashed.status.success(),
-        "the fault must abort the run: {}",
-        text(&crashed)
-    );
+    let crashed =
+        run_engine(&moto.endpoint(), &args, &[("ENGINE_FAULT_ABORT_AFTER_CREATE", victim)]);
+    assert!(!crashed.status.success(), "the fault must abort the run: {}", text(&crashed));
     let doc = engine_state::LocalBackend::new(&state)
         .load()
         .unwrap()
         .unwrap_or_else(|| engine_state::StateDocument::new("aws"));
-    assert!(
-        !doc.resources.contains_key(victim),
-        "the crash came before the state write"
-    );
+    assert!(!doc.resources.contains_key(victim), "the crash came before the state write");
     let before = owned(&moto).await;
-    assert!(
-        before.subnets >= 1,
-        "the subnet exists in the cloud: {before:?}"
-    );
+    assert!(before.subnets >= 1, "the subnet exists in the cloud: {before:?}");
 
     let rerun = run_engine(&moto.endpoint(), &args, &[]);
     let out = text(&rerun);
@@ -49,10 +31,7 @@ async fn abort_between_create_and_state_write_is_adopted_not_duplicated() {
     assert!(out.contains("to adopt into state"), "{out}");
     assert!(out.contains(&format!("{victim}: Adopted")), "{out}");
     assert_eq!(owned(&moto).await, reference_counts(), "no duplicates");
-    let doc = engine_state::LocalBackend::new(&state)
-        .load()
-        .unwrap()
-        .unwrap();
+    let doc = engine_state::LocalBackend::new(&state).load().unwrap().unwrap();
     assert_eq!(doc.resources.len(), REFERENCE_RESOURCES);
 }
 
@@ -88,26 +67,14 @@ async fn sigkill_mid_apply_then_rerun_converges() {
         if n >= 5 {
             break n;
         }
-        assert!(
-            child.try_wait().unwrap().is_none(),
-            "apply ended before it could be killed"
-        );
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "apply made no progress"
-        );
+        assert!(child.try_wait().unwrap().is_none(), "apply ended before it could be killed");
+        assert!(started.elapsed() < Duration::from_secs(60), "apply made no progress");
         std::thread::sleep(Duration::from_millis(5));
     };
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
-    assert!(
-        recorded < REFERENCE_RESOURCES,
-        "killed mid-way ({recorded} recorded)"
-    );
-    assert!(
-        dir.path().join("aws.state.json.lock").exists(),
-        "a killed run leaves its lock"
-    );
+    assert!(recorded < REFERENCE_RESOURCES, "killed mid-way ({recorded} recorded)");
+    assert!(dir.path().join("aws.state.json.lock").exists(), "a killed run leaves its lock");
 
     // The next run takes over the dead run's lock, adopts, converges.
     let rerun = run_engine(&moto.endpoint(), &args[..5], &[]);

@@ -18,9 +18,7 @@ const KARPENTER_RULES: &str = "aws-0-karpenter-";
 /// The network and the reference `[eks]` section, plus an access entry of the test's own.
 fn eks_spec_text() -> String {
     let text = spec_text_through(3);
-    let start = text
-        .find("# Stage 3")
-        .expect("specs/aws.toml has the EKS stage");
+    let start = text.find("# Stage 3").expect("specs/aws.toml has the EKS stage");
     format!(
         "{}\n{}\n[eks.access_entries.ops]\nprincipal_arn = \"{OPS_ROLE}\"\npolicies = [\"AmazonEKSViewPolicy\"]\n",
         network_spec_text(),
@@ -54,12 +52,7 @@ fn assert_applied(report: &engine::ApplyReport, moto: &Moto) {
         report.is_success(),
         "{:#?}\n{}",
         report.failures().collect::<Vec<_>>(),
-        moto.log()
-            .lines()
-            .rev()
-            .take(30)
-            .collect::<Vec<_>>()
-            .join("\n")
+        moto.log().lines().rev().take(30).collect::<Vec<_>>().join("\n")
     );
 }
 
@@ -72,10 +65,8 @@ async fn eks_stage_from_empty_to_destroy() {
 
     // Apply from empty.
     let plan = engine.plan().await.unwrap();
-    let stage: Vec<_> = plan
-        .actions()
-        .filter(|c| c.address.as_str().starts_with("aws.eks."))
-        .collect();
+    let stage: Vec<_> =
+        plan.actions().filter(|c| c.address.as_str().starts_with("aws.eks.")).collect();
     assert!(stage.len() > 30, "EKS resources: {}", stage.len());
     assert!(stage.iter().all(|c| c.action == Action::Create));
     let report = engine.apply(&plan).await.unwrap();
@@ -90,15 +81,9 @@ async fn eks_stage_from_empty_to_destroy() {
     assert_eq!(cluster.version(), Some("1.36"));
     let access = cluster.access_config().unwrap();
     assert_eq!(access.authentication_mode().unwrap().as_str(), "API");
-    assert_eq!(
-        access.bootstrap_cluster_creator_admin_permissions(),
-        Some(true)
-    );
+    assert_eq!(access.bootstrap_cluster_creator_admin_permissions(), Some(true));
     let key_arn = attr("aws.eks.kms_key.secrets", "arn");
-    assert_eq!(
-        cluster.encryption_config()[0].provider().unwrap().key_arn(),
-        key_arn.as_str()
-    );
+    assert_eq!(cluster.encryption_config()[0].provider().unwrap().key_arn(), key_arn.as_str());
     let vpc = cluster.resources_vpc_config().unwrap();
     assert!(vpc.endpoint_private_access() && !vpc.endpoint_public_access());
     assert_eq!(vpc.subnet_ids().len(), 3);
@@ -112,28 +97,16 @@ async fn eks_stage_from_empty_to_destroy() {
         );
     }
     assert_eq!(
-        cluster
-            .kubernetes_network_config()
-            .unwrap()
-            .service_ipv4_cidr(),
+        cluster.kubernetes_network_config().unwrap().service_ipv4_cidr(),
         Some("172.20.0.0/16")
     );
     assert_eq!(
-        cluster
-            .tags()
-            .unwrap()
-            .get("engine:address")
-            .map(String::as_str),
+        cluster.tags().unwrap().get("engine:address").map(String::as_str),
         Some("aws.eks.cluster.main")
     );
     // Outputs.
     let c = "aws.eks.cluster.main";
-    assert!(
-        attr(c, "ca_pem")
-            .as_str()
-            .unwrap()
-            .starts_with("-----BEGIN CERTIFICATE-----")
-    );
+    assert!(attr(c, "ca_pem").as_str().unwrap().starts_with("-----BEGIN CERTIFICATE-----"));
     let endpoint = attr(c, "endpoint").as_str().unwrap().to_string();
     let host = attr(c, "endpoint_host").as_str().unwrap().to_string();
     assert!(
@@ -147,61 +120,36 @@ async fn eks_stage_from_empty_to_destroy() {
     let oidc = iam
         .get_open_id_connect_provider()
         .open_id_connect_provider_arn(
-            state.resources["aws.eks.iam_openid_connect_provider.main"]
-                .id
-                .clone(),
+            state.resources["aws.eks.iam_openid_connect_provider.main"].id.clone(),
         )
         .send()
         .await
         .unwrap();
     assert_eq!(oidc.client_id_list(), ["sts.amazonaws.com"]);
-    let attached = iam
-        .list_attached_role_policies()
-        .role_name("aws-0-eks-node")
-        .send()
-        .await
-        .unwrap();
+    let attached =
+        iam.list_attached_role_policies().role_name("aws-0-eks-node").send().await.unwrap();
     assert_eq!(attached.attached_policies().len(), 4);
 
     // Node group.
-    let ng = eks
-        .describe_nodegroup()
-        .cluster_name(CLUSTER)
-        .nodegroup_name("main")
-        .send()
-        .await
-        .unwrap();
+    let ng =
+        eks.describe_nodegroup().cluster_name(CLUSTER).nodegroup_name("main").send().await.unwrap();
     let ng = ng.nodegroup().unwrap();
     assert_eq!(ng.capacity_type().unwrap().as_str(), "SPOT");
     assert_eq!(ng.ami_type().unwrap().as_str(), "BOTTLEROCKET_x86_64");
     assert_eq!(ng.instance_types().len(), 4);
     let scaling = ng.scaling_config().unwrap();
     assert_eq!(
-        (
-            scaling.min_size(),
-            scaling.max_size(),
-            scaling.desired_size()
-        ),
+        (scaling.min_size(), scaling.max_size(), scaling.desired_size()),
         (Some(2), Some(3), Some(2))
     );
-    assert!(
-        ng.taints()
-            .iter()
-            .any(|t| t.key() == Some("node.cilium.io/agent-not-ready")
-                && t.effect().map(|e| e.as_str()) == Some("NO_EXECUTE"))
-    );
+    assert!(ng.taints().iter().any(|t| t.key() == Some("node.cilium.io/agent-not-ready")
+        && t.effect().map(|e| e.as_str()) == Some("NO_EXECUTE")));
     // Its launch template: Bottlerocket settings with the pod limit, nothing EKS chooses.
     let ec2 = aws_sdk_ec2::Client::new(&moto.sdk_config().await);
-    let template = ng
-        .launch_template()
-        .expect("the node group has a launch template");
+    let template = ng.launch_template().expect("the node group has a launch template");
     assert_eq!(
         template.id(),
-        Some(
-            state.resources["aws.eks.launch_template[\"main\"]"]
-                .id
-                .as_str()
-        )
+        Some(state.resources["aws.eks.launch_template[\"main\"]"].id.as_str())
     );
     assert_eq!(template.version(), Some("1"));
     let (data, version) = template_data(&ec2, template.id().unwrap(), "1").await;
@@ -210,56 +158,25 @@ async fn eks_stage_from_empty_to_destroy() {
     assert_eq!(attr("aws.eks.node_group[\"main\"]", "max_pods"), 110);
 
     // Addons with their configuration values.
-    let addons = eks
-        .list_addons()
-        .cluster_name(CLUSTER)
-        .send()
-        .await
-        .unwrap();
+    let addons = eks.list_addons().cluster_name(CLUSTER).send().await.unwrap();
     let mut names = addons.addons().to_vec();
     names.sort();
     assert_eq!(
         names,
-        [
-            "aws-ebs-csi-driver",
-            "coredns",
-            "eks-pod-identity-agent",
-            "kube-proxy",
-            "vpc-cni"
-        ]
+        ["aws-ebs-csi-driver", "coredns", "eks-pod-identity-agent", "kube-proxy", "vpc-cni"]
     );
-    let cni = eks
-        .describe_addon()
-        .cluster_name(CLUSTER)
-        .addon_name("vpc-cni")
-        .send()
-        .await
-        .unwrap();
+    let cni =
+        eks.describe_addon().cluster_name(CLUSTER).addon_name("vpc-cni").send().await.unwrap();
     let values: serde_json::Value =
         serde_json::from_str(cni.addon().unwrap().configuration_values().unwrap()).unwrap();
     assert_eq!(values["env"]["WARM_ENI_TARGET"], "0");
     assert_eq!(values["env"]["WARM_IP_TARGET"], "1");
 
     // Access entries: the creator's (made by EKS) and the spec's, with its policy.
-    let entries = eks
-        .list_access_entries()
-        .cluster_name(CLUSTER)
-        .send()
-        .await
-        .unwrap();
+    let entries = eks.list_access_entries().cluster_name(CLUSTER).send().await.unwrap();
     assert!(entries.access_entries().iter().any(|a| a == OPS_ROLE));
-    assert!(
-        entries
-            .access_entries()
-            .iter()
-            .any(|a| a == KARPENTER_NODE_ROLE)
-    );
-    assert_eq!(
-        entries.access_entries().len(),
-        3,
-        "{:?}",
-        entries.access_entries()
-    );
+    assert!(entries.access_entries().iter().any(|a| a == KARPENTER_NODE_ROLE));
+    assert_eq!(entries.access_entries().len(), 3, "{:?}", entries.access_entries());
     let karpenter_entry = eks
         .describe_access_entry()
         .cluster_name(CLUSTER)
@@ -267,10 +184,7 @@ async fn eks_stage_from_empty_to_destroy() {
         .send()
         .await
         .unwrap();
-    assert_eq!(
-        karpenter_entry.access_entry().unwrap().r#type(),
-        Some("EC2_LINUX")
-    );
+    assert_eq!(karpenter_entry.access_entry().unwrap().r#type(), Some("EC2_LINUX"));
     let policies = eks
         .list_associated_access_policies()
         .cluster_name(CLUSTER)
@@ -284,22 +198,11 @@ async fn eks_stage_from_empty_to_destroy() {
     );
 
     // Pod identity associations, each with its role.
-    let pods = eks
-        .list_pod_identity_associations()
-        .cluster_name(CLUSTER)
-        .send()
-        .await
-        .unwrap();
+    let pods = eks.list_pod_identity_associations().cluster_name(CLUSTER).send().await.unwrap();
     let mut accounts: Vec<_> = pods
         .associations()
         .iter()
-        .map(|a| {
-            format!(
-                "{}/{}",
-                a.namespace().unwrap(),
-                a.service_account().unwrap()
-            )
-        })
+        .map(|a| format!("{}/{}", a.namespace().unwrap(), a.service_account().unwrap()))
         .collect();
     accounts.sort();
     assert_eq!(
@@ -332,12 +235,7 @@ async fn eks_stage_from_empty_to_destroy() {
         .await
         .unwrap();
     let controller = percent_decode(controller.policy_document());
-    for needed in [
-        "ec2:CreateFleet",
-        "iam:PassRole",
-        "sqs:ReceiveMessage",
-        "eks:DescribeCluster",
-    ] {
+    for needed in ["ec2:CreateFleet", "iam:PassRole", "sqs:ReceiveMessage", "eks:DescribeCluster"] {
         assert!(controller.contains(needed), "{needed}: {controller}");
     }
     assert!(controller.contains(KARPENTER_NODE_ROLE), "{controller}");
@@ -375,21 +273,11 @@ async fn eks_stage_from_empty_to_destroy() {
     assert_eq!(allow["Resource"], queue_arn.as_str());
     assert!(controller.contains(&queue_arn), "{controller}");
     let eventbridge = aws_sdk_eventbridge::Client::new(&moto.sdk_config().await);
-    let rules = eventbridge
-        .list_rules()
-        .name_prefix(KARPENTER_RULES)
-        .send()
-        .await
-        .unwrap();
+    let rules = eventbridge.list_rules().name_prefix(KARPENTER_RULES).send().await.unwrap();
     let mut patterns: Vec<String> = Vec::new();
     for rule in rules.rules() {
         let name = rule.name().unwrap();
-        let targets = eventbridge
-            .list_targets_by_rule()
-            .rule(name)
-            .send()
-            .await
-            .unwrap();
+        let targets = eventbridge.list_targets_by_rule().rule(name).send().await.unwrap();
         let arns: Vec<&str> = targets.targets().iter().map(|t| t.arn()).collect();
         assert_eq!(arns, [queue_arn.as_str()], "{name}");
         patterns.push(rule.event_pattern().unwrap().to_string());
@@ -401,22 +289,12 @@ async fn eks_stage_from_empty_to_destroy() {
         "EC2 Instance State-change Notification",
         "AWS Health Event",
     ] {
-        assert!(
-            patterns.iter().any(|p| p.contains(detail)),
-            "{detail}: {patterns:?}"
-        );
+        assert!(patterns.iter().any(|p| p.contains(detail)), "{detail}: {patterns:?}");
     }
-    let node_policies = iam
-        .list_attached_role_policies()
-        .role_name("aws-0-karpenter-node")
-        .send()
-        .await
-        .unwrap();
-    let mut node_policies: Vec<&str> = node_policies
-        .attached_policies()
-        .iter()
-        .filter_map(|p| p.policy_name())
-        .collect();
+    let node_policies =
+        iam.list_attached_role_policies().role_name("aws-0-karpenter-node").send().await.unwrap();
+    let mut node_policies: Vec<&str> =
+        node_policies.attached_policies().iter().filter_map(|p| p.policy_name()).collect();
     node_policies.sort();
     assert_eq!(
         node_policies,
@@ -431,11 +309,7 @@ async fn eks_stage_from_empty_to_destroy() {
     // Second plan: nothing to do; second apply: no mutating call. The EKS stage's no-op cost.
     let before = provider.api_calls();
     let again = engine.plan().await.unwrap();
-    assert!(
-        !again.has_changes(),
-        "{:#?}",
-        again.actions().collect::<Vec<_>>()
-    );
+    assert!(!again.has_changes(), "{:#?}", again.actions().collect::<Vec<_>>());
     let noop = engine.apply(&again).await.unwrap();
     assert!(noop.steps.is_empty());
     let calls = provider.api_calls().since(&before);
@@ -497,10 +371,9 @@ async fn eks_stage_from_empty_to_destroy() {
         .drifted
         .iter()
         .filter_map(|d| match &d.status {
-            DriftStatus::Modified { fields } => Some((
-                d.address.as_str(),
-                fields.iter().map(|f| f.name.as_str()).collect(),
-            )),
+            DriftStatus::Modified { fields } => {
+                Some((d.address.as_str(), fields.iter().map(|f| f.name.as_str()).collect()))
+            }
             DriftStatus::Deleted => None,
         })
         .collect();
@@ -541,41 +414,24 @@ async fn eks_stage_from_empty_to_destroy() {
             ("aws.eks.node_group[\"main\"]", Action::Update),
         ]
     );
-    let ng_change = plan
-        .actions()
-        .find(|c| c.address.as_str() == "aws.eks.node_group[\"main\"]")
-        .unwrap();
+    let ng_change =
+        plan.actions().find(|c| c.address.as_str() == "aws.eks.node_group[\"main\"]").unwrap();
     assert!(
-        ng_change
-            .fields
-            .iter()
-            .any(|f| f.name == "max_pods" && !f.forces_replacement),
+        ng_change.fields.iter().any(|f| f.name == "max_pods" && !f.forces_replacement),
         "{ng_change:#?}"
     );
     let before = pods_provider.api_calls();
     let report = pods_engine.apply(&plan).await.unwrap();
     assert_applied(&report, &moto);
     let calls = pods_provider.api_calls().since(&before);
-    println!(
-        "max_pods change: {} API calls: {:?}",
-        calls.total(),
-        calls.mutating_operations()
-    );
-    for op in [
-        "ec2:CreateLaunchTemplateVersion",
-        "eks:UpdateNodegroupVersion",
-    ] {
+    println!("max_pods change: {} API calls: {:?}", calls.total(), calls.mutating_operations());
+    for op in ["ec2:CreateLaunchTemplateVersion", "eks:UpdateNodegroupVersion"] {
         assert_eq!(calls.by_operation.get(op), Some(&1), "{op}: {calls:?}");
     }
     assert!(!calls.by_operation.contains_key("eks:DeleteNodegroup"));
     assert!(!calls.by_operation.contains_key("eks:CreateNodegroup"));
-    let ng = eks
-        .describe_nodegroup()
-        .cluster_name(CLUSTER)
-        .nodegroup_name("main")
-        .send()
-        .await
-        .unwrap();
+    let ng =
+        eks.describe_nodegroup().cluster_name(CLUSTER).nodegroup_name("main").send().await.unwrap();
     let template = ng.nodegroup().unwrap().launch_template().unwrap();
     assert_eq!(template.version(), Some("2"));
     let (data, _) = template_data(&ec2, template.id().unwrap(), "2").await;
@@ -583,14 +439,13 @@ async fn eks_stage_from_empty_to_destroy() {
     assert!(!pods_engine.plan().await.unwrap().has_changes());
 
     // A version upgrade: control plane, then the node group, then the addons, all in place.
-    let upgraded = spec
-        .replace("kubernetes = \"1.36\"", "kubernetes = \"1.37\"")
-        .replace(
-            "[eks.addons.kube-proxy]\n",
-            "[eks.addons.kube-proxy]\nversion = \"v1.37.0-eksbuild.1\"\n",
-        );
+    let upgraded = spec.replace("kubernetes = \"1.36\"", "kubernetes = \"1.37\"").replace(
+        "[eks.addons.kube-proxy]\n",
+        "[eks.addons.kube-proxy]\nversion = \"v1.37.0-eksbuild.1\"\n",
+    );
     let events = Arc::new(Recorder::default());
-    let up_provider = Arc::new(AwsProvider::new(&moto.sdk_config().await, "eu-west-3", Some("eu-west-1")));
+    let up_provider =
+        Arc::new(AwsProvider::new(&moto.sdk_config().await, "eu-west-3", Some("eu-west-1")));
     let up_engine = Engine::builder()
         .spec_str("specs/aws.toml", "aws", &upgraded)
         .provider(up_provider.clone())
@@ -600,19 +455,10 @@ async fn eks_stage_from_empty_to_destroy() {
         .build()
         .expect("spec is valid");
     let plan = up_engine.plan().await.unwrap();
-    let changes: Vec<_> = plan
-        .actions()
-        .filter(|c| c.action != Action::NoOp)
-        .collect();
-    let order: Vec<(&str, Action)> = changes
-        .iter()
-        .map(|c| (c.address.as_str(), c.action))
-        .collect();
-    assert_eq!(
-        order.len(),
-        3,
-        "only the cluster, the node group and the addon change: {order:?}"
-    );
+    let changes: Vec<_> = plan.actions().filter(|c| c.action != Action::NoOp).collect();
+    let order: Vec<(&str, Action)> =
+        changes.iter().map(|c| (c.address.as_str(), c.action)).collect();
+    assert_eq!(order.len(), 3, "only the cluster, the node group and the addon change: {order:?}");
     let find = |a: &str| changes.iter().find(|c| c.address.as_str() == a).unwrap();
     let (cluster_c, ng_c, addon_c) = (
         find("aws.eks.cluster.main"),
@@ -628,28 +474,14 @@ async fn eks_stage_from_empty_to_destroy() {
     let report = up_engine.apply(&plan).await.unwrap();
     assert_applied(&report, &moto);
     let calls = up_provider.api_calls().since(&before);
-    assert_eq!(
-        calls.by_operation.get("eks:UpdateClusterVersion"),
-        Some(&1),
-        "{calls:?}"
-    );
-    assert_eq!(
-        calls.by_operation.get("eks:UpdateNodegroupVersion"),
-        Some(&1),
-        "{calls:?}"
-    );
-    assert_eq!(
-        calls.by_operation.get("eks:UpdateAddon"),
-        Some(&1),
-        "{calls:?}"
-    );
+    assert_eq!(calls.by_operation.get("eks:UpdateClusterVersion"), Some(&1), "{calls:?}");
+    assert_eq!(calls.by_operation.get("eks:UpdateNodegroupVersion"), Some(&1), "{calls:?}");
+    assert_eq!(calls.by_operation.get("eks:UpdateAddon"), Some(&1), "{calls:?}");
     assert!(!calls.by_operation.contains_key("eks:CreateCluster"));
     // Each update started after the one before it had finished.
     let log = events.0.lock().unwrap().clone();
     let at = |what: &str| {
-        log.iter()
-            .position(|l| l == what)
-            .unwrap_or_else(|| panic!("{what} not in {log:?}"))
+        log.iter().position(|l| l == what).unwrap_or_else(|| panic!("{what} not in {log:?}"))
     };
     assert!(at("finished aws.eks.cluster.main") < at("started aws.eks.node_group[\"main\"]"));
     assert!(
@@ -663,49 +495,22 @@ async fn eks_stage_from_empty_to_destroy() {
     let destroy = up_engine.plan_destroy().await.unwrap();
     let report = up_engine.apply(&destroy).await.unwrap();
     assert_applied(&report, &moto);
-    assert!(
-        eks.list_clusters()
-            .send()
-            .await
-            .unwrap()
-            .clusters()
-            .is_empty()
-    );
+    assert!(eks.list_clusters().send().await.unwrap().clusters().is_empty());
     let roles = iam.list_roles().send().await.unwrap();
     assert!(
-        !roles
-            .roles()
-            .iter()
-            .any(|r| r.role_name().starts_with("aws-0-")),
+        !roles.roles().iter().any(|r| r.role_name().starts_with("aws-0-")),
         "{:?}",
-        roles
-            .roles()
-            .iter()
-            .map(|r| r.role_name())
-            .collect::<Vec<_>>()
+        roles.roles().iter().map(|r| r.role_name()).collect::<Vec<_>>()
     );
     let providers = iam.list_open_id_connect_providers().send().await.unwrap();
     assert!(providers.open_id_connect_provider_list().is_empty());
     let queue = sqs.get_queue_url().queue_name(CLUSTER).send().await;
     assert!(queue.is_err(), "{queue:?}");
-    let rules = eventbridge
-        .list_rules()
-        .name_prefix(KARPENTER_RULES)
-        .send()
-        .await
-        .unwrap();
+    let rules = eventbridge.list_rules().name_prefix(KARPENTER_RULES).send().await.unwrap();
     assert!(rules.rules().is_empty(), "{:?}", rules.rules());
-    let templates = ec2
-        .describe_launch_templates()
-        .launch_template_names("aws-0-main")
-        .send()
-        .await;
-    assert!(
-        templates
-            .as_ref()
-            .map_or(true, |t| t.launch_templates().is_empty()),
-        "{templates:?}"
-    );
+    let templates =
+        ec2.describe_launch_templates().launch_template_names("aws-0-main").send().await;
+    assert!(templates.as_ref().map_or(true, |t| t.launch_templates().is_empty()), "{templates:?}");
     let state = up_engine.state_document().unwrap();
     assert!(state.resources.is_empty(), "{:?}", state.resources.keys());
 }
@@ -720,18 +525,10 @@ async fn template_data(ec2: &aws_sdk_ec2::Client, id: &str, version: &str) -> (S
         .await
         .unwrap();
     let v = &out.launch_template_versions()[0];
-    let data = v
-        .launch_template_data()
-        .and_then(|d| d.user_data())
-        .expect("user data");
+    let data = v.launch_template_data().and_then(|d| d.user_data()).expect("user data");
     use base64::Engine as _;
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(data)
-        .unwrap();
-    (
-        String::from_utf8(bytes).unwrap(),
-        v.version_number().unwrap(),
-    )
+    let bytes = base64::engine::general_purpose::STANDARD.decode(data).unwrap();
+    (String::from_utf8(bytes).unwrap(), v.version_number().unwrap())
 }
 
 /// An IAM policy document as returned (URL-encoded by AWS, maybe not by an emulator).
@@ -811,10 +608,7 @@ async fn a_cluster_created_by_a_run_that_died_is_adopted_not_created_again() {
 
     let (engine, provider) = engine_for(&moto, &spec, dir.path()).await;
     let plan = engine.plan().await.unwrap();
-    let cluster = plan
-        .actions()
-        .find(|c| c.address.as_str() == "aws.eks.cluster.main")
-        .unwrap();
+    let cluster = plan.actions().find(|c| c.address.as_str() == "aws.eks.cluster.main").unwrap();
     assert_eq!(cluster.action, Action::Adopt, "{cluster:#?}");
     assert_eq!(plan.summary().add, 0, "nothing is created again");
     assert_eq!(plan.summary().adopt, forgotten.len());
@@ -841,10 +635,7 @@ async fn a_cluster_created_by_a_run_that_died_is_adopted_not_created_again() {
     backend.save(&doc).unwrap();
     let (engine, _) = engine_for(&moto, &spec, dir.path()).await;
     let plan = engine.plan().await.unwrap();
-    let cluster = plan
-        .actions()
-        .find(|c| c.address.as_str() == "aws.eks.cluster.main")
-        .unwrap();
+    let cluster = plan.actions().find(|c| c.address.as_str() == "aws.eks.cluster.main").unwrap();
     assert_eq!(cluster.action, Action::Create);
 
     // The same for the interruption queue: someone else's queue of that name is not adopted,
@@ -853,26 +644,16 @@ async fn a_cluster_created_by_a_run_that_died_is_adopted_not_created_again() {
     let queue = "aws.eks.sqs_queue[\"karpenter\"]";
     let mut doc = backend.load().unwrap().unwrap();
     let url = doc.resources[queue].id.clone();
-    sqs.tag_queue()
-        .queue_url(&url)
-        .tags("engine:address", "someone-else")
-        .send()
-        .await
-        .unwrap();
+    sqs.tag_queue().queue_url(&url).tags("engine:address", "someone-else").send().await.unwrap();
     doc.resources.remove(queue);
     backend.save(&doc).unwrap();
     let (engine, _) = engine_for(&moto, &spec, dir.path()).await;
     let plan = engine.plan().await.unwrap();
-    let change = plan
-        .actions()
-        .find(|c| c.address.as_str() == queue)
-        .unwrap();
+    let change = plan.actions().find(|c| c.address.as_str() == queue).unwrap();
     assert_eq!(change.action, Action::Create);
     let report = engine.apply(&plan).await.unwrap();
-    let failed = report
-        .failures()
-        .find(|f| f.address.as_str() == queue)
-        .expect("the queue's create fails");
+    let failed =
+        report.failures().find(|f| f.address.as_str() == queue).expect("the queue's create fails");
     assert!(
         matches!(&failed.outcome, engine::StepOutcome::Failed(m) if m.contains("already exists")),
         "{failed:?}"

@@ -105,17 +105,9 @@ pub async fn peers() -> Peers {
         ("openbao/pki/intermediate-aws", inter.bundle_pem().expose()),
         ("github/flux-app/app-id", "123456"),
         ("github/flux-app/installation-id", "654321"),
-        (
-            "github/flux-app/private-key",
-            "-----BEGIN FAKE KEY-----\nlane\n-----END FAKE KEY-----",
-        ),
+        ("github/flux-app/private-key", "-----BEGIN FAKE KEY-----\nlane\n-----END FAKE KEY-----"),
     ] {
-        sm.create_secret()
-            .name(name)
-            .secret_string(value)
-            .send()
-            .await
-            .unwrap();
+        sm.create_secret().name(name).secret_string(value).send().await.unwrap();
     }
 
     // OpenBao as its servers boot: uninitialised, auto-unsealed, TLS chaining to the root.
@@ -130,11 +122,8 @@ pub async fn peers() -> Peers {
 
     // What EKS installs as addons: the DaemonSets the bootstrap parks.
     let client = cluster.client().await;
-    let daemonsets: Api<DynamicObject> = Api::namespaced_with(
-        client,
-        "kube-system",
-        &ar("apps/v1", "DaemonSet", "daemonsets"),
-    );
+    let daemonsets: Api<DynamicObject> =
+        Api::namespaced_with(client, "kube-system", &ar("apps/v1", "DaemonSet", "daemonsets"));
     for name in ["aws-node", "kube-proxy"] {
         let ds = json!({
             "apiVersion": "apps/v1", "kind": "DaemonSet",
@@ -154,16 +143,7 @@ pub async fn peers() -> Peers {
     }
     let root_ca = work.path().join("pki/root-ca.crt");
     let overlay = overlay(&root_ca, &registry);
-    Peers {
-        moto,
-        bao,
-        _transit: transit,
-        cluster,
-        _registry: registry,
-        root,
-        work,
-        overlay,
-    }
+    Peers { moto, bao, _transit: transit, cluster, _registry: registry, root, work, overlay }
 }
 
 pub fn ar(api_version: &str, kind: &str, plural: &str) -> ApiResource {

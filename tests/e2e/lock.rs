@@ -21,28 +21,14 @@ async fn a_second_apply_is_refused_while_the_lock_is_held() {
     let out = text(&refused);
     assert_eq!(refused.status.code(), Some(1), "{out}");
     assert!(out.contains("state is locked by `apply`"), "{out}");
-    assert!(
-        out.contains(&format!("pid {}", std::process::id())),
-        "{out}"
-    );
-    assert!(
-        out.contains(&held.holder().id),
-        "the lock id is given for force-unlock: {out}"
-    );
+    assert!(out.contains(&format!("pid {}", std::process::id())), "{out}");
+    assert!(out.contains(&held.holder().id), "the lock id is given for force-unlock: {out}");
     assert_eq!(owned(&moto).await.total(), 0, "nothing was created");
 
     // Plan and drift do not lock.
-    let plan = run_engine(
-        &moto.endpoint(),
-        &["plan", spec_arg, "--state", state_arg],
-        &[],
-    );
+    let plan = run_engine(&moto.endpoint(), &["plan", spec_arg, "--state", state_arg], &[]);
     assert!(plan.status.success(), "{}", text(&plan));
-    let drift = run_engine(
-        &moto.endpoint(),
-        &["drift", spec_arg, "--state", state_arg],
-        &[],
-    );
+    let drift = run_engine(&moto.endpoint(), &["drift", spec_arg, "--state", state_arg], &[]);
     assert_eq!(drift.status.code(), Some(0), "{}", text(&drift));
     drop(held);
     assert!(!dir.path().join("aws.state.json.lock").exists());
@@ -54,21 +40,13 @@ async fn two_concurrent_applies_never_duplicate() {
     let dir = tempfile::tempdir().unwrap();
     let state = dir.path().join("aws.state.json");
     let spec = network_spec_path();
-    let args = [
-        "apply",
-        spec.to_str().unwrap(),
-        "--state",
-        state.to_str().unwrap(),
-        "--auto-approve",
-    ];
+    let args =
+        ["apply", spec.to_str().unwrap(), "--state", state.to_str().unwrap(), "--auto-approve"];
     let a = engine_command(&moto.endpoint(), &args).output();
     let b = engine_command(&moto.endpoint(), &args).output();
     let first = std::thread::spawn(move || a);
     let second = std::thread::spawn(move || b);
-    let (a, b) = (
-        first.join().unwrap().unwrap(),
-        second.join().unwrap().unwrap(),
-    );
+    let (a, b) = (first.join().unwrap().unwrap(), second.join().unwrap().unwrap());
     for out in [&a, &b] {
         let t = text(out);
         assert!(
@@ -78,11 +56,6 @@ async fn two_concurrent_applies_never_duplicate() {
             "{t}"
         );
     }
-    assert!(
-        a.status.success() || b.status.success(),
-        "{}\n{}",
-        text(&a),
-        text(&b)
-    );
+    assert!(a.status.success() || b.status.success(), "{}\n{}", text(&a), text(&b));
     assert_eq!(owned(&moto).await, reference_counts(), "no duplicates");
 }

@@ -4,8 +4,8 @@
 use crate::support::engine;
 use engine::{Action, Engine, LocalBackend, Provider};
 use engine_aws::AwsProvider;
-use engine_aws::secretsmanager::{PutOutcome, SecretValue, get_secret_string, put_secret_string};
 use engine_aws::s3::snapshots;
+use engine_aws::secretsmanager::{PutOutcome, SecretValue, get_secret_string, put_secret_string};
 use engine_tests::{Moto, spec_text_through};
 use std::path::Path;
 use std::sync::Arc;
@@ -34,9 +34,7 @@ async fn config(moto: &Moto, region: &str) -> aws_config::SdkConfig {
 
 async fn s3(moto: &Moto) -> aws_sdk_s3::Client {
     aws_sdk_s3::Client::from_conf(
-        aws_sdk_s3::config::Builder::from(&moto.sdk_config().await)
-            .force_path_style(true)
-            .build(),
+        aws_sdk_s3::config::Builder::from(&moto.sdk_config().await).force_path_style(true).build(),
     )
 }
 
@@ -84,10 +82,8 @@ async fn openbao_server_stage_from_empty_to_destroy() {
 
     // Apply from empty: the network and the OpenBao server stage.
     let plan = engine.plan().await.unwrap();
-    let stage: Vec<_> = plan
-        .actions()
-        .filter(|c| c.address.as_str().starts_with("aws.openbao."))
-        .collect();
+    let stage: Vec<_> =
+        plan.actions().filter(|c| c.address.as_str().starts_with("aws.openbao.")).collect();
     assert_eq!(stage.len(), 24, "OpenBao resources");
     assert!(stage.iter().all(|c| c.action == Action::Create));
     let report = engine.apply(&plan).await.unwrap();
@@ -95,12 +91,7 @@ async fn openbao_server_stage_from_empty_to_destroy() {
         report.is_success(),
         "{:#?}\n{}",
         report.failures().collect::<Vec<_>>(),
-        moto.log()
-            .lines()
-            .rev()
-            .take(40)
-            .collect::<Vec<_>>()
-            .join("\n")
+        moto.log().lines().rev().take(40).collect::<Vec<_>>().join("\n")
     );
     let state = engine.state_document().unwrap();
     let id = |a: &str| state.resources[a].id.clone();
@@ -118,12 +109,7 @@ async fn openbao_server_stage_from_empty_to_destroy() {
     assert_eq!(meta.multi_region(), Some(true));
     let replica = kms2.describe_key().key_id(&seal).send().await.unwrap();
     assert!(
-        replica
-            .key_metadata()
-            .unwrap()
-            .arn()
-            .unwrap()
-            .contains(":eu-west-1:"),
+        replica.key_metadata().unwrap().arn().unwrap().contains(":eu-west-1:"),
         "replica in the secondary region"
     );
     let aliases = kms.list_aliases().send().await.unwrap();
@@ -134,21 +120,11 @@ async fn openbao_server_stage_from_empty_to_destroy() {
         .expect("seal alias");
     assert_eq!(alias.target_key_id(), Some(seal.as_str()));
     assert!(
-        kms.get_key_rotation_status()
-            .key_id(&seal)
-            .send()
-            .await
-            .unwrap()
-            .key_rotation_enabled()
+        kms.get_key_rotation_status().key_id(&seal).send().await.unwrap().key_rotation_enabled()
     );
 
     let s3c = s3(&moto).await;
-    let enc = s3c
-        .get_bucket_encryption()
-        .bucket(BUCKET)
-        .send()
-        .await
-        .unwrap();
+    let enc = s3c.get_bucket_encryption().bucket(BUCKET).send().await.unwrap();
     let rule = &enc.server_side_encryption_configuration().unwrap().rules()[0];
     let by_default = rule.apply_server_side_encryption_by_default().unwrap();
     assert_eq!(by_default.sse_algorithm().as_str(), "aws:kms");
@@ -156,19 +132,9 @@ async fn openbao_server_stage_from_empty_to_destroy() {
         by_default.kms_master_key_id(),
         state.resources["aws.openbao.kms_key.snapshots"].attributes["arn"].as_str()
     );
-    let versioning = s3c
-        .get_bucket_versioning()
-        .bucket(BUCKET)
-        .send()
-        .await
-        .unwrap();
+    let versioning = s3c.get_bucket_versioning().bucket(BUCKET).send().await.unwrap();
     assert_eq!(versioning.status().map(|s| s.as_str()), Some("Enabled"));
-    let pab = s3c
-        .get_public_access_block()
-        .bucket(BUCKET)
-        .send()
-        .await
-        .unwrap();
+    let pab = s3c.get_public_access_block().bucket(BUCKET).send().await.unwrap();
     let pab = pab.public_access_block_configuration().unwrap();
     assert_eq!(
         (
@@ -179,19 +145,10 @@ async fn openbao_server_stage_from_empty_to_destroy() {
         ),
         (Some(true), Some(true), Some(true), Some(true))
     );
-    let lifecycle = s3c
-        .get_bucket_lifecycle_configuration()
-        .bucket(BUCKET)
-        .send()
-        .await
-        .unwrap();
+    let lifecycle = s3c.get_bucket_lifecycle_configuration().bucket(BUCKET).send().await.unwrap();
     let lc = &lifecycle.rules()[0];
     assert_eq!(lc.expiration().and_then(|e| e.days()), Some(30));
-    assert_eq!(
-        lc.noncurrent_version_expiration()
-            .and_then(|e| e.noncurrent_days()),
-        Some(7)
-    );
+    assert_eq!(lc.noncurrent_version_expiration().and_then(|e| e.noncurrent_days()), Some(7));
 
     let asc = aws_sdk_autoscaling::Client::new(&cfg);
     let groups = asc
@@ -207,37 +164,21 @@ async fn openbao_server_stage_from_empty_to_destroy() {
         "dev mode: one node"
     );
     assert!(
-        group
-            .tags()
-            .iter()
-            .any(|t| t.key() == Some("openbao-cluster")
-                && t.value() == Some("aws-0")
-                && t.propagate_at_launch() == Some(true)),
+        group.tags().iter().any(|t| t.key() == Some("openbao-cluster")
+            && t.value() == Some("aws-0")
+            && t.propagate_at_launch() == Some(true)),
         "the auto-join tag propagates to the nodes"
     );
     let elb = aws_sdk_elasticloadbalancingv2::Client::new(&cfg);
-    let lbs = elb
-        .describe_load_balancers()
-        .names("aws-0-openbao-lb")
-        .send()
-        .await
-        .unwrap();
+    let lbs = elb.describe_load_balancers().names("aws-0-openbao-lb").send().await.unwrap();
     let lb = &lbs.load_balancers()[0];
     assert_eq!(lb.scheme().map(|s| s.as_str()), Some("internal"));
     assert_eq!(lb.r#type().map(|s| s.as_str()), Some("network"));
-    let tgs = elb
-        .describe_target_groups()
-        .names("aws-0-openbao")
-        .send()
-        .await
-        .unwrap();
+    let tgs = elb.describe_target_groups().names("aws-0-openbao").send().await.unwrap();
     let tg = &tgs.target_groups()[0];
     assert_eq!(tg.port(), Some(8200));
     assert_eq!(tg.protocol().map(|p| p.as_str()), Some("TCP"));
-    assert_eq!(
-        tg.health_check_protocol().map(|p| p.as_str()),
-        Some("HTTPS")
-    );
+    assert_eq!(tg.health_check_protocol().map(|p| p.as_str()), Some("HTTPS"));
     assert_eq!(tg.health_check_path(), Some("/v1/sys/health"));
     let listeners = elb
         .describe_listeners()
@@ -247,10 +188,7 @@ async fn openbao_server_stage_from_empty_to_destroy() {
         .unwrap();
     let listener = &listeners.listeners()[0];
     assert_eq!(listener.port(), Some(8200));
-    assert_eq!(
-        listener.default_actions()[0].target_group_arn(),
-        tg.target_group_arn()
-    );
+    assert_eq!(listener.default_actions()[0].target_group_arn(), tg.target_group_arn());
 
     let r53 = aws_sdk_route53::Client::new(&cfg);
     let records = r53
@@ -265,9 +203,7 @@ async fn openbao_server_stage_from_empty_to_destroy() {
         .find(|r| r.name().trim_end_matches('.') == RECORD)
         .expect("the OpenBao record");
     assert_eq!(
-        record
-            .alias_target()
-            .map(|a| a.dns_name().trim_end_matches('.').to_string()),
+        record.alias_target().map(|a| a.dns_name().trim_end_matches('.').to_string()),
         lb.dns_name().map(str::to_string)
     );
 
@@ -277,10 +213,7 @@ async fn openbao_server_stage_from_empty_to_destroy() {
     assert!(
         !again.has_changes(),
         "{:#?}",
-        again
-            .actions()
-            .filter(|c| c.action != Action::NoOp)
-            .collect::<Vec<_>>()
+        again.actions().filter(|c| c.action != Action::NoOp).collect::<Vec<_>>()
     );
     let noop = engine.apply(&again).await.unwrap();
     assert!(noop.steps.is_empty());
@@ -352,11 +285,7 @@ async fn openbao_server_stage_from_empty_to_destroy() {
         .send()
         .await
         .unwrap();
-    s3c.delete_bucket_lifecycle()
-        .bucket(BUCKET)
-        .send()
-        .await
-        .unwrap();
+    s3c.delete_bucket_lifecycle().bucket(BUCKET).send().await.unwrap();
     asc.update_auto_scaling_group()
         .auto_scaling_group_name("aws-0-openbao")
         .max_size(3)
@@ -378,32 +307,17 @@ async fn openbao_server_stage_from_empty_to_destroy() {
         })
         .collect();
     let has = |a: &str, f: &str| {
-        drifted
-            .iter()
-            .any(|(addr, fields)| addr == a && fields.iter().any(|x| x == f))
+        drifted.iter().any(|(addr, fields)| addr == a && fields.iter().any(|x| x == f))
     };
-    assert!(
-        has("aws.openbao.s3_bucket.snapshots", "versioning"),
-        "{drifted:?}"
-    );
-    assert!(
-        has("aws.openbao.s3_bucket.snapshots", "lifecycle_rules"),
-        "{drifted:?}"
-    );
-    assert!(
-        has("aws.openbao.autoscaling_group.server", "max_size"),
-        "{drifted:?}"
-    );
+    assert!(has("aws.openbao.s3_bucket.snapshots", "versioning"), "{drifted:?}");
+    assert!(has("aws.openbao.s3_bucket.snapshots", "lifecycle_rules"), "{drifted:?}");
+    assert!(has("aws.openbao.autoscaling_group.server", "max_size"), "{drifted:?}");
     assert_eq!(drifted.len(), 2, "{drifted:?}");
     let repair = engine.plan().await.unwrap();
     assert_eq!(repair.summary().change, 2, "{:?}", repair.summary());
     assert_eq!(repair.summary().add + repair.summary().destroy, 0);
     let repaired = engine.apply(&repair).await.unwrap();
-    assert!(
-        repaired.is_success(),
-        "{:#?}",
-        repaired.failures().collect::<Vec<_>>()
-    );
+    assert!(repaired.is_success(), "{:#?}", repaired.failures().collect::<Vec<_>>());
     assert!(engine.drift().await.unwrap().is_clean());
     assert_eq!(
         s3c.get_bucket_versioning()
@@ -419,19 +333,11 @@ async fn openbao_server_stage_from_empty_to_destroy() {
     // Destroy keeps the lineage unless confirmed.
     let destroy = engine.plan_destroy().await.unwrap();
     for a in LINEAGE {
-        assert!(
-            destroy.kept.iter().any(|k| k.as_str() == a),
-            "{a} kept: {:?}",
-            destroy.kept
-        );
+        assert!(destroy.kept.iter().any(|k| k.as_str() == a), "{a} kept: {:?}", destroy.kept);
         assert!(destroy.change(a).is_none(), "{a} is not deleted");
     }
     let destroyed = engine.apply(&destroy).await.unwrap();
-    assert!(
-        destroyed.is_success(),
-        "{:#?}",
-        destroyed.failures().collect::<Vec<_>>()
-    );
+    assert!(destroyed.is_success(), "{:#?}", destroyed.failures().collect::<Vec<_>>());
     let left = engine.state_document().unwrap();
     let mut kept: Vec<&str> = left.resources.keys().map(String::as_str).collect();
     kept.sort();
@@ -455,11 +361,7 @@ async fn openbao_server_stage_from_empty_to_destroy() {
     let plan = all.plan_destroy().await.unwrap();
     assert_eq!(plan.summary().destroy, LINEAGE.len());
     let report = all.apply(&plan).await.unwrap();
-    assert!(
-        report.is_success(),
-        "{:#?}",
-        report.failures().collect::<Vec<_>>()
-    );
+    assert!(report.is_success(), "{:#?}", report.failures().collect::<Vec<_>>());
     assert!(all.state_document().unwrap().resources.is_empty());
     assert!(s3c.head_bucket().bucket(BUCKET).send().await.is_err());
     assert_eq!(key_state(&kms, &seal).await, "PendingDeletion");
@@ -473,10 +375,7 @@ async fn openbao_server_stage_from_empty_to_destroy() {
             .unwrap()
             .aliases()
             .iter()
-            .all(|a| !a
-                .alias_name()
-                .unwrap_or_default()
-                .starts_with("alias/openbao-"))
+            .all(|a| !a.alias_name().unwrap_or_default().starts_with("alias/openbao-"))
     );
 }
 
@@ -491,23 +390,11 @@ async fn secrets_and_snapshots_helpers() {
     let name = "openbao/test/root-token";
     assert_eq!(get_secret_string(clients, name).await.unwrap(), None);
     let v1 = SecretValue::new("s.first");
-    assert_eq!(
-        put_secret_string(clients, name, &v1).await.unwrap(),
-        PutOutcome::Created
-    );
-    assert_eq!(
-        get_secret_string(clients, name).await.unwrap(),
-        Some(v1.clone())
-    );
-    assert_eq!(
-        put_secret_string(clients, name, &v1).await.unwrap(),
-        PutOutcome::Unchanged
-    );
+    assert_eq!(put_secret_string(clients, name, &v1).await.unwrap(), PutOutcome::Created);
+    assert_eq!(get_secret_string(clients, name).await.unwrap(), Some(v1.clone()));
+    assert_eq!(put_secret_string(clients, name, &v1).await.unwrap(), PutOutcome::Unchanged);
     let v2 = SecretValue::new("s.second");
-    assert_eq!(
-        put_secret_string(clients, name, &v2).await.unwrap(),
-        PutOutcome::Updated
-    );
+    assert_eq!(put_secret_string(clients, name, &v2).await.unwrap(), PutOutcome::Updated);
     assert_eq!(get_secret_string(clients, name).await.unwrap(), Some(v2));
 
     // Snapshots: none, then the newest of several.
@@ -523,12 +410,7 @@ async fn secrets_and_snapshots_helpers() {
         .send()
         .await
         .unwrap();
-    assert_eq!(
-        snapshots::newest(clients, bucket, "snapshots/")
-            .await
-            .unwrap(),
-        None
-    );
+    assert_eq!(snapshots::newest(clients, bucket, "snapshots/").await.unwrap(), None);
     for (key, body) in [
         ("snapshots/a.snap", "first"),
         ("other/z.snap", "elsewhere"),
@@ -537,9 +419,7 @@ async fn secrets_and_snapshots_helpers() {
         s3c.put_object()
             .bucket(bucket)
             .key(key)
-            .body(aws_sdk_s3::primitives::ByteStream::from_static(
-                body.as_bytes(),
-            ))
+            .body(aws_sdk_s3::primitives::ByteStream::from_static(body.as_bytes()))
             .send()
             .await
             .unwrap();

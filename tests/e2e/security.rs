@@ -83,11 +83,7 @@ async fn security_stage_from_empty_with_secrets_in_secrets_manager() {
     // The spec: the reference network and OpenBao server (stages 1 and 2), plus OpenBao's
     // configuration.
     let spec_path = work.path().join("aws.toml");
-    std::fs::write(
-        &spec_path,
-        engine_tests::spec_text_through(2) + &config_section(),
-    )
-    .unwrap();
+    std::fs::write(&spec_path, engine_tests::spec_text_through(2) + &config_section()).unwrap();
 
     let aws = Arc::new(AwsProvider::new(&sdk.clone(), "eu-west-3", Some("eu-west-1")));
     let secrets = Arc::new(SecretsManager(aws.clone()));
@@ -122,35 +118,19 @@ async fn security_stage_from_empty_with_secrets_in_secrets_manager() {
     };
     let engine = build();
     // OpenBao is configured after its DNS name exists, not after the whole network.
-    let deps = engine
-        .graph()
-        .dependencies_of(&engine::Address::new("aws.openbao.config.init"));
-    assert!(
-        deps.iter()
-            .any(|a| a.as_str() == "aws.openbao.route53_record.api"),
-        "{deps:?}"
-    );
+    let deps = engine.graph().dependencies_of(&engine::Address::new("aws.openbao.config.init"));
+    assert!(deps.iter().any(|a| a.as_str() == "aws.openbao.route53_record.api"), "{deps:?}");
     // The servers boot with the certificate the configuration issues.
-    let lt_deps = engine
-        .graph()
-        .dependencies_of(&engine::Address::new("aws.openbao.launch_template.server"));
-    assert!(
-        lt_deps
-            .iter()
-            .any(|a| a.as_str() == "aws.openbao.config.tls"),
-        "{lt_deps:?}"
-    );
+    let lt_deps =
+        engine.graph().dependencies_of(&engine::Address::new("aws.openbao.launch_template.server"));
+    assert!(lt_deps.iter().any(|a| a.as_str() == "aws.openbao.config.tls"), "{lt_deps:?}");
 
     let mut outputs = Vec::new();
     let plan = engine.plan().await.unwrap();
     outputs.push(format!("{plan:?}"));
     let report = engine.apply(&plan).await.unwrap();
     outputs.push(serde_json::to_string(&report).unwrap());
-    assert!(
-        report.is_success(),
-        "{:#?}",
-        report.failures().collect::<Vec<_>>()
-    );
+    assert!(report.is_success(), "{:#?}", report.failures().collect::<Vec<_>>());
 
     // Init stored the root token and recovery key in Secrets Manager; with it, OpenBao answers.
     let token = moto::secret_string(&sdk, &format!("{PREFIX}/root-token")).await;
@@ -179,13 +159,8 @@ async fn security_stage_from_empty_with_secrets_in_secrets_manager() {
         .iter()
         .map(|c| c.as_str().unwrap())
         .collect();
-    pki::verify_server_chain(
-        cert,
-        &chain,
-        &root.cert_pem,
-        Some("web.priv.aws.cloud.ogenki.io"),
-    )
-    .expect("the certificate chains to the offline root");
+    pki::verify_server_chain(cert, &chain, &root.cert_pem, Some("web.priv.aws.cloud.ogenki.io"))
+        .expect("the certificate chains to the offline root");
 
     // OpenBao's own TLS certificate is in Secrets Manager for the servers' boot script, valid
     // for its DNS name and chaining to the offline root.
@@ -207,17 +182,10 @@ async fn security_stage_from_empty_with_secrets_in_secrets_manager() {
     outputs.push(format!("{plan:?}"));
     assert!(!plan.has_changes(), "{:#?}", plan.changes);
     let report = engine.apply(&plan).await.unwrap();
-    assert_eq!(
-        report.api_calls.mutating(),
-        0,
-        "{:?}",
-        report.api_calls.mutating_operations()
-    );
+    assert_eq!(report.api_calls.mutating(), 0, "{:?}", report.api_calls.mutating_operations());
     let mut by_service = std::collections::BTreeMap::<String, u64>::new();
     for (op, n) in &plan.api_calls.by_operation {
-        *by_service
-            .entry(op.split(':').next().unwrap_or("").to_string())
-            .or_default() += n;
+        *by_service.entry(op.split(':').next().unwrap_or("").to_string()).or_default() += n;
     }
     eprintln!(
         "no-op plan: {} resources, {} calls {by_service:?}",
@@ -237,11 +205,7 @@ async fn security_stage_from_empty_with_secrets_in_secrets_manager() {
         .await
         .unwrap();
     root_client
-        .write(
-            "test",
-            "pki_private_issuer/roles/ogenki",
-            &json!({"ttl": "1h"}),
-        )
+        .write("test", "pki_private_issuer/roles/ogenki", &json!({"ttl": "1h"}))
         .await
         .unwrap();
     let drift = engine.drift().await.unwrap();
@@ -250,23 +214,13 @@ async fn security_stage_from_empty_with_secrets_in_secrets_manager() {
     let drifted: Vec<&str> = drift.drifted.iter().map(|d| d.address.as_str()).collect();
     assert_eq!(
         drifted,
-        [
-            "aws.openbao.config.pki_role[\"ogenki\"]",
-            "aws.openbao.config.policy[\"reader\"]"
-        ],
+        ["aws.openbao.config.pki_role[\"ogenki\"]", "aws.openbao.config.policy[\"reader\"]"],
         "{text}"
     );
-    assert!(
-        text.contains("name: \"ttl\", applied: Number(2592000), live: Number(3600)"),
-        "{text}"
-    );
+    assert!(text.contains("name: \"ttl\", applied: Number(2592000), live: Number(3600)"), "{text}");
     let plan = engine.plan().await.unwrap();
     let report = engine.apply(&plan).await.unwrap();
-    assert!(
-        report.is_success(),
-        "{:#?}",
-        report.failures().collect::<Vec<_>>()
-    );
+    assert!(report.is_success(), "{:#?}", report.failures().collect::<Vec<_>>());
     assert!(engine.drift().await.unwrap().is_clean());
 
     // Secrets appear nowhere: plans, reports, drift, state.
@@ -313,20 +267,11 @@ certificate_file = "intermediate-aws.crt"
     )
     .unwrap();
     let spec_arg = spec.display().to_string();
-    let args = [
-        "pki",
-        "intermediate",
-        spec_arg.as_str(),
-        "--root",
-        root_arg.as_str(),
-    ];
+    let args = ["pki", "intermediate", spec_arg.as_str(), "--root", root_arg.as_str()];
     let first = engine_tests::run_engine(&moto.endpoint(), &args, &[]);
     let t = engine_tests::text(&first);
     assert_eq!(first.status.code(), Some(0), "{t}");
-    assert!(
-        t.contains("Issued the intermediate CA into `openbao/pki/intermediate-aws`"),
-        "{t}"
-    );
+    assert!(t.contains("Issued the intermediate CA into `openbao/pki/intermediate-aws`"), "{t}");
     let second = engine_tests::run_engine(&moto.endpoint(), &args, &[]);
     let t2 = engine_tests::text(&second);
     assert!(t2.contains("Kept the intermediate CA already in"), "{t2}");
@@ -405,11 +350,7 @@ token_max_ttl = 1200
             .build(),
     );
     let engine = Engine::builder()
-        .spec_str(
-            &work.path().join("aws.toml").display().to_string(),
-            "aws",
-            spec,
-        )
+        .spec_str(&work.path().join("aws.toml").display().to_string(), "aws", spec)
         .provider(provider)
         .state(LocalBackend::new(work.path().join("aws.state.json")))
         .retry_backoff(Duration::from_millis(100))
@@ -417,24 +358,14 @@ token_max_ttl = 1200
         .unwrap_or_else(|e| panic!("{e:?}"));
     let plan = engine.plan().await.unwrap();
     let report = engine.apply(&plan).await.unwrap();
-    assert!(
-        report.is_success(),
-        "{:#?}",
-        report.failures().collect::<Vec<_>>()
-    );
+    assert!(report.is_success(), "{:#?}", report.failures().collect::<Vec<_>>());
     assert!(!engine.plan().await.unwrap().has_changes());
 
     // A token of the cluster's service account, for audience `openbao`, logs in.
-    let good = cluster
-        .service_account_token("cert-manager", "cert-manager", "openbao")
-        .await;
+    let good = cluster.service_account_token("cert-manager", "cert-manager", "openbao").await;
     let anonymous = BaoClient::new(&bao.connection(None)).unwrap();
     let login = anonymous
-        .write(
-            "test",
-            "auth/jwt/aws-0/login",
-            &json!({"role": "cert-manager", "jwt": good}),
-        )
+        .write("test", "auth/jwt/aws-0/login", &json!({"role": "cert-manager", "jwt": good}))
         .await
         .expect("login with the cluster's token")
         .expect("an auth response");
@@ -442,16 +373,10 @@ token_max_ttl = 1200
     assert!(policies.contains("cert-manager"), "{login}");
     assert_eq!(login["auth"]["lease_duration"], 600);
 
-    let wrong = cluster
-        .service_account_token("cert-manager", "cert-manager", "other")
-        .await;
+    let wrong = cluster.service_account_token("cert-manager", "cert-manager", "other").await;
     assert!(
         anonymous
-            .write(
-                "test",
-                "auth/jwt/aws-0/login",
-                &json!({"role": "cert-manager", "jwt": wrong})
-            )
+            .write("test", "auth/jwt/aws-0/login", &json!({"role": "cert-manager", "jwt": wrong}))
             .await
             .is_err(),
         "a token for another audience is refused"

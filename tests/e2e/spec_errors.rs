@@ -136,27 +136,17 @@ fn invalid_specs_are_rejected_with_location_and_no_api_call() {
         std::fs::write(&path, &bad).unwrap();
         let state = dir.path().join("state.json");
         for command in ["plan", "apply", "drift"] {
-            let mut args = vec![
-                command,
-                path.to_str().unwrap(),
-                "--state",
-                state.to_str().unwrap(),
-            ];
+            let mut args =
+                vec![command, path.to_str().unwrap(), "--state", state.to_str().unwrap()];
             if command == "apply" {
                 args.push("--auto-approve");
             }
-            let out = engine_command(&tripwire.endpoint(), &args)
-                .output()
-                .unwrap();
+            let out = engine_command(&tripwire.endpoint(), &args).output().unwrap();
             let all = text(&out);
             assert_eq!(out.status.code(), Some(1), "{}: {all}", case.name);
             let line = line_of(&bad, case.line_with);
             let location = format!("{}:{line}:", path.display());
-            assert!(
-                all.contains(&location),
-                "{}: expected {location} in\n{all}",
-                case.name
-            );
+            assert!(all.contains(&location), "{}: expected {location} in\n{all}", case.name);
             assert!(
                 all.contains(case.message),
                 "{}: expected `{}` in\n{all}",
@@ -175,9 +165,5 @@ fn invalid_specs_are_rejected_with_location_and_no_api_call() {
         }
     }
     std::thread::sleep(std::time::Duration::from_millis(100));
-    assert_eq!(
-        tripwire.hits.load(Ordering::SeqCst),
-        0,
-        "an API call was made for an invalid spec"
-    );
+    assert_eq!(tripwire.hits.load(Ordering::SeqCst), 0, "an API call was made for an invalid spec");
 }

@@ -9,7 +9,8 @@ use std::time::Duration;
 
 /// An engine for `spec_text` against `moto`, with state in `dir`.
 pub async fn engine(moto: &Moto, spec_text: &str, dir: &Path) -> (Engine, Arc<AwsProvider>) {
-    let provider = Arc::new(AwsProvider::new(&moto.sdk_config().await, "eu-west-3", Some("eu-west-1")));
+    let provider =
+        Arc::new(AwsProvider::new(&moto.sdk_config().await, "eu-west-3", Some("eu-west-1")));
     let engine = Engine::builder()
         .spec_str("specs/aws.toml", "aws", spec_text)
         .provider(provider.clone())
@@ -55,10 +56,7 @@ impl Owned {
 }
 
 fn owned_filter() -> aws_sdk_ec2::types::Filter {
-    aws_sdk_ec2::types::Filter::builder()
-        .name("tag:engine:spec")
-        .values("aws")
-        .build()
+    aws_sdk_ec2::types::Filter::builder().name("tag:engine:spec").values("aws").build()
 }
 
 /// Reads the emulator with a client of its own (not the engine's).
@@ -77,19 +75,11 @@ pub async fn owned(moto: &Moto) -> Owned {
         .unwrap()
         .nat_gateways()
         .iter()
-        .filter(|n| {
-            !matches!(
-                n.state(),
-                Some(aws_sdk_ec2::types::NatGatewayState::Deleted)
-            )
-        })
+        .filter(|n| !matches!(n.state(), Some(aws_sdk_ec2::types::NatGatewayState::Deleted)))
         .count();
     let zones = r53.list_hosted_zones().send().await.unwrap();
-    let private_zones = zones
-        .hosted_zones()
-        .iter()
-        .filter(|z| z.name().starts_with("priv.aws."))
-        .count();
+    let private_zones =
+        zones.hosted_zones().iter().filter(|z| z.name().starts_with("priv.aws.")).count();
     let roles = iam
         .list_roles()
         .send()
@@ -108,22 +98,8 @@ pub async fn owned(moto: &Moto) -> Owned {
         .log_groups()
         .len();
     Owned {
-        vpcs: ec2
-            .describe_vpcs()
-            .filters(f())
-            .send()
-            .await
-            .unwrap()
-            .vpcs()
-            .len(),
-        subnets: ec2
-            .describe_subnets()
-            .filters(f())
-            .send()
-            .await
-            .unwrap()
-            .subnets()
-            .len(),
+        vpcs: ec2.describe_vpcs().filters(f()).send().await.unwrap().vpcs().len(),
+        subnets: ec2.describe_subnets().filters(f()).send().await.unwrap().subnets().len(),
         route_tables: ec2
             .describe_route_tables()
             .filters(f())
@@ -141,14 +117,7 @@ pub async fn owned(moto: &Moto) -> Owned {
             .internet_gateways()
             .len(),
         nat_gateways,
-        eips: ec2
-            .describe_addresses()
-            .filters(f())
-            .send()
-            .await
-            .unwrap()
-            .addresses()
-            .len(),
+        eips: ec2.describe_addresses().filters(f()).send().await.unwrap().addresses().len(),
         security_groups: ec2
             .describe_security_groups()
             .filters(f())
@@ -165,19 +134,9 @@ pub async fn owned(moto: &Moto) -> Owned {
             .unwrap()
             .vpc_endpoints()
             .iter()
-            .filter(|e| {
-                !e.state()
-                    .is_some_and(|s| s.as_str().eq_ignore_ascii_case("deleted"))
-            })
+            .filter(|e| !e.state().is_some_and(|s| s.as_str().eq_ignore_ascii_case("deleted")))
             .count(),
-        flow_logs: ec2
-            .describe_flow_logs()
-            .filter(f())
-            .send()
-            .await
-            .unwrap()
-            .flow_logs()
-            .len(),
+        flow_logs: ec2.describe_flow_logs().filter(f()).send().await.unwrap().flow_logs().len(),
         private_zones,
         roles,
         log_groups,

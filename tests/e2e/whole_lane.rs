@@ -33,32 +33,12 @@ async fn whole_aws_lane_from_empty_to_flux_and_back() {
     // One graph: EKS waits for its subnets and IAM role, not for OpenBao; the bootstrap waits
     // for the cluster; OpenBao's configuration for its DNS name.
     let cluster_deps = ancestors(&engine, "aws.eks.cluster.main");
-    assert!(
-        cluster_deps
-            .iter()
-            .any(|a| a.starts_with("aws.network.subnet")),
-        "{cluster_deps:?}"
-    );
-    assert!(
-        cluster_deps
-            .iter()
-            .any(|a| a.starts_with("aws.eks.iam_role")),
-        "{cluster_deps:?}"
-    );
-    assert!(
-        !cluster_deps.iter().any(|a| a.starts_with("aws.openbao")),
-        "{cluster_deps:?}"
-    );
-    let stages: HashSet<&str> = engine
-        .graph()
-        .resources()
-        .map(|r| stage(r.address.as_str()))
-        .collect();
-    assert_eq!(
-        stages.len(),
-        5,
-        "every stage is in the one graph: {stages:?}"
-    );
+    assert!(cluster_deps.iter().any(|a| a.starts_with("aws.network.subnet")), "{cluster_deps:?}");
+    assert!(cluster_deps.iter().any(|a| a.starts_with("aws.eks.iam_role")), "{cluster_deps:?}");
+    assert!(!cluster_deps.iter().any(|a| a.starts_with("aws.openbao")), "{cluster_deps:?}");
+    let stages: HashSet<&str> =
+        engine.graph().resources().map(|r| stage(r.address.as_str())).collect();
+    assert_eq!(stages.len(), 5, "every stage is in the one graph: {stages:?}");
     let instance = engine
         .graph()
         .resources()
@@ -68,22 +48,13 @@ async fn whole_aws_lane_from_empty_to_flux_and_back() {
         .to_string();
     assert!(ancestors(&engine, &instance).contains("aws.eks.cluster.main"));
     // The DaemonSets EKS's addons install are parked only once the addons exist.
-    for (patch, addon) in [
-        ("aws_node_patch", "vpc-cni"),
-        ("kube_proxy_patch", "kube-proxy"),
-    ] {
+    for (patch, addon) in [("aws_node_patch", "vpc-cni"), ("kube_proxy_patch", "kube-proxy")] {
         let deps = ancestors(&engine, &format!("aws.bootstrap.k8s_object.{patch}"));
-        assert!(
-            deps.contains(&format!("aws.eks.addon[\"{addon}\"]")),
-            "{patch}: {deps:?}"
-        );
+        assert!(deps.contains(&format!("aws.eks.addon[\"{addon}\"]")), "{patch}: {deps:?}");
     }
     // OpenBao is initialised once its servers and their DNS name exist.
     let init_deps = ancestors(&engine, "aws.openbao.config.init");
-    for needed in [
-        "aws.openbao.route53_record.api",
-        "aws.openbao.autoscaling_group.server",
-    ] {
+    for needed in ["aws.openbao.route53_record.api", "aws.openbao.autoscaling_group.server"] {
         assert!(init_deps.contains(needed), "{needed}: {init_deps:?}");
     }
 
@@ -101,26 +72,13 @@ async fn whole_aws_lane_from_empty_to_flux_and_back() {
     assert_eq!(
         not_created,
         [
-            (
-                "aws.bootstrap.k8s_object.aws_node_patch".to_string(),
-                Action::Update
-            ),
-            (
-                "aws.bootstrap.k8s_object.kube_proxy_patch".to_string(),
-                Action::Update
-            )
+            ("aws.bootstrap.k8s_object.aws_node_patch".to_string(), Action::Update),
+            ("aws.bootstrap.k8s_object.kube_proxy_patch".to_string(), Action::Update)
         ]
     );
     let report = engine.apply(&plan).await.unwrap();
-    assert!(
-        report.is_success(),
-        "{:#?}",
-        report.failures().collect::<Vec<_>>()
-    );
-    eprintln!(
-        "whole lane: {total} resources created, {} API calls",
-        report.api_calls.total()
-    );
+    assert!(report.is_success(), "{:#?}", report.failures().collect::<Vec<_>>());
+    eprintln!("whole lane: {total} resources created, {} API calls", report.api_calls.total());
 
     // Flux is installed and points at clusters/aws-0.
     let client = p.cluster.client().await;
@@ -129,10 +87,7 @@ async fn whole_aws_lane_from_empty_to_flux_and_back() {
         "flux-system",
         &ar("fluxcd.controlplane.io/v1", "FluxInstance", "fluxinstances"),
     );
-    let flux = instances
-        .get("flux")
-        .await
-        .expect("the FluxInstance exists");
+    let flux = instances.get("flux").await.expect("the FluxInstance exists");
     assert_eq!(flux.data["spec"]["sync"]["path"], "clusters/aws-0");
 
     // OpenBao: initialised with its credentials in Secrets Manager, and jwt/aws-0 bound to the
@@ -140,47 +95,24 @@ async fn whole_aws_lane_from_empty_to_flux_and_back() {
     let sdk = p.moto.sdk_config().await;
     let token = moto::secret_string(&sdk, &format!("{PREFIX}/root-token")).await;
     let root = BaoClient::new(&p.bao.connection(Some(Secret::new(token.clone())))).unwrap();
-    let config = root
-        .read("test", "auth/jwt/aws-0/config")
-        .await
-        .unwrap()
-        .expect("jwt/aws-0 is configured");
-    assert_eq!(
-        config["data"]["oidc_discovery_url"],
-        p.cluster.issuer().as_str()
-    );
-    let jwt = p
-        .cluster
-        .service_account_token("security", "external-secrets", "openbao")
-        .await;
+    let config =
+        root.read("test", "auth/jwt/aws-0/config").await.unwrap().expect("jwt/aws-0 is configured");
+    assert_eq!(config["data"]["oidc_discovery_url"], p.cluster.issuer().as_str());
+    let jwt = p.cluster.service_account_token("security", "external-secrets", "openbao").await;
     let login = BaoClient::new(&p.bao.connection(None))
         .unwrap()
-        .write(
-            "test",
-            "auth/jwt/aws-0/login",
-            &json!({"role": "external-secrets", "jwt": jwt}),
-        )
+        .write("test", "auth/jwt/aws-0/login", &json!({"role": "external-secrets", "jwt": jwt}))
         .await
         .expect("login with the cluster's token")
         .expect("an auth response");
-    assert!(
-        login["auth"]["policies"]
-            .to_string()
-            .contains("external-secrets"),
-        "{login}"
-    );
+    assert!(login["auth"]["policies"].to_string().contains("external-secrets"), "{login}");
 
     // Second run: an empty plan and no write anywhere.
     let engine = lane::engine(&p, Run::default()).await;
     let plan = engine.plan().await.unwrap();
     assert!(!plan.has_changes(), "{:#?}", plan.changes);
     let report = engine.apply(&plan).await.unwrap();
-    assert_eq!(
-        report.api_calls.mutating(),
-        0,
-        "{:?}",
-        report.api_calls.mutating_operations()
-    );
+    assert_eq!(report.api_calls.mutating(), 0, "{:?}", report.api_calls.mutating_operations());
     eprintln!(
         "whole lane no-op plan: {} resources read in {} API calls",
         plan.refreshed,
@@ -190,30 +122,16 @@ async fn whole_aws_lane_from_empty_to_flux_and_back() {
     // Drift in every stage is found (the CLI exits 2 on it), then repaired.
     drift_every_stage(&p, &root, &client).await;
     let drift = engine.drift().await.unwrap();
-    let found: BTreeSet<&str> = drift
-        .drifted
-        .iter()
-        .map(|d| stage(d.address.as_str()))
-        .collect();
+    let found: BTreeSet<&str> = drift.drifted.iter().map(|d| stage(d.address.as_str())).collect();
     assert_eq!(
         found,
-        BTreeSet::from([
-            "bootstrap",
-            "eks",
-            "network",
-            "openbao config",
-            "openbao server"
-        ]),
+        BTreeSet::from(["bootstrap", "eks", "network", "openbao config", "openbao server"]),
         "{:#?}",
         drift.drifted
     );
     let repair = engine.plan().await.unwrap();
     let report = engine.apply(&repair).await.unwrap();
-    assert!(
-        report.is_success(),
-        "{:#?}",
-        report.failures().collect::<Vec<_>>()
-    );
+    assert!(report.is_success(), "{:#?}", report.failures().collect::<Vec<_>>());
     let after = engine.drift().await.unwrap();
     assert!(after.is_clean(), "{:#?}", after.drifted);
 
@@ -221,18 +139,8 @@ async fn whole_aws_lane_from_empty_to_flux_and_back() {
     // of what the engine put there.
     let destroy = engine.plan_destroy().await.unwrap();
     let report = engine.apply(&destroy).await.unwrap();
-    assert!(
-        report.is_success(),
-        "{:#?}",
-        report.failures().collect::<Vec<_>>()
-    );
-    let left: Vec<String> = engine
-        .state_document()
-        .unwrap()
-        .resources
-        .keys()
-        .cloned()
-        .collect();
+    assert!(report.is_success(), "{:#?}", report.failures().collect::<Vec<_>>());
+    let left: Vec<String> = engine.state_document().unwrap().resources.keys().cloned().collect();
     assert_eq!(left, LINEAGE, "only the lineage is kept");
     // The operator's CRDs go with its release, so the kind itself is gone (a 404 on the type).
     match instances.get_opt("flux").await {
@@ -242,21 +150,10 @@ async fn whole_aws_lane_from_empty_to_flux_and_back() {
     }
 
     // With the confirmation, nothing is left.
-    let confirmed = lane::engine(
-        &p,
-        Run {
-            confirm_protected: true,
-            ..Run::default()
-        },
-    )
-    .await;
+    let confirmed = lane::engine(&p, Run { confirm_protected: true, ..Run::default() }).await;
     let destroy = confirmed.plan_destroy().await.unwrap();
     let report = confirmed.apply(&destroy).await.unwrap();
-    assert!(
-        report.is_success(),
-        "{:#?}",
-        report.failures().collect::<Vec<_>>()
-    );
+    assert!(report.is_success(), "{:#?}", report.failures().collect::<Vec<_>>());
     assert!(confirmed.state_document().unwrap().resources.is_empty());
 }
 
@@ -275,12 +172,7 @@ async fn drift_every_stage(p: &Peers, bao: &BaoClient, client: &kube::Client) {
     aws_sdk_ec2::Client::new(&sdk)
         .create_tags()
         .resources(id("aws.network.vpc.main"))
-        .tags(
-            aws_sdk_ec2::types::Tag::builder()
-                .key("environment")
-                .value("changed")
-                .build(),
-        )
+        .tags(aws_sdk_ec2::types::Tag::builder().key("environment").value("changed").build())
         .send()
         .await
         .unwrap();
@@ -308,12 +200,7 @@ async fn drift_every_stage(p: &Peers, bao: &BaoClient, client: &kube::Client) {
         .and_then(|c| c.arn())
         .unwrap()
         .to_string();
-    eks.tag_resource()
-        .resource_arn(arn)
-        .tags("environment", "changed")
-        .send()
-        .await
-        .unwrap();
+    eks.tag_resource().resource_arn(arn).tags("environment", "changed").send().await.unwrap();
     // OpenBao's configuration: a policy edited.
     bao.write(
         "test",

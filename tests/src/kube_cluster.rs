@@ -36,20 +36,14 @@ impl KubeCluster {
     pub fn start(nodes: u32) -> KubeCluster {
         let mut failures = Vec::new();
         for _ in 0..3 {
-            let dir = tempfile::Builder::new()
-                .prefix("engine-kube-")
-                .tempdir()
-                .expect("temp dir");
+            let dir = tempfile::Builder::new().prefix("engine-kube-").tempdir().expect("temp dir");
             let out = Command::new(workspace().join("testenv/kube-up.sh"))
                 .arg(dir.path())
                 .env("KUBE_BIN_DIR", bin_dir())
                 .env("KUBE_NODES", nodes.to_string())
                 .output()
                 .expect("running testenv/kube-up.sh");
-            let cluster = KubeCluster {
-                kubeconfig: dir.path().join("kubeconfig"),
-                dir,
-            };
+            let cluster = KubeCluster { kubeconfig: dir.path().join("kubeconfig"), dir };
             if out.status.success() {
                 return cluster;
             }
@@ -78,11 +72,7 @@ impl KubeCluster {
     pub async fn client(&self) -> kube::Client {
         engine_helm::oci::install_crypto_provider();
         let config = Harness(self.kubeconfig.clone())
-            .config(&ClusterTarget {
-                name: "test".into(),
-                endpoint: None,
-                ca_pem: None,
-            })
+            .config(&ClusterTarget { name: "test".into(), endpoint: None, ca_pem: None })
             .await
             .expect("kubeconfig");
         kube::Client::try_from(config).expect("client")
@@ -108,21 +98,11 @@ impl KubeCluster {
         let namespaces: Api<Namespace> = Api::all(client.clone());
         let mut ns = Namespace::default();
         ns.metadata.name = Some(namespace.into());
-        exists(
-            namespaces
-                .create(&PostParams::default(), &ns)
-                .await
-                .map(|_| ()),
-        );
+        exists(namespaces.create(&PostParams::default(), &ns).await.map(|_| ()));
         let accounts: Api<ServiceAccount> = Api::namespaced(client, namespace);
         let mut account = ServiceAccount::default();
         account.metadata.name = Some(name.into());
-        exists(
-            accounts
-                .create(&PostParams::default(), &account)
-                .await
-                .map(|_| ()),
-        );
+        exists(accounts.create(&PostParams::default(), &account).await.map(|_| ()));
         let request = TokenRequest {
             spec: Some(TokenRequestSpec {
                 audiences: Some(vec![audience.to_string()]),

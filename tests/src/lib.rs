@@ -29,11 +29,8 @@ pub fn engine_bin() -> PathBuf {
     }
     let exe = std::env::current_exe().expect("test executable path");
     // target/<profile>/deps/e2e-<hash> -> target/<profile>/engine
-    let bin = exe
-        .parent()
-        .and_then(|d| d.parent())
-        .map(|d| d.join("engine"))
-        .expect("target directory");
+    let bin =
+        exe.parent().and_then(|d| d.parent()).map(|d| d.join("engine")).expect("target directory");
     assert!(
         bin.exists(),
         "the engine binary is missing at {}: build it first with `cargo build -p engine-cli` \
@@ -58,10 +55,7 @@ pub fn aws_spec_text() -> String {
 pub fn spec_text_through(n: u32) -> String {
     let text = aws_spec_text();
     let next = format!("# Stage {}", n + 1);
-    let end = text
-        .lines()
-        .position(|l| l.starts_with(&next))
-        .unwrap_or(usize::MAX);
+    let end = text.lines().position(|l| l.starts_with(&next)).unwrap_or(usize::MAX);
     let mut out: Vec<&str> = text.lines().take(end).collect();
     while out.last().is_some_and(|l| l.trim().is_empty()) {
         out.pop();

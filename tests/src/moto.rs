@@ -57,12 +57,7 @@ impl Moto {
                 .stderr(Stdio::from(file))
                 .spawn()
                 .unwrap_or_else(|e| panic!("cannot start {}: {e}", bin.display()));
-            let mut moto = Moto {
-                child,
-                port,
-                log,
-                _dir: tempfile::tempdir().expect("temp dir"),
-            };
+            let mut moto = Moto { child, port, log, _dir: tempfile::tempdir().expect("temp dir") };
             if moto.wait_ready(Duration::from_secs(30)) {
                 moto._dir = dir;
                 return moto;

@@ -55,11 +55,7 @@ impl Registry {
             .stderr(Stdio::null())
             .spawn()
             .expect("starting docker-registry");
-        let mut registry = Registry {
-            child,
-            port,
-            _dir: dir,
-        };
+        let mut registry = Registry { child, port, _dir: dir };
         let deadline = Instant::now() + Duration::from_secs(20);
         while TcpStream::connect(("127.0.0.1", port)).is_err() {
             if let Ok(Some(status)) = registry.child.try_wait() {

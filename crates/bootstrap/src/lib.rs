@@ -11,6 +11,6 @@ pub mod pki;
 pub mod platform;
 mod provider;
 
-pub use provider::{BootstrapProvider, BootstrapProviderBuilder, OpenBaoSetup, SpecConnector};
 pub use engine::Secret;
 pub use openbao::random_secret;
+pub use provider::{BootstrapProvider, BootstrapProviderBuilder, OpenBaoSetup, SpecConnector};

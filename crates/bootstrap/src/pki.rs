@@ -168,9 +168,7 @@ fn pem_blocks(text: &str) -> Vec<(String, String)> {
     let mut current: Option<(String, String)> = None;
     for line in text.lines() {
         let line = line.trim();
-        if let Some(label) = line
-            .strip_prefix("-----BEGIN ")
-            .and_then(|l| l.strip_suffix("-----"))
+        if let Some(label) = line.strip_prefix("-----BEGIN ").and_then(|l| l.strip_suffix("-----"))
         {
             current = Some((label.to_string(), format!("{line}\n")));
         } else if let Some((label, mut block)) = current.take() {
@@ -238,29 +236,17 @@ pub fn init_root(dir: &Path) -> Result<RootCa, PkiError> {
             dir.display()
         )));
     }
-    std::fs::create_dir_all(dir).map_err(|source| PkiError::Io {
-        path: dir.to_path_buf(),
-        source,
-    })?;
+    std::fs::create_dir_all(dir)
+        .map_err(|source| PkiError::Io { path: dir.to_path_buf(), source })?;
     let key = KeyPair::generate_for(&PKCS_ECDSA_P384_SHA384)?;
-    let params = ca_params(
-        "Platform Root CA",
-        BasicConstraints::Unconstrained,
-        ROOT_VALIDITY_DAYS,
-    )?;
+    let params =
+        ca_params("Platform Root CA", BasicConstraints::Unconstrained, ROOT_VALIDITY_DAYS)?;
     let cert = params.self_signed(&key)?;
     let key_pem = Secret::new(key.serialize_pem());
     write_private(&key_path, key_pem.expose().as_bytes())?;
-    std::fs::write(&cert_path, cert.pem()).map_err(|source| PkiError::Io {
-        path: cert_path.clone(),
-        source,
-    })?;
-    Ok(RootCa {
-        cert_pem: cert.pem(),
-        cert_path,
-        key_path,
-        key,
-    })
+    std::fs::write(&cert_path, cert.pem())
+        .map_err(|source| PkiError::Io { path: cert_path.clone(), source })?;
+    Ok(RootCa { cert_pem: cert.pem(), cert_path, key_path, key })
 }
 
 /// Loads the root CA that [`init_root`] wrote in `dir`.
@@ -268,27 +254,16 @@ pub fn load_root(dir: &Path) -> Result<RootCa, PkiError> {
     let cert_path = dir.join(ROOT_CERT_FILE);
     let key_path = dir.join(ROOT_KEY_FILE);
     let read = |p: &Path| {
-        std::fs::read_to_string(p).map_err(|source| PkiError::Io {
-            path: p.to_path_buf(),
-            source,
-        })
+        std::fs::read_to_string(p).map_err(|source| PkiError::Io { path: p.to_path_buf(), source })
     };
     let cert_pem = read(&cert_path)?;
     let key_pem = Secret::new(read(&key_path)?);
     let key = KeyPair::from_pem(key_pem.expose())?;
-    Ok(RootCa {
-        cert_pem,
-        cert_path,
-        key_path,
-        key,
-    })
+    Ok(RootCa { cert_pem, cert_path, key_path, key })
 }
 
 fn write_private(path: &Path, bytes: &[u8]) -> Result<(), PkiError> {
-    let io = |source| PkiError::Io {
-        path: path.to_path_buf(),
-        source,
-    };
+    let io = |source| PkiError::Io { path: path.to_path_buf(), source };
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create_new(true);
     #[cfg(unix)]
@@ -336,11 +311,7 @@ pub fn server_leaf(
     let key = KeyPair::generate_for(&PKCS_ECDSA_P256_SHA256)?;
     let names: Vec<String> = dns_names.iter().map(|s| s.to_string()).collect();
     let mut params = CertificateParams::new(names)?;
-    if params
-        .subject_alt_names
-        .iter()
-        .any(|s| !matches!(s, rcgen::SanType::DnsName(_)))
-    {
+    if params.subject_alt_names.iter().any(|s| !matches!(s, rcgen::SanType::DnsName(_))) {
         return Err(PkiError::Invalid("server names must be DNS names".into()));
     }
     let now = OffsetDateTime::now_utc();
@@ -354,11 +325,7 @@ pub fn server_leaf(
     params.use_authority_key_identifier_extension = true;
     let cert = params.signed_by(&key, &issuer)?;
     Ok(ServerLeaf {
-        chain_pem: format!(
-            "{}\n{}\n",
-            cert.pem().trim_end(),
-            intermediate.cert_pem.trim_end()
-        ),
+        chain_pem: format!("{}\n{}\n", cert.pem().trim_end(), intermediate.cert_pem.trim_end()),
         cert_pem: cert.pem(),
         key_pem: Secret::new(key.serialize_pem()),
     })
@@ -487,13 +454,7 @@ mod tests {
             / (365 * 86400);
         assert_eq!(years, 10);
         assert_eq!(
-            cert.public_key()
-                .algorithm
-                .parameters
-                .as_ref()
-                .unwrap()
-                .as_oid()
-                .unwrap(),
+            cert.public_key().algorithm.parameters.as_ref().unwrap().as_oid().unwrap(),
             x509_parser::oid_registry::OID_NIST_EC_P384
         );
         assert!(cert.basic_constraints().unwrap().unwrap().value.ca);
@@ -508,13 +469,7 @@ mod tests {
             / (365 * 86400);
         assert_eq!(years, 5);
         assert_eq!(
-            cert.public_key()
-                .algorithm
-                .parameters
-                .as_ref()
-                .unwrap()
-                .as_oid()
-                .unwrap(),
+            cert.public_key().algorithm.parameters.as_ref().unwrap().as_oid().unwrap(),
             x509_parser::oid_registry::OID_NIST_EC_P384
         );
         assert!(cert.subject().to_string().contains("gcp"));
@@ -523,13 +478,7 @@ mod tests {
         let (_, cert) = X509Certificate::from_der(&der).unwrap();
         assert!(!cert.is_ca());
         assert_eq!(
-            cert.public_key()
-                .algorithm
-                .parameters
-                .as_ref()
-                .unwrap()
-                .as_oid()
-                .unwrap(),
+            cert.public_key().algorithm.parameters.as_ref().unwrap().as_oid().unwrap(),
             x509_parser::oid_registry::OID_EC_P256
         );
         let sans: Vec<String> = cert
@@ -550,10 +499,7 @@ mod tests {
         use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
         let root = init_root(dir.path()).unwrap();
-        let mode = std::fs::metadata(&root.key_path)
-            .unwrap()
-            .permissions()
-            .mode();
+        let mode = std::fs::metadata(&root.key_path).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o600);
         let again = init_root(dir.path()).unwrap();
         assert_eq!(again.cert_pem, root.cert_pem);
@@ -570,10 +516,7 @@ mod tests {
         let back = IntermediateBundle::from_bundle_pem(&bundle).unwrap();
         assert_eq!(back.cert_pem.trim(), inter.cert_pem.trim());
         assert_eq!(back.root_cert_pem.trim(), root.cert_pem.trim());
-        assert_eq!(
-            back.key_pem().expose().trim(),
-            inter.key_pem().expose().trim()
-        );
+        assert_eq!(back.key_pem().expose().trim(), inter.key_pem().expose().trim());
         let shown = format!("{inter:?} {root:?} {bundle:?} {bundle}");
         assert!(!shown.contains("PRIVATE KEY"), "{shown}");
         // The re-parsed bundle still signs valid leaves.

@@ -32,11 +32,7 @@ impl KubeConnector for SpecConnector {
         if let Some(h) = &self.harness {
             return h.config(target).await;
         }
-        let kubeconfig = self
-            .kubeconfig
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone();
+        let kubeconfig = self.kubeconfig.lock().unwrap_or_else(|p| p.into_inner()).clone();
         if let Some(k) = kubeconfig {
             return k.config(target).await;
         }
@@ -63,9 +59,7 @@ impl BaoConnector for SpecBaoConnector {
         let spec = self.spec.lock().unwrap_or_else(|p| p.into_inner()).clone();
         match spec {
             Some(c) => c.connect().await,
-            None => Err(BaoError::Hook(
-                "no OpenBao is configured by the spec".into(),
-            )),
+            None => Err(BaoError::Hook("no OpenBao is configured by the spec".into())),
         }
     }
 }
@@ -190,10 +184,8 @@ impl BootstrapProviderBuilder {
             None => Kube::builder(dyn_connector).build(),
         };
         let setup = self.openbao;
-        let bao_connector = Arc::new(SpecBaoConnector {
-            harness: setup.connector,
-            spec: Mutex::new(None),
-        });
+        let bao_connector =
+            Arc::new(SpecBaoConnector { harness: setup.connector, spec: Mutex::new(None) });
         let bao = OpenBao::builder(bao_connector.clone())
             .secret_sink(setup.sink)
             .secret_source(setup.source.clone())
@@ -278,10 +270,8 @@ impl BootstrapProvider {
         }
         if let Some(tls) = &mut config.tls
             && tls.dns_names.is_empty()
-            && let Some(host) = address
-                .parse::<http::Uri>()
-                .ok()
-                .and_then(|u| u.host().map(str::to_string))
+            && let Some(host) =
+                address.parse::<http::Uri>().ok().and_then(|u| u.host().map(str::to_string))
         {
             tls.dns_names.push(host);
         }
@@ -290,49 +280,37 @@ impl BootstrapProvider {
             .as_ref()
             .map(|i| i.secret_prefix.clone())
             .unwrap_or_else(|| "openbao".into());
-        *self
-            .bao_connector
-            .spec
-            .lock()
-            .unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(StoredTokenConnector {
-            address,
-            ca_bundle: config.ca_bundle().cloned(),
-            source: self.bao_source.clone(),
-            token_secret: format!("{prefix}/root-token"),
-        }));
+        *self.bao_connector.spec.lock().unwrap_or_else(|p| p.into_inner()) =
+            Some(Arc::new(StoredTokenConnector {
+                address,
+                ca_bundle: config.ca_bundle().cloned(),
+                source: self.bao_source.clone(),
+                token_secret: format!("{prefix}/root-token"),
+            }));
         let stage = format!("{}.openbao.config", self.lane);
-        let issuer = self
-            .cluster
-            .as_ref()
-            .filter(|c| self.cluster_given(spec, c))
-            .map(|c| crate::openbao::ClusterIssuer {
+        let issuer = self.cluster.as_ref().filter(|c| self.cluster_given(spec, c)).map(|c| {
+            crate::openbao::ClusterIssuer {
                 url: c.oidc_issuer.clone(),
                 ca_pem: c.oidc_ca_pem.clone(),
-            });
+            }
+        });
         if issuer.is_none()
             && let Some((mount, _)) = config.jwt.iter().find(|(_, j)| j.cluster_issuer)
         {
-            return Err(spec.errors(vec![
-                spec.error(
-                    &FieldPath::root("openbao")
-                        .key("jwt")
-                        .key(mount)
-                        .key("cluster_issuer"),
-                    "the spec makes no cluster whose issuer this mount could trust",
-                ),
-            ]));
+            return Err(spec.errors(vec![spec.error(
+                &FieldPath::root("openbao").key("jwt").key(mount).key("cluster_issuer"),
+                "the spec makes no cluster whose issuer this mount could trust",
+            )]));
         }
-        Ok(
-            crate::openbao::expand_with_cluster(&config, &stage, issuer.as_ref())
-                .into_iter()
-                // The TLS certificate goes to the secret store, where the servers read it at
-                // boot: it is made before them, not after.
-                .map(|r| match r.kind.as_str() {
-                    "openbao_server_tls" => r,
-                    _ => self.bao_after.iter().fold(r, |r, a| r.after_if_present(a)),
-                })
-                .collect(),
-        )
+        Ok(crate::openbao::expand_with_cluster(&config, &stage, issuer.as_ref())
+            .into_iter()
+            // The TLS certificate goes to the secret store, where the servers read it at
+            // boot: it is made before them, not after.
+            .map(|r| match r.kind.as_str() {
+                "openbao_server_tls" => r,
+                _ => self.bao_after.iter().fold(r, |r, a| r.after_if_present(a)),
+            })
+            .collect())
     }
 
     /// `[bootstrap]`: what goes inside the cluster.
@@ -345,22 +323,17 @@ impl BootstrapProvider {
         if let Some(path) = &b.kubeconfig {
             let path = platform::kubeconfig_path(spec, path);
             if api_server_host.is_none() {
-                let host = platform::kubeconfig_host(&path, b.context.as_deref()).map_err(|e| {
-                    spec.errors(vec![spec.error(
-                        &engine::spec::FieldPath::root("bootstrap").key("kubeconfig"),
-                        e,
-                    )])
-                })?;
+                let host =
+                    platform::kubeconfig_host(&path, b.context.as_deref()).map_err(|e| {
+                        spec.errors(vec![spec.error(
+                            &engine::spec::FieldPath::root("bootstrap").key("kubeconfig"),
+                            e,
+                        )])
+                    })?;
                 api_server_host = Some(host);
             }
-            *self
-                .connector
-                .kubeconfig
-                .lock()
-                .unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(KubeconfigConnector {
-                path,
-                context: b.context.clone(),
-            }));
+            *self.connector.kubeconfig.lock().unwrap_or_else(|p| p.into_inner()) =
+                Some(Arc::new(KubeconfigConnector { path, context: b.context.clone() }));
         }
         // The cluster: the one the spec names with `kubeconfig`, else the one it makes.
         let cluster = match (&b.kubeconfig, &self.cluster) {

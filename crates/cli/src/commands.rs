@@ -24,24 +24,13 @@ pub async fn run(cli: Cli) -> Result<u8> {
             let Some(engine) = build(&a.common, 10, false).await? else {
                 return Ok(OK);
             };
-            let plan = if a.destroy {
-                engine.plan_destroy().await?
-            } else {
-                engine.plan().await?
-            };
+            let plan = if a.destroy { engine.plan_destroy().await? } else { engine.plan().await? };
             if a.json {
-                println!(
-                    "{}",
-                    serde_json::to_string_pretty(&json::plan(&plan)).into_diagnostic()?
-                );
+                println!("{}", serde_json::to_string_pretty(&json::plan(&plan)).into_diagnostic()?);
             } else {
                 print!("{}", render_plan::plan_text(&plan, &Style::stdout()));
             }
-            Ok(if a.detailed_exitcode && plan.has_changes() {
-                CHANGES
-            } else {
-                OK
-            })
+            Ok(if a.detailed_exitcode && plan.has_changes() { CHANGES } else { OK })
         }
         Command::Apply(a) => {
             let Some(engine) = build(&a.common, a.parallelism, false).await? else {
@@ -95,11 +84,7 @@ pub async fn run(cli: Cli) -> Result<u8> {
             } else {
                 let keep = graph.select(&a.target, &[]);
                 let subset = engine::ResourceGraph::build(
-                    graph
-                        .resources()
-                        .filter(|r| keep.contains(&r.address))
-                        .cloned()
-                        .collect(),
+                    graph.resources().filter(|r| keep.contains(&r.address)).cloned().collect(),
                 )
                 .map_err(|e| miette!("{}", e.join("\n")))?;
                 print!("{}", subset.render(format));
@@ -163,11 +148,7 @@ pub async fn run(cli: Cli) -> Result<u8> {
             crate::render::run(args).await?;
             Ok(OK)
         }
-        Command::Pki(PkiCommand::Intermediate {
-            spec,
-            overlay,
-            root,
-        }) => {
+        Command::Pki(PkiCommand::Intermediate { spec, overlay, root }) => {
             let dir = pki_dir(root)?;
             let source = read_spec(&spec, overlay.as_deref())?;
             let lane = providers::lane(&source).await;
@@ -203,11 +184,7 @@ pub async fn run(cli: Cli) -> Result<u8> {
             let dir = pki_dir(dir)?;
             let existed = dir.join("root-ca.key").exists();
             let root = engine_bootstrap::pki::init_root(&dir).into_diagnostic()?;
-            let verb = if existed {
-                "Kept the existing"
-            } else {
-                "Created the"
-            };
+            let verb = if existed { "Kept the existing" } else { "Created the" };
             println!("{verb} offline root CA:");
             println!("  certificate: {}", root.cert_path.display());
             println!(
@@ -218,14 +195,8 @@ pub async fn run(cli: Cli) -> Result<u8> {
         }
         Command::ForceUnlock(f) => {
             let backend = LocalBackend::new(state_path(&f.args)?);
-            backend
-                .force_unlock(&f.lock_id)
-                .map_err(engine::EngineError::from)?;
-            println!(
-                "Lock {} removed from {}.",
-                f.lock_id,
-                backend.lock_path().display()
-            );
+            backend.force_unlock(&f.lock_id).map_err(engine::EngineError::from)?;
+            println!("Lock {} removed from {}.", f.lock_id, backend.lock_path().display());
             Ok(OK)
         }
     }
@@ -246,10 +217,9 @@ async fn build(
     parallelism: usize,
     confirm_protected: bool,
 ) -> Result<Option<Engine>> {
-    let selection = Selection::decide(common.cloud.as_deref(), &common.features, &|k| {
-        std::env::var(k).ok()
-    })
-    .map_err(|e| miette!("{e}"))?;
+    let selection =
+        Selection::decide(common.cloud.as_deref(), &common.features, &|k| std::env::var(k).ok())
+            .map_err(|e| miette!("{e}"))?;
     let source = read_spec(&common.spec, common.overlay.as_deref())?;
     let mut builder = Engine::builder()
         .spec(source.clone())
@@ -305,10 +275,7 @@ async fn execute(engine: &Engine, plan: Plan, auto_approve: bool, as_json: bool)
         print!("\nDo you want to perform these actions? Only 'yes' will be accepted: ");
         std::io::stdout().flush().into_diagnostic()?;
         let mut answer = String::new();
-        std::io::stdin()
-            .lock()
-            .read_line(&mut answer)
-            .into_diagnostic()?;
+        std::io::stdin().lock().read_line(&mut answer).into_diagnostic()?;
         if answer.trim() != "yes" {
             println!("Cancelled: nothing was changed.");
             return Ok(FAILED);
@@ -316,10 +283,7 @@ async fn execute(engine: &Engine, plan: Plan, auto_approve: bool, as_json: bool)
     }
     let report = engine.apply(&plan).await?;
     if as_json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&json::apply(&report)).into_diagnostic()?
-        );
+        println!("{}", serde_json::to_string_pretty(&json::apply(&report)).into_diagnostic()?);
     } else {
         let done = |a| report.count(a);
         println!(
@@ -358,14 +322,9 @@ fn state_path(args: &StateArgs) -> Result<PathBuf> {
     if let Some(p) = &args.state {
         return Ok(p.clone());
     }
-    let spec = args
-        .spec
-        .as_ref()
-        .ok_or_else(|| miette!("give --state PATH or --spec SPEC"))?;
-    let name = spec
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "spec".into());
+    let spec = args.spec.as_ref().ok_or_else(|| miette!("give --state PATH or --spec SPEC"))?;
+    let name =
+        spec.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "spec".into());
     let dir = spec.parent().unwrap_or(Path::new("."));
     Ok(dir.join(".engine").join(format!("{name}.state.json")))
 }
@@ -392,7 +351,5 @@ fn read_spec(path: &Path, overlay: Option<&Path>) -> Result<engine::spec::SpecSo
         return Ok(source);
     };
     eprintln!("spec {} with overlay {}", path.display(), overlay.display());
-    Ok(source
-        .with_overlay(read(overlay)?)
-        .map_err(engine::EngineError::from)?)
+    Ok(source.with_overlay(read(overlay)?).map_err(engine::EngineError::from)?)
 }

@@ -19,11 +19,8 @@ pub struct Progress {
 impl Progress {
     pub fn new() -> Self {
         let interactive = std::io::stderr().is_terminal();
-        let target = if interactive {
-            ProgressDrawTarget::stderr()
-        } else {
-            ProgressDrawTarget::hidden()
-        };
+        let target =
+            if interactive { ProgressDrawTarget::stderr() } else { ProgressDrawTarget::hidden() };
         Progress {
             multi: MultiProgress::with_draw_target(target),
             bars: Mutex::new(HashMap::new()),
@@ -80,19 +77,10 @@ impl Observer for Progress {
                 Some(bar) => bar.set_message(format!("{address}: {message}")),
                 None => eprintln!("{address}: {message}"),
             },
-            Event::Retrying {
-                address,
-                attempt,
-                error,
-            } => {
+            Event::Retrying { address, attempt, error } => {
                 self.line(format!("{address}: retrying (attempt {attempt}): {error}"));
             }
-            Event::StepFinished {
-                address,
-                action,
-                elapsed,
-                id,
-            } => {
+            Event::StepFinished { address, action, elapsed, id } => {
                 if let Some(bar) = bars.remove(&address) {
                     bar.finish_and_clear();
                     self.multi.remove(&bar);

@@ -26,10 +26,7 @@ pub async fn lane(spec: &SpecSource) -> Lane {
     let aws = Arc::new(AwsProvider::for_spec(&sdk, spec));
     let secrets = Arc::new(SecretsManager(aws.clone()));
     let store = secrets.clone();
-    let snapshots = Arc::new(S3Snapshots {
-        aws: aws.clone(),
-        location: snapshot_location(spec),
-    });
+    let snapshots = Arc::new(S3Snapshots { aws: aws.clone(), location: snapshot_location(spec) });
     // The EKS cluster of the spec: its outputs reach the bootstrap and OpenBao's JWT mount in the
     // same run; its API server is reached with a token minted from the credential chain.
     let cluster = engine_aws::stages::eks::cluster_address();
@@ -63,11 +60,7 @@ pub async fn lane(spec: &SpecSource) -> Lane {
                 .build()
         })
         .build();
-    Lane {
-        providers: vec![aws.clone(), Arc::new(bootstrap)],
-        aws,
-        secrets: store,
-    }
+    Lane { providers: vec![aws.clone(), Arc::new(bootstrap)], aws, secrets: store }
 }
 
 /// Where pulled charts are cached (`~/.cache/engine/charts`).
@@ -104,9 +97,8 @@ impl SecretSink for SecretsManager {
 /// The OpenBao snapshot bucket and key prefix of the spec at `path`, if it makes the server.
 fn snapshot_location(source: &SpecSource) -> Option<(String, String)> {
     let globals = source.globals().ok()?;
-    let section = source
-        .section::<engine_aws::stages::openbao::spec::OpenBaoSection>("openbao")
-        .ok()??;
+    let section =
+        source.section::<engine_aws::stages::openbao::spec::OpenBaoSection>("openbao").ok()??;
     let server = section.server?;
     Some((
         engine_aws::stages::openbao::spec::bucket_name(&globals, &server),

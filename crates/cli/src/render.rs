@@ -55,18 +55,11 @@ fn cache_dir() -> Option<PathBuf> {
 async fn load_chart(args: &RenderArgs) -> miette::Result<Chart> {
     if args.chart.starts_with("oci://") {
         let credentials = match (&args.username, &args.password) {
-            (Some(u), Some(p)) => Credentials::Basic {
-                username: u.clone(),
-                password: p.clone(),
-            },
+            (Some(u), Some(p)) => Credentials::Basic { username: u.clone(), password: p.clone() },
             (None, None) => Credentials::Anonymous,
             _ => return Err(miette!("--username and --password must be given together")),
         };
-        let opts = PullOptions {
-            credentials,
-            plain_http: args.plain_http,
-            cache_dir: cache_dir(),
-        };
+        let opts = PullOptions { credentials, plain_http: args.plain_http, cache_dir: cache_dir() };
         return oci::pull(&args.chart, &opts)
             .await
             .into_diagnostic()

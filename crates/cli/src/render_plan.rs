@@ -33,11 +33,8 @@ fn symbol(style: &Style, action: Action) -> String {
 
 /// One field line (maps are expanded key by key on updates).
 fn field_lines(out: &mut String, style: &Style, action: Action, f: &FieldChange, width: usize) {
-    let note = if f.forces_replacement {
-        style.red("  # forces replacement")
-    } else {
-        String::new()
-    };
+    let note =
+        if f.forces_replacement { style.red("  # forces replacement") } else { String::new() };
     match action {
         Action::Create => {
             let _ = writeln!(
@@ -50,13 +47,7 @@ fn field_lines(out: &mut String, style: &Style, action: Action, f: &FieldChange,
         }
         Action::Delete => {
             let before = f.before.as_ref().map(show).unwrap_or_default();
-            let _ = writeln!(
-                out,
-                "      {} {:width$} = {}",
-                style.red("-"),
-                f.name,
-                before
-            );
+            let _ = writeln!(out, "      {} {:width$} = {}", style.red("-"), f.name, before);
         }
         _ => {
             let before = f.before.clone().unwrap_or(Json::Null);
@@ -121,16 +112,9 @@ pub fn plan_text(plan: &Plan, style: &Style) -> String {
             Action::Adopt => "exists (found by its ownership tags) and will be recorded in state",
             Action::NoOp => "",
         };
-        let id =
-            c.id.as_deref()
-                .map(|i| format!(" [{i}]"))
-                .unwrap_or_default();
-        let _ = writeln!(
-            out,
-            "  {} {}",
-            style.dim("#"),
-            style.dim(&format!("{} {verb}", c.address))
-        );
+        let id = c.id.as_deref().map(|i| format!(" [{i}]")).unwrap_or_default();
+        let _ =
+            writeln!(out, "  {} {}", style.dim("#"), style.dim(&format!("{} {verb}", c.address)));
         let _ = writeln!(
             out,
             "  {} {} ({}){}",
@@ -139,23 +123,14 @@ pub fn plan_text(plan: &Plan, style: &Style) -> String {
             c.kind,
             id
         );
-        let width = c
-            .fields
-            .iter()
-            .map(|f| f.name.len())
-            .max()
-            .unwrap_or(0)
-            .min(28);
+        let width = c.fields.iter().map(|f| f.name.len()).max().unwrap_or(0).min(28);
         for f in c.fields.iter().filter(|_| c.action != Action::Adopt) {
             field_lines(&mut out, style, c.action, f, width);
         }
         out.push('\n');
     }
     if !plan.kept.is_empty() {
-        let _ = writeln!(
-            out,
-            "  Kept (protected; destroy them with --confirm-protected):"
-        );
+        let _ = writeln!(out, "  Kept (protected; destroy them with --confirm-protected):");
         for k in &plan.kept {
             let _ = writeln!(out, "    {k}");
         }
@@ -163,11 +138,8 @@ pub fn plan_text(plan: &Plan, style: &Style) -> String {
     }
     let s = plan.summary();
     if plan.has_changes() {
-        let adopt = if s.adopt > 0 {
-            format!(" ({} to adopt into state)", s.adopt)
-        } else {
-            String::new()
-        };
+        let adopt =
+            if s.adopt > 0 { format!(" ({} to adopt into state)", s.adopt) } else { String::new() };
         let _ = writeln!(
             out,
             "{} {} to add, {} to change, {} to destroy.{adopt}",
@@ -240,11 +212,8 @@ pub fn drift_text(report: &DriftReport, style: &Style) -> String {
         );
     }
     if !report.not_applied.is_empty() {
-        let _ = writeln!(
-            out,
-            "{} resources of the spec were never applied.",
-            report.not_applied.len()
-        );
+        let _ =
+            writeln!(out, "{} resources of the spec were never applied.", report.not_applied.len());
     }
     out
 }

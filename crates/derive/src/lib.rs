@@ -46,16 +46,10 @@ struct FieldMeta {
 
 fn expand(input: &DeriveInput) -> syn::Result<proc_macro2::TokenStream> {
     let Data::Struct(data) = &input.data else {
-        return Err(syn::Error::new_spanned(
-            input,
-            "Attributes is derived for structs",
-        ));
+        return Err(syn::Error::new_spanned(input, "Attributes is derived for structs"));
     };
     let Fields::Named(named) = &data.fields else {
-        return Err(syn::Error::new_spanned(
-            input,
-            "Attributes needs named fields",
-        ));
+        return Err(syn::Error::new_spanned(input, "Attributes needs named fields"));
     };
     let name = &input.ident;
     let vis = &input.vis;
@@ -108,12 +102,8 @@ fn expand(input: &DeriveInput) -> syn::Result<proc_macro2::TokenStream> {
         }
     });
     let change_fields = diffed.iter().map(|(i, _)| quote!(pub #i: bool,));
-    let mark_arms = diffed
-        .iter()
-        .map(|(i, n)| quote!(#n => { self.#i = true; true }));
-    let name_pushes = diffed
-        .iter()
-        .map(|(i, n)| quote!(if self.#i { names.push(#n); }));
+    let mark_arms = diffed.iter().map(|(i, n)| quote!(#n => { self.#i = true; true }));
+    let name_pushes = diffed.iter().map(|(i, n)| quote!(if self.#i { names.push(#n); }));
     let doc = LitStr::new(
         &format!("Which fields of [`{name}`] differ between the resource and the spec."),
         Span::call_site(),

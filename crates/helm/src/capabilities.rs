@@ -96,20 +96,14 @@ impl Capabilities {
     pub fn parse_kube_version(&self) -> Result<(String, String, String, String), String> {
         let v = self.kube_version.trim();
         let bare = v.strip_prefix('v').unwrap_or(v);
-        let core: String = bare
-            .chars()
-            .take_while(|c| c.is_ascii_digit() || *c == '.')
-            .collect();
+        let core: String = bare.chars().take_while(|c| c.is_ascii_digit() || *c == '.').collect();
         let parts: Vec<&str> = core.split('.').filter(|p| !p.is_empty()).collect();
         if parts.len() < 2 || parts.iter().any(|p| p.parse::<u64>().is_err()) {
             return Err(format!("could not parse {v:?} as version"));
         }
         let major = parts[0].parse::<u64>().unwrap_or(0).to_string();
         let minor = parts[1].parse::<u64>().unwrap_or(0).to_string();
-        let patch = parts
-            .get(2)
-            .map(|p| p.parse::<u64>().unwrap_or(0))
-            .unwrap_or(0);
+        let patch = parts.get(2).map(|p| p.parse::<u64>().unwrap_or(0)).unwrap_or(0);
         let full = format!("v{bare}");
         let normalized = format!("v{major}.{minor}.{patch}");
         Ok((full, normalized, major, minor))

@@ -43,20 +43,12 @@ impl Chart {
         if let Some(a) = &self.alias {
             return a.clone();
         }
-        self.metadata
-            .get("name")
-            .and_then(Json::as_str)
-            .unwrap_or("")
-            .to_string()
+        self.metadata.get("name").and_then(Json::as_str).unwrap_or("").to_string()
     }
 
     /// The chart version.
     pub fn version(&self) -> String {
-        self.metadata
-            .get("version")
-            .and_then(Json::as_str)
-            .unwrap_or("")
-            .to_string()
+        self.metadata.get("version").and_then(Json::as_str).unwrap_or("").to_string()
     }
 
     /// Whether `type: library`.
@@ -66,10 +58,7 @@ impl Chart {
 
     /// CRD files (`crds/**`).
     pub fn crds(&self) -> Vec<&ChartFile> {
-        self.files
-            .iter()
-            .filter(|f| f.name.starts_with("crds/"))
-            .collect()
+        self.files.iter().filter(|f| f.name.starts_with("crds/")).collect()
     }
 
     /// Loads a chart from a directory.
@@ -119,10 +108,7 @@ impl Chart {
             entry
                 .read_to_end(&mut buf)
                 .map_err(|e| HelmError::Chart(format!("{origin}: reading {p}: {e}")))?;
-            files.push(ChartFile {
-                name: rel,
-                data: buf,
-            });
+            files.push(ChartFile { name: rel, data: buf });
         }
         Chart::from_files(files, origin)
     }
@@ -130,11 +116,7 @@ impl Chart {
     /// Loads from a path: directory or `.tgz`.
     pub fn load(path: impl AsRef<Path>) -> Result<Chart, HelmError> {
         let path = path.as_ref();
-        if path.is_dir() {
-            Chart::load_dir(path)
-        } else {
-            Chart::load_tgz(path)
-        }
+        if path.is_dir() { Chart::load_dir(path) } else { Chart::load_tgz(path) }
     }
 
     /// Builds a chart from its files.
@@ -173,15 +155,10 @@ impl Chart {
                 n if n.starts_with("charts/") => {
                     let rest = &n["charts/".len()..];
                     match rest.split_once('/') {
-                        Some((sub, inner)) => {
-                            sub_files
-                                .entry(sub.to_string())
-                                .or_default()
-                                .push(ChartFile {
-                                    name: inner.to_string(),
-                                    data: f.data,
-                                })
-                        }
+                        Some((sub, inner)) => sub_files
+                            .entry(sub.to_string())
+                            .or_default()
+                            .push(ChartFile { name: inner.to_string(), data: f.data }),
                         None if rest.ends_with(".tgz") || rest.ends_with(".tar.gz") => {
                             sub_tgz.push(f)
                         }
@@ -193,12 +170,7 @@ impl Chart {
         }
         let metadata = metadata
             .ok_or_else(|| HelmError::Chart(format!("{origin}: Chart.yaml file is missing")))?;
-        if metadata
-            .get("name")
-            .and_then(Json::as_str)
-            .unwrap_or("")
-            .is_empty()
-        {
+        if metadata.get("name").and_then(Json::as_str).unwrap_or("").is_empty() {
             return Err(HelmError::Chart(format!(
                 "{origin}: validation: chart.metadata.name is required"
             )));
@@ -208,22 +180,11 @@ impl Chart {
             dependencies.push(Chart::from_files(fs, &format!("{origin}/charts/{name}"))?);
         }
         for f in sub_tgz {
-            dependencies.push(Chart::load_tgz_bytes(
-                &f.data,
-                &format!("{origin}/{}", f.name),
-            )?);
+            dependencies.push(Chart::load_tgz_bytes(&f.data, &format!("{origin}/{}", f.name))?);
         }
         templates.sort_by(|a, b| a.name.cmp(&b.name));
         other.sort_by(|a, b| a.name.cmp(&b.name));
-        Ok(Chart {
-            metadata,
-            values,
-            schema,
-            templates,
-            files: other,
-            dependencies,
-            alias: None,
-        })
+        Ok(Chart { metadata, values, schema, templates, files: other, dependencies, alias: None })
     }
 }
 
@@ -240,11 +201,7 @@ fn walk(
     entries.sort_by_key(|e| e.file_name());
     for e in entries {
         let path = e.path();
-        let rel = path
-            .strip_prefix(root)
-            .unwrap_or(&path)
-            .to_string_lossy()
-            .replace('\\', "/");
+        let rel = path.strip_prefix(root).unwrap_or(&path).to_string_lossy().replace('\\', "/");
         let is_dir = path.is_dir();
         if rules.ignored(&rel, is_dir) {
             continue;

@@ -16,10 +16,7 @@ pub struct Files {
 
 impl Files {
     fn get(&self, name: &str) -> String {
-        self.files
-            .get(name)
-            .map(|b| String::from_utf8_lossy(b).into_owned())
-            .unwrap_or_default()
+        self.files.get(name).map(|b| String::from_utf8_lossy(b).into_owned()).unwrap_or_default()
     }
 }
 
@@ -109,10 +106,7 @@ impl Object for Files {
         }
     }
     fn has_method(&self, name: &str) -> bool {
-        matches!(
-            name,
-            "Get" | "GetBytes" | "Glob" | "Lines" | "AsConfig" | "AsSecrets"
-        )
+        matches!(name, "Get" | "GetBytes" | "Glob" | "Lines" | "AsConfig" | "AsSecrets")
     }
     fn call(&self, name: &str, args: &[Value]) -> Option<Result<Value, String>> {
         let arg0 = || args.first().map(|a| a.to_go_string()).unwrap_or_default();
@@ -140,9 +134,7 @@ impl Object for Files {
                     .filter(|(k, _)| glob_match(&pat, k))
                     .map(|(k, v)| (k.clone(), v.clone()))
                     .collect();
-                Value::Object(Rc::new(Files {
-                    files: Rc::new(sel),
-                }))
+                Value::Object(Rc::new(Files { files: Rc::new(sel) }))
             }
             "AsConfig" | "AsSecrets" => {
                 if self.files.is_empty() {
@@ -172,12 +164,7 @@ impl Object for Files {
             }
             s.push_str(k);
             s.push_str(":[");
-            s.push_str(
-                &v.iter()
-                    .map(|b| b.to_string())
-                    .collect::<Vec<_>>()
-                    .join(" "),
-            );
+            s.push_str(&v.iter().map(|b| b.to_string()).collect::<Vec<_>>().join(" "));
             s.push(']');
         }
         s.push(']');
@@ -188,10 +175,7 @@ impl Object for Files {
             .files
             .iter()
             .map(|(k, v)| {
-                (
-                    k.clone(),
-                    Value::str(base64::engine::general_purpose::STANDARD.encode(v)),
-                )
+                (k.clone(), Value::str(base64::engine::general_purpose::STANDARD.encode(v)))
             })
             .collect();
         m.into()
@@ -262,10 +246,7 @@ impl Object for ApiVersions {
             return None;
         }
         if args.len() != 1 {
-            return Some(Err(format!(
-                "wrong number of args for Has: want 1 got {}",
-                args.len()
-            )));
+            return Some(Err(format!("wrong number of args for Has: want 1 got {}", args.len())));
         }
         let a = args[0].to_go_string();
         Some(Ok(Value::Bool(self.0.contains(&a))))
@@ -364,9 +345,9 @@ impl Object for TimeObj {
             "Unix" => Value::Int64(self.0.timestamp()),
             "UnixNano" => Value::Int64(self.0.timestamp_nanos_opt().unwrap_or(0)),
             "Year" => Value::Int(self.0.year() as i64),
-            "UTC" => Value::Object(Rc::new(TimeObj(
-                self.0.with_timezone(&chrono::Utc).fixed_offset(),
-            ))),
+            "UTC" => {
+                Value::Object(Rc::new(TimeObj(self.0.with_timezone(&chrono::Utc).fixed_offset())))
+            }
             "String" => Value::str(self.display()),
             _ => return None,
         })
@@ -377,9 +358,7 @@ impl Object for TimeObj {
     fn call(&self, name: &str, args: &[Value]) -> Option<Result<Value, String>> {
         if name == "Format" {
             let layout = args.first().map(|a| a.to_go_string()).unwrap_or_default();
-            return Some(Ok(Value::str(crate::funcs::go_time_format(
-                &self.0, &layout,
-            ))));
+            return Some(Ok(Value::str(crate::funcs::go_time_format(&self.0, &layout))));
         }
         None
     }
@@ -387,10 +366,7 @@ impl Object for TimeObj {
         crate::funcs::go_time_format(&self.0, "2006-01-02 15:04:05.999999999 -0700 MST")
     }
     fn to_plain(&self) -> Value {
-        Value::str(crate::funcs::go_time_format(
-            &self.0,
-            "2006-01-02T15:04:05.999999999Z07:00",
-        ))
+        Value::str(crate::funcs::go_time_format(&self.0, "2006-01-02T15:04:05.999999999Z07:00"))
     }
 }
 

@@ -132,9 +132,7 @@ impl ChartRef {
     pub fn is_loopback(&self) -> bool {
         let h = self.host();
         h == "localhost"
-            || h.parse::<std::net::IpAddr>()
-                .map(|ip| ip.is_loopback())
-                .unwrap_or(false)
+            || h.parse::<std::net::IpAddr>().map(|ip| ip.is_loopback()).unwrap_or(false)
     }
 
     fn to_reference(&self) -> Result<Reference, HelmError> {
@@ -142,9 +140,7 @@ impl ChartRef {
             (_, Some(d)) => format!("{}/{}@{d}", self.registry, self.repository),
             (Some(t), None) => format!("{}/{}:{t}", self.registry, self.repository),
             (None, None) => {
-                return Err(HelmError::Oci(
-                    "a chart version (tag) or digest is required".into(),
-                ));
+                return Err(HelmError::Oci("a chart version (tag) or digest is required".into()));
             }
         };
         Reference::try_from(s.as_str())
@@ -159,10 +155,7 @@ fn client_for(r: &ChartRef, plain_http: bool) -> Client {
     } else {
         ClientProtocol::Https
     };
-    Client::new(ClientConfig {
-        protocol,
-        ..Default::default()
-    })
+    Client::new(ClientConfig { protocol, ..Default::default() })
 }
 
 fn auth(c: &Credentials) -> RegistryAuth {
@@ -178,24 +171,17 @@ fn auth(c: &Credentials) -> RegistryAuth {
 /// `sha256:<hex>` of bytes.
 pub fn sha256_digest(data: &[u8]) -> String {
     let d = sha2::Sha256::digest(data);
-    format!(
-        "sha256:{}",
-        d.iter().map(|b| format!("{b:02x}")).collect::<String>()
-    )
+    format!("sha256:{}", d.iter().map(|b| format!("{b:02x}")).collect::<String>())
 }
 
 /// Checks `data` against an OCI digest (`sha256:` only).
 pub fn verify_digest(data: &[u8], digest: &str) -> Result<(), HelmError> {
     if !digest.starts_with("sha256:") {
-        return Err(HelmError::Oci(format!(
-            "unsupported digest algorithm in {digest}"
-        )));
+        return Err(HelmError::Oci(format!("unsupported digest algorithm in {digest}")));
     }
     let actual = sha256_digest(data);
     if actual != digest {
-        return Err(HelmError::Oci(format!(
-            "digest mismatch: expected {digest}, got {actual}"
-        )));
+        return Err(HelmError::Oci(format!("digest mismatch: expected {digest}, got {actual}")));
     }
     Ok(())
 }
@@ -257,12 +243,7 @@ pub async fn pull_archive(reference: &str, opts: &PullOptions) -> Result<PulledC
         std::fs::write(&tmp, &data).map_err(|e| HelmError::Io(tmp.display().to_string(), e))?;
         std::fs::rename(&tmp, &p).map_err(|e| HelmError::Io(p.display().to_string(), e))?;
     }
-    Ok(PulledChart {
-        archive: data,
-        digest,
-        manifest_digest,
-        from_cache: false,
-    })
+    Ok(PulledChart { archive: data, digest, manifest_digest, from_cache: false })
 }
 
 /// Pulls and loads a chart.
@@ -280,21 +261,13 @@ pub async fn push(
     opts: &PullOptions,
 ) -> Result<String, HelmError> {
     let chart = Chart::load_tgz_bytes(archive, "archive")?;
-    let reference = format!(
-        "{}/{}:{}",
-        repository.trim_end_matches('/'),
-        chart.name(),
-        chart.version()
-    );
+    let reference =
+        format!("{}/{}:{}", repository.trim_end_matches('/'), chart.name(), chart.version());
     let r = ChartRef::parse(&reference, None)?;
     let oref = r.to_reference()?;
     let client = client_for(&r, opts.plain_http);
     let config = serde_json::to_vec(&chart.metadata).map_err(|e| HelmError::Oci(e.to_string()))?;
-    let layers = vec![ImageLayer::new(
-        archive.to_vec(),
-        HELM_CHART_MEDIA_TYPE.to_string(),
-        None,
-    )];
+    let layers = vec![ImageLayer::new(archive.to_vec(), HELM_CHART_MEDIA_TYPE.to_string(), None)];
     client
         .push(
             &oref,
@@ -335,10 +308,7 @@ mod tests {
     #[test]
     fn digests() {
         let d = sha256_digest(b"abc");
-        assert_eq!(
-            d,
-            "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
-        );
+        assert_eq!(d, "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
         assert!(verify_digest(b"abc", &d).is_ok());
         assert!(verify_digest(b"abd", &d).is_err());
     }

@@ -147,10 +147,7 @@ impl Rendered {
             if v.is_nil() {
                 continue;
             }
-            out.push(RenderedObject {
-                source: source.clone(),
-                object: v.to_json(),
-            });
+            out.push(RenderedObject { source: source.clone(), object: v.to_json() });
         }
         Ok(out)
     }
@@ -244,10 +241,7 @@ pub(crate) fn split_manifests(content: &str) -> Vec<String> {
         i += 1;
     }
     docs.push(&text[start..]);
-    docs.into_iter()
-        .filter(|d| !d.trim().is_empty())
-        .map(|d| d.trim_start().to_string())
-        .collect()
+    docs.into_iter().filter(|d| !d.trim().is_empty()).map(|d| d.trim_start().to_string()).collect()
 }
 
 fn chart_map(chart: &Chart, is_root: bool) -> Value {
@@ -306,11 +300,7 @@ fn chart_map(chart: &Chart, is_root: bool) -> Value {
     m.insert("Maintainers".into(), Value::from(maint));
     m.insert(
         "Deprecated".into(),
-        Value::Bool(
-            md.get("deprecated")
-                .and_then(Json::as_bool)
-                .unwrap_or(false),
-        ),
+        Value::Bool(md.get("deprecated").and_then(Json::as_bool).unwrap_or(false)),
     );
     m.insert(
         "Annotations".into(),
@@ -338,9 +328,7 @@ fn chart_map(chart: &Chart, is_root: bool) -> Value {
                 }
                 dm.insert(
                     "Tags".into(),
-                    d.get("tags")
-                        .map(Value::from_json)
-                        .unwrap_or(Value::from(Vec::new())),
+                    d.get("tags").map(Value::from_json).unwrap_or(Value::from(Vec::new())),
                 );
                 dm.insert(
                     "Enabled".into(),
@@ -348,9 +336,7 @@ fn chart_map(chart: &Chart, is_root: bool) -> Value {
                 );
                 dm.insert(
                     "ImportValues".into(),
-                    d.get("import-values")
-                        .map(Value::from_json)
-                        .unwrap_or(Value::from(Vec::new())),
+                    d.get("import-values").map(Value::from_json).unwrap_or(Value::from(Vec::new())),
                 );
                 Value::from(dm)
             })
@@ -386,11 +372,8 @@ fn collect(
         None => chart.name(),
         Some(p) => format!("{p}/charts/{}", chart.name()),
     };
-    let files: BTreeMap<String, Vec<u8>> = chart
-        .files
-        .iter()
-        .map(|f| (f.name.clone(), f.data.clone()))
-        .collect();
+    let files: BTreeMap<String, Vec<u8>> =
+        chart.files.iter().map(|f| (f.name.clone(), f.data.clone())).collect();
     let values = if is_root {
         parent_values.clone()
     } else {
@@ -402,12 +385,7 @@ fn collect(
     let subcharts = Value::new_map();
     let mut top = Map::new();
     top.insert("Chart".into(), chart_map(chart, is_root));
-    top.insert(
-        "Files".into(),
-        Value::Object(Rc::new(Files {
-            files: Rc::new(files),
-        })),
-    );
+    top.insert("Files".into(), Value::Object(Rc::new(Files { files: Rc::new(files) })));
     top.insert("Release".into(), g.release.clone());
     top.insert("Capabilities".into(), g.caps.clone());
     top.insert("Values".into(), values.clone());
@@ -426,13 +404,7 @@ fn collect(
         }
         let name = format!("{full}/{}", t.name);
         sources.push((name.clone(), String::from_utf8_lossy(&t.data).into_owned()));
-        tpls.insert(
-            name,
-            Renderable {
-                top: top.clone(),
-                base_path: format!("{full}/templates"),
-            },
-        );
+        tpls.insert(name, Renderable { top: top.clone(), base_path: format!("{full}/templates") });
     }
     top
 }
@@ -473,9 +445,8 @@ fn process_dependencies(chart: &Chart, user: &Json) -> Result<Chart, HelmError> 
             let mut any_set = false;
             let mut any_true = false;
             for t in tags {
-                if let Some(Json::Bool(b)) = t
-                    .as_str()
-                    .and_then(|t| values.get("tags").and_then(|g| g.get(t)))
+                if let Some(Json::Bool(b)) =
+                    t.as_str().and_then(|t| values.get("tags").and_then(|g| g.get(t)))
                 {
                     any_set = true;
                     any_true |= *b;
@@ -554,14 +525,8 @@ fn import_values(chart: &Chart, values: &mut Json) {
             let (child, parent) = match imp {
                 Json::String(s) => (format!("exports.{s}"), String::new()),
                 Json::Object(o) => (
-                    o.get("child")
-                        .and_then(Json::as_str)
-                        .unwrap_or("")
-                        .to_string(),
-                    o.get("parent")
-                        .and_then(Json::as_str)
-                        .unwrap_or("")
-                        .to_string(),
+                    o.get("child").and_then(Json::as_str).unwrap_or("").to_string(),
+                    o.get("parent").and_then(Json::as_str).unwrap_or("").to_string(),
                 ),
                 _ => continue,
             };
@@ -571,12 +536,8 @@ fn import_values(chart: &Chart, values: &mut Json) {
             }
             let Some(v) = cur else { continue };
             let mut patch = v;
-            for seg in parent
-                .split('.')
-                .filter(|s| !s.is_empty())
-                .collect::<Vec<_>>()
-                .into_iter()
-                .rev()
+            for seg in
+                parent.split('.').filter(|s| !s.is_empty()).collect::<Vec<_>>().into_iter().rev()
             {
                 let mut m = serde_json::Map::new();
                 m.insert(seg.to_string(), patch);
@@ -606,19 +567,15 @@ pub fn render(chart: &Chart, opts: &RenderOptions<'_>) -> Result<Rendered, HelmE
             .stack_size(RENDER_STACK)
             .spawn_scoped(s, || render_on_this_thread(chart, opts))
             .map_err(|e| HelmError::Chart(format!("cannot start the rendering thread: {e}")))?;
-        handle.join().unwrap_or_else(|_| {
-            Err(HelmError::Chart(
-                "internal error: rendering panicked".into(),
-            ))
-        })
+        handle
+            .join()
+            .unwrap_or_else(|_| Err(HelmError::Chart("internal error: rendering panicked".into())))
     })
 }
 
 fn render_on_this_thread(chart: &Chart, opts: &RenderOptions<'_>) -> Result<Rendered, HelmError> {
-    let (full, normalized, major, minor) = opts
-        .capabilities
-        .parse_kube_version()
-        .map_err(HelmError::Values)?;
+    let (full, normalized, major, minor) =
+        opts.capabilities.parse_kube_version().map_err(HelmError::Values)?;
     if let Some(req) = chart.metadata.get("kubeVersion").and_then(Json::as_str)
         && !req.is_empty()
     {
@@ -628,10 +585,7 @@ fn render_on_this_thread(chart: &Chart, opts: &RenderOptions<'_>) -> Result<Rend
             .map(|(c, v)| c.check(&v))
             .unwrap_or(false);
         if !ok {
-            return Err(HelmError::KubeVersion {
-                required: req.to_string(),
-                actual: full,
-            });
+            return Err(HelmError::KubeVersion { required: req.to_string(), actual: full });
         }
     }
     let timing = std::env::var_os("ENGINE_HELM_TIMING").is_some();
@@ -661,17 +615,9 @@ fn render_on_this_thread(chart: &Chart, opts: &RenderOptions<'_>) -> Result<Rend
     hv.insert("GitCommit".into(), Value::str(""));
     hv.insert("GitTreeState".into(), Value::str(""));
     hv.insert("GoVersion".into(), Value::str(""));
-    hv.insert(
-        "KubeClientVersion".into(),
-        Value::str(format!("v{major}.{minor}")),
-    );
+    hv.insert("KubeClientVersion".into(), Value::str(format!("v{major}.{minor}")));
     let caps = Value::Object(Rc::new(CapsObj {
-        kube_version: Rc::new(KubeVersion {
-            version: full,
-            normalized,
-            major,
-            minor,
-        }),
+        kube_version: Rc::new(KubeVersion { version: full, normalized, major, minor }),
         api_versions: Rc::new(ApiVersions(opts.capabilities.api_versions.clone())),
         helm_version: Value::from(hv),
     }));
@@ -680,10 +626,7 @@ fn render_on_this_thread(chart: &Chart, opts: &RenderOptions<'_>) -> Result<Rend
     let mut set = TemplateSet::default();
     let mut tpls = BTreeMap::new();
     let mut sources = Vec::new();
-    let globals = Globals {
-        release: &release,
-        caps: &caps,
-    };
+    let globals = Globals { release: &release, caps: &caps };
     collect(&chart, None, &vals, &globals, &mut tpls, &mut sources);
     let mut names: Vec<String> = tpls.keys().cloned().collect();
     sort_templates(&mut names);
@@ -756,8 +699,7 @@ fn render_on_this_thread(chart: &Chart, opts: &RenderOptions<'_>) -> Result<Rend
                 message: format!("error converting YAML to JSON: yaml: {}", e.message),
             })?;
             let sget = |v: Option<Value>| {
-                v.and_then(|x| x.as_str().map(str::to_string))
-                    .unwrap_or_default()
+                v.and_then(|x| x.as_str().map(str::to_string)).unwrap_or_default()
             };
             let kind = sget(head.get("kind"));
             let api_version = sget(head.get("apiVersion"));
@@ -765,10 +707,7 @@ fn render_on_this_thread(chart: &Chart, opts: &RenderOptions<'_>) -> Result<Rend
             let name = sget(meta.as_ref().and_then(|m| m.get("name")));
             let annotations = meta.as_ref().and_then(|m| m.get("annotations"));
             let ann = |k: &str| -> Option<String> {
-                annotations
-                    .as_ref()
-                    .and_then(|a| a.get(k))
-                    .map(|v| v.to_go_string())
+                annotations.as_ref().and_then(|a| a.get(k)).map(|v| v.to_go_string())
             };
             match ann("helm.sh/hook") {
                 None => manifests.push(Manifest {
@@ -784,9 +723,8 @@ fn render_on_this_thread(chart: &Chart, opts: &RenderOptions<'_>) -> Result<Rend
                     if events.iter().any(|e| !HOOK_EVENTS.contains(&e.as_str())) {
                         continue;
                     }
-                    let weight = ann("helm.sh/hook-weight")
-                        .and_then(|w| w.trim().parse().ok())
-                        .unwrap_or(0);
+                    let weight =
+                        ann("helm.sh/hook-weight").and_then(|w| w.trim().parse().ok()).unwrap_or(0);
                     let delete_policies = ann("helm.sh/hook-delete-policy")
                         .map(|p| p.split(',').map(|e| e.trim().to_lowercase()).collect())
                         .unwrap_or_default();
@@ -806,12 +744,7 @@ fn render_on_this_thread(chart: &Chart, opts: &RenderOptions<'_>) -> Result<Rend
     lap("split");
     manifests.sort_by(|a, b| kind_less(&a.kind, &b.kind));
     hooks.sort_by(|a, b| kind_less(&a.kind, &b.kind));
-    Ok(Rendered {
-        manifests,
-        hooks,
-        notes,
-        files,
-    })
+    Ok(Rendered { manifests, hooks, notes, files })
 }
 
 #[cfg(test)]
@@ -821,14 +754,7 @@ mod tests {
     #[test]
     fn splits_like_helm() {
         let docs = split_manifests("\n---\na: 1\n---   \nb: 2\n\n--- # c\n---\n");
-        assert_eq!(
-            docs,
-            vec![
-                "a: 1\n".to_string(),
-                "b: 2\n\n".to_string(),
-                "# c\n".to_string()
-            ]
-        );
+        assert_eq!(docs, vec!["a: 1\n".to_string(), "b: 2\n\n".to_string(), "# c\n".to_string()]);
     }
 
     #[test]
@@ -839,14 +765,7 @@ mod tests {
             "c/templates/x/y.yaml".into(),
         ];
         sort_templates(&mut v);
-        assert_eq!(
-            v,
-            vec![
-                "c/templates/x/y.yaml",
-                "c/templates/b.yaml",
-                "c/templates/a.yaml"
-            ]
-        );
+        assert_eq!(v, vec!["c/templates/x/y.yaml", "c/templates/b.yaml", "c/templates/a.yaml"]);
     }
 }
 
@@ -883,26 +802,16 @@ mod lookup_tests {
             },
         ];
         let chart = Chart::from_files(files, "mem").unwrap();
-        let r = render(
-            &chart,
-            &RenderOptions::new("r", "ns", serde_json::json!({}), &Fake),
-        )
-        .unwrap();
+        let r =
+            render(&chart, &RenderOptions::new("r", "ns", serde_json::json!({}), &Fake)).unwrap();
         assert!(
-            r.manifest_text()
-                .contains("crt: Zm9v\n  gen: 3 int64\n  missing: 0\n"),
+            r.manifest_text().contains("crt: Zm9v\n  gen: 3 int64\n  missing: 0\n"),
             "{}",
             r.manifest_text()
         );
-        let offline = render(
-            &chart,
-            &RenderOptions::new("r", "ns", serde_json::json!({}), &crate::NoLookup),
-        )
-        .unwrap();
-        assert!(
-            offline.manifest_text().contains("crt: none"),
-            "{}",
-            offline.manifest_text()
-        );
+        let offline =
+            render(&chart, &RenderOptions::new("r", "ns", serde_json::json!({}), &crate::NoLookup))
+                .unwrap();
+        assert!(offline.manifest_text().contains("crt: none"), "{}", offline.manifest_text());
     }
 }

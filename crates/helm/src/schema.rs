@@ -79,11 +79,7 @@ fn display(v: &Json) -> String {
 }
 
 fn num_text(f: f64) -> String {
-    if f.fract() == 0.0 && f.abs() < 1e15 {
-        format!("{}", f as i64)
-    } else {
-        format!("{f}")
-    }
+    if f.fract() == 0.0 && f.abs() < 1e15 { format!("{}", f as i64) } else { format!("{f}") }
 }
 
 fn json_eq(a: &Json, b: &Json) -> bool {
@@ -93,9 +89,7 @@ fn json_eq(a: &Json, b: &Json) -> bool {
             x.len() == y.len() && x.iter().zip(y).all(|(p, q)| json_eq(p, q))
         }
         (Json::Object(x), Json::Object(y)) => {
-            x.len() == y.len()
-                && x.iter()
-                    .all(|(k, v)| y.get(k).is_some_and(|w| json_eq(v, w)))
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| json_eq(v, w)))
         }
         _ => a == b,
     }
@@ -105,17 +99,11 @@ fn escape_ptr(s: &str) -> String {
     s.replace('~', "~0").replace('/', "~1")
 }
 
-const TYPE_ORDER: [&str; 7] = [
-    "null", "boolean", "number", "integer", "string", "array", "object",
-];
+const TYPE_ORDER: [&str; 7] = ["null", "boolean", "number", "integer", "string", "array", "object"];
 
 impl<'a> Validator<'a> {
     fn err(loc: &str, message: String) -> SchemaError {
-        SchemaError {
-            location: loc.to_string(),
-            message,
-            causes: Vec::new(),
-        }
+        SchemaError { location: loc.to_string(), message, causes: Vec::new() }
     }
 
     fn resolve(&self, r: &str) -> Option<&'a Json> {
@@ -159,11 +147,8 @@ impl<'a> Validator<'a> {
                 let got = type_of(v);
                 let ok = want.contains(&got) || (want.contains(&"integer") && is_integer(v));
                 if !ok {
-                    let ordered: Vec<&str> = TYPE_ORDER
-                        .iter()
-                        .copied()
-                        .filter(|t| want.contains(t))
-                        .collect();
+                    let ordered: Vec<&str> =
+                        TYPE_ORDER.iter().copied().filter(|t| want.contains(t)).collect();
                     return vec![Self::err(
                         loc,
                         format!("got {got}, want {}", ordered.join(" or ")),
@@ -183,9 +168,7 @@ impl<'a> Validator<'a> {
         if let Some(Json::Array(opts)) = s.get("enum")
             && !opts.iter().any(|o| json_eq(v, o))
         {
-            let primitive = opts
-                .iter()
-                .all(|o| !matches!(o, Json::Array(_) | Json::Object(_)));
+            let primitive = opts.iter().all(|o| !matches!(o, Json::Array(_) | Json::Object(_)));
             let msg = if !primitive {
                 "'enum' failed".to_string()
             } else if opts.len() == 1 {
@@ -218,10 +201,8 @@ impl<'a> Validator<'a> {
             errs.push(Self::err(loc, "'not' failed".into()));
         }
         if let Some(Json::Array(all)) = s.get("allOf") {
-            let causes: Vec<SchemaError> = all
-                .iter()
-                .filter_map(|x| self.validate_one(x, v, loc))
-                .collect();
+            let causes: Vec<SchemaError> =
+                all.iter().filter_map(|x| self.validate_one(x, v, loc)).collect();
             if !causes.is_empty() {
                 errs.push(SchemaError {
                     location: loc.into(),
@@ -268,19 +249,13 @@ impl<'a> Validator<'a> {
             } else if matched.len() > 1 {
                 errs.push(Self::err(
                     loc,
-                    format!(
-                        "'oneOf' failed, subschemas {}, {} matched",
-                        matched[0], matched[1]
-                    ),
+                    format!("'oneOf' failed, subschemas {}, {} matched", matched[0], matched[1]),
                 ));
             }
         }
         if let Some(cond) = s.get("if") {
-            let branch = if self.validate(cond, v, loc).is_empty() {
-                s.get("then")
-            } else {
-                s.get("else")
-            };
+            let branch =
+                if self.validate(cond, v, loc).is_empty() { s.get("then") } else { s.get("else") };
             if let Some(b) = branch
                 && let Some(e) = self.validate_one(b, v, loc)
             {
@@ -300,25 +275,16 @@ impl<'a> Validator<'a> {
         if let Some(n) = s.get("maxProperties").and_then(Json::as_u64)
             && obj.len() as u64 > n
         {
-            errs.push(Self::err(
-                loc,
-                format!("maxProperties: got {}, want {n}", obj.len()),
-            ));
+            errs.push(Self::err(loc, format!("maxProperties: got {}, want {n}", obj.len())));
         }
         if let Some(n) = s.get("minProperties").and_then(Json::as_u64)
             && (obj.len() as u64) < n
         {
-            errs.push(Self::err(
-                loc,
-                format!("minProperties: got {}, want {n}", obj.len()),
-            ));
+            errs.push(Self::err(loc, format!("minProperties: got {}, want {n}", obj.len())));
         }
         if let Some(Json::Array(req)) = s.get("required") {
-            let missing: Vec<&str> = req
-                .iter()
-                .filter_map(Json::as_str)
-                .filter(|k| !obj.contains_key(*k))
-                .collect();
+            let missing: Vec<&str> =
+                req.iter().filter_map(Json::as_str).filter(|k| !obj.contains_key(*k)).collect();
             match missing.len() {
                 0 => {}
                 1 => errs.push(Self::err(loc, format!("missing property '{}'", missing[0]))),
@@ -326,11 +292,7 @@ impl<'a> Validator<'a> {
                     loc,
                     format!(
                         "missing properties {}",
-                        missing
-                            .iter()
-                            .map(|m| format!("'{m}'"))
-                            .collect::<Vec<_>>()
-                            .join(", ")
+                        missing.iter().map(|m| format!("'{m}'")).collect::<Vec<_>>().join(", ")
                     ),
                 )),
             }
@@ -402,18 +364,12 @@ impl<'a> Validator<'a> {
         if let Some(n) = s.get("maxItems").and_then(Json::as_u64)
             && arr.len() as u64 > n
         {
-            errs.push(Self::err(
-                loc,
-                format!("maxItems: got {}, want {n}", arr.len()),
-            ));
+            errs.push(Self::err(loc, format!("maxItems: got {}, want {n}", arr.len())));
         }
         if let Some(n) = s.get("minItems").and_then(Json::as_u64)
             && (arr.len() as u64) < n
         {
-            errs.push(Self::err(
-                loc,
-                format!("minItems: got {}, want {n}", arr.len()),
-            ));
+            errs.push(Self::err(loc, format!("minItems: got {}, want {n}", arr.len())));
         }
         if s.get("uniqueItems") == Some(&Json::Bool(true)) {
             'outer: for i in 0..arr.len() {
@@ -466,10 +422,7 @@ impl<'a> Validator<'a> {
             && let Ok(re) = regex::Regex::new(p)
             && !re.is_match(st)
         {
-            errs.push(Self::err(
-                loc,
-                format!("'{st}' does not match pattern '{p}'"),
-            ));
+            errs.push(Self::err(loc, format!("'{st}' does not match pattern '{p}'")));
         }
     }
 
@@ -502,11 +455,7 @@ impl<'a> Validator<'a> {
         {
             errs.push(Self::err(
                 loc,
-                format!(
-                    "exclusiveMinimum: got {}, want {}",
-                    num_text(n),
-                    num_text(m)
-                ),
+                format!("exclusiveMinimum: got {}, want {}", num_text(n), num_text(m)),
             ));
         }
         if let Some(m) = f("exclusiveMaximum")
@@ -514,11 +463,7 @@ impl<'a> Validator<'a> {
         {
             errs.push(Self::err(
                 loc,
-                format!(
-                    "exclusiveMaximum: got {}, want {}",
-                    num_text(n),
-                    num_text(m)
-                ),
+                format!("exclusiveMaximum: got {}, want {}", num_text(n), num_text(m)),
             ));
         }
         if let Some(m) = f("multipleOf")
@@ -551,21 +496,12 @@ mod tests {
             },
             "definitions": {"s": {"type": "string"}}
         });
-        let out = validate(
-            &schema,
-            &json!({"replicas": 0.0, "mode": "c", "port": "x", "ref": 1}),
-        )
-        .unwrap();
+        let out = validate(&schema, &json!({"replicas": 0.0, "mode": "c", "port": "x", "ref": 1}))
+            .unwrap();
         assert_eq!(
             out,
             "- at '': missing property 'name'\n- at '/mode': value must be one of 'a', 'b'\n- at '/port': 'anyOf' failed\n  - at '/port': got string, want integer\n  - at '/port': got string, want null\n- at '/ref': got number, want string\n- at '/replicas': minimum: got 0, want 1"
         );
-        assert!(
-            validate(
-                &schema,
-                &json!({"name": "x", "replicas": 2.0, "port": null})
-            )
-            .is_none()
-        );
+        assert!(validate(&schema, &json!({"name": "x", "replicas": 2.0, "port": null})).is_none());
     }
 }

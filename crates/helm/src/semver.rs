@@ -47,25 +47,20 @@ fn find_re() -> &'static Regex {
 fn valid_re() -> &'static Regex {
     static R: OnceLock<Regex> = OnceLock::new();
     R.get_or_init(|| {
-        Regex::new(&format!(
-            r"^(\s*({OPS})\s*({CV})\s*)((?:\s+|,\s*)({OPS})\s*({CV})\s*)*$"
-        ))
-        .expect("regex")
+        Regex::new(&format!(r"^(\s*({OPS})\s*({CV})\s*)((?:\s+|,\s*)({OPS})\s*({CV})\s*)*$"))
+            .expect("regex")
     })
 }
 
 impl Version {
     /// Parses like `semver.NewVersion`.
     pub fn parse(s: &str) -> Result<Version, String> {
-        let c = version_re()
-            .captures(s)
-            .ok_or_else(|| "Invalid Semantic Version".to_string())?;
+        let c = version_re().captures(s).ok_or_else(|| "Invalid Semantic Version".to_string())?;
         let num = |i: usize| -> Result<u64, String> {
             match c.get(i) {
-                Some(m) => m
-                    .as_str()
-                    .parse()
-                    .map_err(|e| format!("error parsing version segment: {e}")),
+                Some(m) => {
+                    m.as_str().parse().map_err(|e| format!("error parsing version segment: {e}"))
+                }
                 None => Ok(0),
             }
         };
@@ -130,11 +125,7 @@ fn compare_pre_part(a: &str, b: &str) -> Ordering {
         return Ordering::Equal;
     }
     if a.is_empty() {
-        return if b.is_empty() {
-            Ordering::Equal
-        } else {
-            Ordering::Less
-        };
+        return if b.is_empty() { Ordering::Equal } else { Ordering::Less };
     }
     if b.is_empty() {
         return Ordering::Greater;
@@ -185,15 +176,9 @@ impl Constraints {
             if !valid_re().is_match(part) {
                 return Err(format!("improper constraint: {part:?}"));
             }
-            let found: Vec<String> = find_re()
-                .find_iter(part)
-                .map(|m| m.as_str().to_string())
-                .collect();
-            let found = if found.is_empty() {
-                vec![part.to_string()]
-            } else {
-                found
-            };
+            let found: Vec<String> =
+                find_re().find_iter(part).map(|m| m.as_str().to_string()).collect();
+            let found = if found.is_empty() { vec![part.to_string()] } else { found };
             let mut group = Vec::new();
             let mut has_pre = false;
             for s in found {
@@ -210,9 +195,7 @@ impl Constraints {
 
     /// Whether `v` satisfies the constraints.
     pub fn check(&self, v: &Version) -> bool {
-        self.groups
-            .iter()
-            .any(|(g, has_pre)| g.iter().all(|c| check_one(c, v, *has_pre)))
+        self.groups.iter().any(|(g, has_pre)| g.iter().all(|c| check_one(c, v, *has_pre)))
     }
 }
 
@@ -226,9 +209,7 @@ fn parse_constraint(s: &str) -> Result<Constraint, String> {
             dirty: true,
         });
     }
-    let m = constraint_re()
-        .captures(s)
-        .ok_or_else(|| format!("improper constraint: {s:?}"))?;
+    let m = constraint_re().captures(s).ok_or_else(|| format!("improper constraint: {s:?}"))?;
     let op = m.get(1).map(|x| x.as_str()).unwrap_or("").to_string();
     let orig = m.get(2).map(|x| x.as_str()).unwrap_or("").to_string();
     let orig = orig.as_str();
@@ -252,13 +233,7 @@ fn parse_constraint(s: &str) -> Result<Constraint, String> {
         orig.to_string()
     };
     let con = Version::parse(&ver).map_err(|_| "constraint parser error".to_string())?;
-    Ok(Constraint {
-        op,
-        con,
-        minor_dirty,
-        patch_dirty,
-        dirty,
-    })
+    Ok(Constraint { op, con, minor_dirty, patch_dirty, dirty })
 }
 
 fn check_one(c: &Constraint, v: &Version, include_pre: bool) -> bool {
@@ -365,9 +340,7 @@ mod tests {
     use super::*;
 
     fn ok(c: &str, v: &str) -> bool {
-        Constraints::parse(c)
-            .unwrap()
-            .check(&Version::parse(v).unwrap())
+        Constraints::parse(c).unwrap().check(&Version::parse(v).unwrap())
     }
 
     #[test]

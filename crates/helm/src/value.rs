@@ -224,11 +224,8 @@ impl Value {
         match self {
             Value::List(l) => Value::List(Rc::new(l.iter().map(Value::deep_copy).collect())),
             Value::Map(m) => {
-                let copy: Map = m
-                    .borrow()
-                    .iter()
-                    .map(|(k, v)| (k.clone(), v.deep_copy()))
-                    .collect();
+                let copy: Map =
+                    m.borrow().iter().map(|(k, v)| (k.clone(), v.deep_copy())).collect();
                 copy.into()
             }
             v => v.clone(),
@@ -248,11 +245,7 @@ impl Value {
                 if !needs {
                     return self.clone();
                 }
-                let copy: Map = m
-                    .borrow()
-                    .iter()
-                    .map(|(k, v)| (k.clone(), v.to_plain()))
-                    .collect();
+                let copy: Map = m.borrow().iter().map(|(k, v)| (k.clone(), v.to_plain())).collect();
                 copy.into()
             }
             v => v.clone(),
@@ -321,10 +314,7 @@ impl Value {
                 Value::List(Rc::new(a.iter().map(Value::from_json).collect()))
             }
             serde_json::Value::Object(o) => {
-                let m: Map = o
-                    .iter()
-                    .map(|(k, v)| (k.clone(), Value::from_json(v)))
-                    .collect();
+                let m: Map = o.iter().map(|(k, v)| (k.clone(), Value::from_json(v))).collect();
                 m.into()
             }
         }
@@ -361,11 +351,7 @@ pub(crate) fn shortest_digits(f: f64) -> (bool, String, i32) {
     let exp: i32 = exp.parse().unwrap_or(0);
     let digits: String = mant.chars().filter(|c| c.is_ascii_digit()).collect();
     let digits = digits.trim_end_matches('0').to_string();
-    let digits = if digits.is_empty() {
-        "0".to_string()
-    } else {
-        digits
-    };
+    let digits = if digits.is_empty() { "0".to_string() } else { digits };
     (f.is_sign_negative() && f != 0.0, digits, exp + 1)
 }
 
@@ -375,18 +361,10 @@ pub fn format_float_g(f: f64) -> String {
         return "NaN".into();
     }
     if f.is_infinite() {
-        return if f > 0.0 {
-            "+Inf".into()
-        } else {
-            "-Inf".into()
-        };
+        return if f > 0.0 { "+Inf".into() } else { "-Inf".into() };
     }
     if f == 0.0 {
-        return if f.is_sign_negative() {
-            "-0".into()
-        } else {
-            "0".into()
-        };
+        return if f.is_sign_negative() { "-0".into() } else { "0".into() };
     }
     let (neg, digits, dp) = shortest_digits(f);
     let exp = dp - 1;
@@ -441,11 +419,7 @@ pub(crate) fn format_f_digits(digits: &str, dp: i32, prec: Option<usize>) -> Str
             let c = if idx < 0 {
                 '0'
             } else {
-                digits
-                    .as_bytes()
-                    .get(idx as usize)
-                    .map(|b| *b as char)
-                    .unwrap_or('0')
+                digits.as_bytes().get(idx as usize).map(|b| *b as char).unwrap_or('0')
             };
             out.push(c);
         }

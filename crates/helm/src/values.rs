@@ -49,10 +49,7 @@ pub fn apply_set(dst: &mut Json, expr: &str) -> Result<(), HelmError> {
         };
         let value = if val.starts_with('{') && val.ends_with('}') {
             Json::Array(
-                split_unescaped(&val[1..val.len() - 1], ',')
-                    .iter()
-                    .map(|x| typed(x))
-                    .collect(),
+                split_unescaped(&val[1..val.len() - 1], ',').iter().map(|x| typed(x)).collect(),
             )
         } else {
             typed(val)
@@ -202,11 +199,7 @@ fn set_path(dst: &mut Json, key: &str, value: Json) -> Result<(), HelmError> {
                 }
                 let next_is_index = matches!(segs[i + 1], Seg::Index(_));
                 let e = m.entry(k.clone()).or_insert_with(|| {
-                    if next_is_index {
-                        Json::Array(Vec::new())
-                    } else {
-                        Json::Object(JMap::new())
-                    }
+                    if next_is_index { Json::Array(Vec::new()) } else { Json::Object(JMap::new()) }
                 });
                 cur = e;
             }
@@ -252,11 +245,8 @@ fn clean_nil(m: &mut JMap<String, Json>) {
 }
 
 fn coalesce_tables(dst: &mut JMap<String, Json>, src: &mut JMap<String, Json>) {
-    let src_non_nil: std::collections::HashSet<String> = src
-        .iter()
-        .filter(|(_, v)| !v.is_null())
-        .map(|(k, _)| k.clone())
-        .collect();
+    let src_non_nil: std::collections::HashSet<String> =
+        src.iter().filter(|(_, v)| !v.is_null()).map(|(k, _)| k.clone()).collect();
     for (k, v) in dst.iter() {
         if v.is_null() {
             src.insert(k.clone(), Json::Null);
@@ -317,9 +307,7 @@ fn coalesce_globals(dest: &mut JMap<String, Json>, src: &JMap<String, Json>) {
     let Some(Json::Object(sg)) = src.get("global") else {
         return;
     };
-    let dg = dest
-        .entry("global".to_string())
-        .or_insert_with(|| Json::Object(JMap::new()));
+    let dg = dest.entry("global".to_string()).or_insert_with(|| Json::Object(JMap::new()));
     if !dg.is_object() {
         *dg = Json::Object(JMap::new());
     }
@@ -353,9 +341,7 @@ fn coalesce_chart(chart: &Chart, v: &mut JMap<String, Json>) -> Result<(), HelmE
     coalesce_values(chart, v);
     for sub in &chart.dependencies {
         let name = sub.name();
-        let entry = v
-            .entry(name.clone())
-            .or_insert_with(|| Json::Object(JMap::new()));
+        let entry = v.entry(name.clone()).or_insert_with(|| Json::Object(JMap::new()));
         if !entry.is_object() {
             return Err(HelmError::Values(format!("type mismatch on {name}")));
         }
@@ -373,11 +359,7 @@ fn coalesce_chart(chart: &Chart, v: &mut JMap<String, Json>) -> Result<(), HelmE
 pub fn validate_schema(chart: &Chart, values: &Json) -> Result<(), HelmError> {
     let mut report = String::new();
     validate_rec(chart, values, &mut report)?;
-    if report.is_empty() {
-        Ok(())
-    } else {
-        Err(HelmError::Schema(report.trim_end().to_string()))
-    }
+    if report.is_empty() { Ok(()) } else { Err(HelmError::Schema(report.trim_end().to_string())) }
 }
 
 fn validate_rec(chart: &Chart, values: &Json, report: &mut String) -> Result<(), HelmError> {

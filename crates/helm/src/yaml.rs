@@ -43,16 +43,9 @@ pub enum Numbers {
 pub fn parse_all(src: &str, numbers: Numbers) -> Result<Vec<Value>, YamlError> {
     let mut c = Collector { events: Vec::new() };
     let mut p = Parser::new_from_str(src);
-    p.load(&mut c, true).map_err(|e| YamlError {
-        line: e.marker().line(),
-        message: e.info().to_string(),
-    })?;
-    let mut b = Builder {
-        events: c.events,
-        pos: 0,
-        anchors: HashMap::new(),
-        numbers,
-    };
+    p.load(&mut c, true)
+        .map_err(|e| YamlError { line: e.marker().line(), message: e.info().to_string() })?;
+    let mut b = Builder { events: c.events, pos: 0, anchors: HashMap::new(), numbers };
     let mut docs = Vec::new();
     while b.pos < b.events.len() {
         match &b.events[b.pos].0 {
@@ -73,10 +66,7 @@ pub fn parse_all(src: &str, numbers: Numbers) -> Result<Vec<Value>, YamlError> {
 /// Parses the first document (empty input gives nil), like go-yaml's
 /// `Unmarshal`.
 pub fn parse(src: &str, numbers: Numbers) -> Result<Value, YamlError> {
-    Ok(parse_all(src, numbers)?
-        .into_iter()
-        .next()
-        .unwrap_or(Value::Nil))
+    Ok(parse_all(src, numbers)?.into_iter().next().unwrap_or(Value::Nil))
 }
 
 struct Builder {
@@ -91,14 +81,10 @@ impl Builder {
         let (ev, mark) = self.events[self.pos].clone();
         self.pos += 1;
         match ev {
-            Event::Alias(id) => self
-                .anchors
-                .get(&id)
-                .map(Value::deep_copy)
-                .ok_or(YamlError {
-                    line: mark.line(),
-                    message: "unknown anchor referenced".into(),
-                }),
+            Event::Alias(id) => self.anchors.get(&id).map(Value::deep_copy).ok_or(YamlError {
+                line: mark.line(),
+                message: "unknown anchor referenced".into(),
+            }),
             Event::Scalar(text, style, anchor, tag) => {
                 let v = self.scalar(
                     &text,
@@ -114,10 +100,7 @@ impl Builder {
             Event::SequenceStart(anchor, _) => {
                 let mut items = Vec::new();
                 loop {
-                    if matches!(
-                        self.events.get(self.pos).map(|e| &e.0),
-                        Some(Event::SequenceEnd)
-                    ) {
+                    if matches!(self.events.get(self.pos).map(|e| &e.0), Some(Event::SequenceEnd)) {
                         self.pos += 1;
                         break;
                     }
@@ -136,10 +119,7 @@ impl Builder {
                 let mut m = Map::new();
                 let mut merges: Vec<Value> = Vec::new();
                 loop {
-                    if matches!(
-                        self.events.get(self.pos).map(|e| &e.0),
-                        Some(Event::MappingEnd)
-                    ) {
+                    if matches!(self.events.get(self.pos).map(|e| &e.0), Some(Event::MappingEnd)) {
                         self.pos += 1;
                         break;
                     }
@@ -195,10 +175,7 @@ impl Builder {
                 }
                 Ok(v)
             }
-            _ => Err(YamlError {
-                line: mark.line(),
-                message: "unexpected YAML event".into(),
-            }),
+            _ => Err(YamlError { line: mark.line(), message: "unexpected YAML event".into() }),
         }
     }
 
@@ -347,11 +324,7 @@ pub(crate) fn go_parse_int(s: &str) -> Option<i64> {
     };
     let u = go_parse_uint_body(body)?;
     if neg {
-        if u <= (i64::MAX as u64) + 1 {
-            Some((u as i128).wrapping_neg() as i64)
-        } else {
-            None
-        }
+        if u <= (i64::MAX as u64) + 1 { Some((u as i128).wrapping_neg() as i64) } else { None }
     } else if u <= i64::MAX as u64 {
         Some(u as i64)
     } else {
@@ -396,10 +369,7 @@ pub(crate) fn go_parse_float(s: &str) -> Option<f64> {
     if body.starts_with("0x") {
         return None;
     }
-    if !body
-        .chars()
-        .all(|c| c.is_ascii_digit() || c == '.' || c == 'e' || c == '-' || c == '+')
-    {
+    if !body.chars().all(|c| c.is_ascii_digit() || c == '.' || c == 'e' || c == '-' || c == '+') {
         return None;
     }
     t.parse::<f64>().ok()
@@ -806,11 +776,7 @@ pub(crate) fn key_less(a: &str, b: &str) -> std::cmp::Ordering {
             return ar[i].cmp(&br[i]);
         }
         if al || bl {
-            return if bl {
-                Ordering::Less
-            } else {
-                Ordering::Greater
-            };
+            return if bl { Ordering::Less } else { Ordering::Greater };
         }
         let mut an: i64 = 0;
         let mut bn: i64 = 0;
@@ -852,11 +818,7 @@ pub(crate) fn yaml_float_text(f: f64) -> String {
         return ".nan".into();
     }
     if f.is_infinite() {
-        return if f > 0.0 {
-            ".inf".into()
-        } else {
-            "-.inf".into()
-        };
+        return if f > 0.0 { ".inf".into() } else { "-.inf".into() };
     }
     if f.fract() == 0.0 && f.abs() < 1e21 {
         if f.abs() < 9.2e18 {

@@ -35,17 +35,11 @@ impl LocalBackend {
             Ok(text) => text,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(source) => {
-                return Err(StateError::Read {
-                    path: self.path.clone(),
-                    source,
-                });
+                return Err(StateError::Read { path: self.path.clone(), source });
             }
         };
-        let doc: StateDocument =
-            serde_json::from_str(&text).map_err(|source| StateError::Parse {
-                path: self.path.clone(),
-                source,
-            })?;
+        let doc: StateDocument = serde_json::from_str(&text)
+            .map_err(|source| StateError::Parse { path: self.path.clone(), source })?;
         if doc.version != FORMAT_VERSION {
             return Err(StateError::Version {
                 path: self.path.clone(),
@@ -72,15 +66,9 @@ impl LocalBackend {
     /// Saves atomically: write a temporary file beside the target, fsync it, rename it over the
     /// target, fsync the directory. A crash at any point leaves either the old or the new file.
     pub fn save(&self, doc: &StateDocument) -> Result<(), StateError> {
-        let err = |source| StateError::Write {
-            path: self.path.clone(),
-            source,
-        };
-        let dir = self
-            .path
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
+        let err = |source| StateError::Write { path: self.path.clone(), source };
+        let dir =
+            self.path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
         fs::create_dir_all(dir).map_err(err)?;
         let mut tmp_name = self.path.as_os_str().to_owned();
         tmp_name.push(format!(".tmp.{}", std::process::id()));

@@ -13,10 +13,7 @@ pub struct Journal {
 impl Journal {
     /// A journal writing `doc` through `backend`. The caller holds the run lock.
     pub fn new(backend: LocalBackend, doc: StateDocument) -> Self {
-        Journal {
-            backend,
-            doc: Mutex::new(doc),
-        }
+        Journal { backend, doc: Mutex::new(doc) }
     }
 
     /// Records that `address` now is `resource` (or is gone when `None`), then saves.

@@ -21,46 +21,19 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 pub enum StateError {
     #[error("cannot read state file {path}: {source}")]
-    Read {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    Read { path: PathBuf, source: std::io::Error },
     #[error("cannot write state file {path}: {source}")]
-    Write {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    Write { path: PathBuf, source: std::io::Error },
     #[error("state file {path} is not valid: {source}")]
-    Parse {
-        path: PathBuf,
-        source: serde_json::Error,
-    },
+    Parse { path: PathBuf, source: serde_json::Error },
     #[error("state file {path} has format version {found}; this engine reads version {expected}")]
-    Version {
-        path: PathBuf,
-        found: u32,
-        expected: u32,
-    },
+    Version { path: PathBuf, found: u32, expected: u32 },
     #[error("state {path} belongs to spec `{found}`, not `{expected}`; pass another --state path")]
-    SpecMismatch {
-        path: PathBuf,
-        found: String,
-        expected: String,
-    },
+    SpecMismatch { path: PathBuf, found: String, expected: String },
     #[error("state is locked by {holder} (lock file {path}); if that run is gone, remove the lock with `engine force-unlock {id}`", id = holder.id)]
-    Locked {
-        path: PathBuf,
-        holder: Box<LockHolder>,
-    },
+    Locked { path: PathBuf, holder: Box<LockHolder> },
     #[error("lock file {path} is held by lock {found}, not {expected}")]
-    LockMismatch {
-        path: PathBuf,
-        found: String,
-        expected: String,
-    },
+    LockMismatch { path: PathBuf, found: String, expected: String },
     #[error("cannot take lock {path}: {source}")]
-    Lock {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    Lock { path: PathBuf, source: std::io::Error },
 }

@@ -40,10 +40,8 @@ pub struct RunLock {
 impl RunLock {
     pub(crate) fn acquire(path: PathBuf, operation: &str) -> Result<RunLock, StateError> {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            fs::create_dir_all(parent).map_err(|source| StateError::Lock {
-                path: path.clone(),
-                source,
-            })?;
+            fs::create_dir_all(parent)
+                .map_err(|source| StateError::Lock { path: path.clone(), source })?;
         }
         let holder = LockHolder {
             id: uuid::Uuid::new_v4().to_string(),
@@ -61,10 +59,7 @@ impl RunLock {
                 let text = serde_json::to_vec_pretty(&holder).unwrap_or_default();
                 file.write_all(&text)
                     .and_then(|_| file.sync_all())
-                    .map_err(|source| StateError::Lock {
-                        path: path.clone(),
-                        source,
-                    })?;
+                    .map_err(|source| StateError::Lock { path: path.clone(), source })?;
                 tracing::debug!(path = %path.display(), id = %holder.id, "lock taken");
                 Ok(RunLock { path, holder })
             }
@@ -90,10 +85,7 @@ impl RunLock {
                     created: "unknown".into(),
                     operation: "unknown".into(),
                 });
-                Err(StateError::Locked {
-                    path,
-                    holder: Box::new(holder),
-                })
+                Err(StateError::Locked { path, holder: Box::new(holder) })
             }
             Err(source) => Err(StateError::Lock { path, source }),
         }
@@ -111,10 +103,8 @@ impl RunLock {
                 expected: id.to_string(),
             });
         }
-        fs::remove_file(path).map_err(|source| StateError::Lock {
-            path: path.to_path_buf(),
-            source,
-        })
+        fs::remove_file(path)
+            .map_err(|source| StateError::Lock { path: path.to_path_buf(), source })
     }
 
     /// Who holds this lock (this process).
@@ -188,10 +178,7 @@ mod tests {
         holder.host = "elsewhere".into();
         drop(taken);
         fs::write(backend.lock_path(), serde_json::to_vec(&holder).unwrap()).unwrap();
-        assert!(matches!(
-            backend.lock("apply"),
-            Err(StateError::Locked { .. })
-        ));
+        assert!(matches!(backend.lock("apply"), Err(StateError::Locked { .. })));
     }
 
     #[test]

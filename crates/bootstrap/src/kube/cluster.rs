@@ -30,19 +30,11 @@ pub struct Cluster {
 
 impl Cluster {
     pub fn new(name: &str, client: kube::Client, calls: ApiCallCounter) -> Cluster {
-        Cluster {
-            name: name.to_string(),
-            client,
-            calls,
-            types: RwLock::new(None),
-        }
+        Cluster { name: name.to_string(), client, calls, types: RwLock::new(None) }
     }
 
     fn count(&self, operation: &str) {
-        self.calls.record(&ApiCall {
-            service: "kube".into(),
-            operation: operation.into(),
-        });
+        self.calls.record(&ApiCall { service: "kube".into(), operation: operation.into() });
     }
 
     /// The type serving `api_version`/`kind`. Discovery is read once and read again when a type
@@ -89,23 +81,16 @@ impl Cluster {
             .map_err(|e| self.error("discovery", e))?;
         let mut types = HashMap::new();
         for group in core.items.iter().chain(groups.items.iter()) {
-            let group_name = group
-                .metadata
-                .as_ref()
-                .and_then(|m| m.name.clone())
-                .unwrap_or_default();
+            let group_name =
+                group.metadata.as_ref().and_then(|m| m.name.clone()).unwrap_or_default();
             for version in &group.versions {
                 let Some(v) = &version.version else { continue };
-                let api_version = if group_name.is_empty() {
-                    v.clone()
-                } else {
-                    format!("{group_name}/{v}")
-                };
+                let api_version =
+                    if group_name.is_empty() { v.clone() } else { format!("{group_name}/{v}") };
                 for r in &version.resources {
-                    let (Some(plural), Some(kind)) = (
-                        &r.resource,
-                        r.response_kind.as_ref().and_then(|k| k.kind.clone()),
-                    ) else {
+                    let (Some(plural), Some(kind)) =
+                        (&r.resource, r.response_kind.as_ref().and_then(|k| k.kind.clone()))
+                    else {
                         continue;
                     };
                     let api = ApiResource {
@@ -116,10 +101,7 @@ impl Cluster {
                         plural: plural.clone(),
                     };
                     let namespaced = r.scope.as_deref() == Some("Namespaced");
-                    types.insert(
-                        (api_version.clone(), kind),
-                        ResourceType { api, namespaced },
-                    );
+                    types.insert((api_version.clone(), kind), ResourceType { api, namespaced });
                 }
             }
         }
@@ -135,11 +117,7 @@ impl Cluster {
         let types = self.types.read().await;
         let mut out: Vec<String> = types
             .as_ref()
-            .map(|t| {
-                t.keys()
-                    .flat_map(|(v, k)| [v.clone(), format!("{v}/{k}")])
-                    .collect()
-            })
+            .map(|t| t.keys().flat_map(|(v, k)| [v.clone(), format!("{v}/{k}")]).collect())
             .unwrap_or_default();
         out.sort();
         out.dedup();
@@ -149,11 +127,7 @@ impl Cluster {
     /// The server's version (`v1.36.5`).
     pub async fn server_version(&self) -> Result<String, KindError> {
         self.count("GetVersion");
-        let info = self
-            .client
-            .apiserver_version()
-            .await
-            .map_err(|e| self.error("version", e))?;
+        let info = self.client.apiserver_version().await.map_err(|e| self.error("version", e))?;
         Ok(info.git_version)
     }
 
@@ -161,9 +135,7 @@ impl Cluster {
         let t = self.resource_type(&id.api_version, &id.kind).await?;
         let api = if t.namespaced {
             if id.namespace.is_empty() {
-                return Err(KindError::new(format!(
-                    "{id}: a namespaced object needs a namespace"
-                )));
+                return Err(KindError::new(format!("{id}: a namespaced object needs a namespace")));
             }
             Api::namespaced_with(self.client.clone(), &id.namespace, &t.api)
         } else {
@@ -183,10 +155,7 @@ impl Cluster {
             Err(e) => return Err(e),
         };
         self.count("GetObject");
-        let found = api
-            .get_opt(&id.name)
-            .await
-            .map_err(|e| self.error(&id.to_string(), e))?;
+        let found = api.get_opt(&id.name).await.map_err(|e| self.error(&id.to_string(), e))?;
         found.map(|o| to_json(&o)).transpose()
     }
 
@@ -277,11 +246,8 @@ impl Cluster {
                     "cluster `{}`: {what}: {} ({})",
                     self.name, status.message, status.reason
                 );
-                let error = if retryable {
-                    KindError::retryable(message)
-                } else {
-                    KindError::new(message)
-                };
+                let error =
+                    if retryable { KindError::retryable(message) } else { KindError::new(message) };
                 error.with_code(status.reason.clone()).with_source(kube::Error::Api(status))
             }
             other => KindError::retryable(format!("cluster `{}`: {what}: {other}", self.name))

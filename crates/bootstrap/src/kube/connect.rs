@@ -81,9 +81,7 @@ fn pem_certificates(pem: &str) -> Result<Vec<Vec<u8>>, ConnectError> {
         .collect::<Result<_, _>>()
         .map_err(|e| ConnectError(format!("cluster CA bundle: {e}")))?;
     if certs.is_empty() {
-        return Err(ConnectError(
-            "cluster CA bundle holds no certificate".into(),
-        ));
+        return Err(ConnectError("cluster CA bundle holds no certificate".into()));
     }
     Ok(certs)
 }
@@ -99,10 +97,8 @@ impl KubeConnector for KubeconfigConnector {
     async fn config(&self, _target: &ClusterTarget) -> Result<kube::Config, ConnectError> {
         let file = kube::config::Kubeconfig::read_from(&self.path)
             .map_err(|e| ConnectError(format!("kubeconfig {}: {e}", self.path.display())))?;
-        let options = kube::config::KubeConfigOptions {
-            context: self.context.clone(),
-            ..Default::default()
-        };
+        let options =
+            kube::config::KubeConfigOptions { context: self.context.clone(), ..Default::default() };
         kube::Config::from_custom_kubeconfig(file, &options)
             .await
             .map_err(|e| ConnectError(format!("kubeconfig {}: {e}", self.path.display())))

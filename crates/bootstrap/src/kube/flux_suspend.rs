@@ -15,11 +15,8 @@ use std::sync::Arc;
 
 pub(crate) struct FluxSuspend(pub Arc<Shared>);
 
-const FIELDS: &[Field] = &[
-    Field::replace("cluster"),
-    Field::in_place("namespace"),
-    Field::in_place("instance"),
-];
+const FIELDS: &[Field] =
+    &[Field::replace("cluster"), Field::in_place("namespace"), Field::in_place("instance")];
 
 /// Flux-managed kinds suspended by `spec.suspend`.
 const SUSPENDABLE: &[(&str, &str)] = &[
@@ -34,11 +31,7 @@ fn live(attrs: &Attrs) -> Live {
         a.insert(k.into(), json!(text(attrs, k)));
     }
     Live {
-        id: format!(
-            "{cluster}|{}|{}",
-            text(attrs, "namespace"),
-            text(attrs, "instance")
-        ),
+        id: format!("{cluster}|{}|{}", text(attrs, "namespace"), text(attrs, "instance")),
         attributes: a,
     }
 }
@@ -128,9 +121,7 @@ impl Kind for FluxSuspend {
                     name: name.into(),
                 };
                 ctx.waiting(format!("suspending {id}"));
-                cluster
-                    .merge_patch(&id, &json!({"spec": {"suspend": true}}))
-                    .await?;
+                cluster.merge_patch(&id, &json!({"spec": {"suspend": true}})).await?;
             }
         }
         Ok(())

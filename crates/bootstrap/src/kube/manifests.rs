@@ -46,10 +46,7 @@ async fn fetch(source: &str) -> Result<String, KindError> {
             .await
             .and_then(|r| r.error_for_status())
             .map_err(|e| KindError::retryable(format!("{source}: {e}")))?;
-        response
-            .text()
-            .await
-            .map_err(|e| KindError::retryable(format!("{source}: {e}")))
+        response.text().await.map_err(|e| KindError::retryable(format!("{source}: {e}")))
     } else {
         tokio::fs::read_to_string(source)
             .await
@@ -67,10 +64,7 @@ pub fn parse_stream(source: &str, text: &str) -> Result<Vec<Json>, KindError> {
     for doc in docs.iter().filter(|d| !d.is_nil()) {
         let json = doc.to_json();
         if json.get("apiVersion").is_none() && json.get("kind").is_none() {
-            tracing::debug!(
-                source,
-                "skipping a document that is not a Kubernetes object"
-            );
+            tracing::debug!(source, "skipping a document that is not a Kubernetes object");
             continue;
         }
         if json.get("kind").and_then(Json::as_str) == Some("List") {
@@ -136,10 +130,8 @@ mod tests {
     fn streams_skip_empty_documents_and_expand_lists() {
         let text = "---\n# comment only\n---\nresources:\n- a.yaml\n---\napiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Namespace\n  metadata: {name: a}\n---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: b\n";
         let objects = parse_stream("x.yaml", text).unwrap();
-        let names: Vec<&str> = objects
-            .iter()
-            .map(|o| o["metadata"]["name"].as_str().unwrap())
-            .collect();
+        let names: Vec<&str> =
+            objects.iter().map(|o| o["metadata"]["name"].as_str().unwrap()).collect();
         assert_eq!(names, ["a", "b"]);
     }
 }

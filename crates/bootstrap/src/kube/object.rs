@@ -40,11 +40,7 @@ pub fn identity_attrs(manifest: &Json) -> Option<[(&'static str, Json); 4]> {
 }
 
 fn text(attrs: &Attrs, key: &str) -> String {
-    attrs
-        .get(key)
-        .and_then(Json::as_str)
-        .unwrap_or_default()
-        .to_string()
+    attrs.get(key).and_then(Json::as_str).unwrap_or_default().to_string()
 }
 
 fn id_of(attrs: &Attrs) -> ObjectId {
@@ -113,11 +109,7 @@ impl KubeObject {
             // The plan shows the live value of the fields the engine sets; for Secrets only
             // whether they match.
             let shown = if id.kind == "Secret" {
-                if drifted {
-                    redact_secret(manifest, true)
-                } else {
-                    want
-                }
+                if drifted { redact_secret(manifest, true) } else { want }
             } else {
                 strip_status(seen)
             };
@@ -132,10 +124,7 @@ impl KubeObject {
                 .collect();
             attributes.insert("secret_data".into(), Json::Object(present));
         }
-        Live {
-            id: state_id(cluster, id, is_patch(desired)),
-            attributes,
-        }
+        Live { id: state_id(cluster, id, is_patch(desired)), attributes }
     }
 
     /// Applies the object; `repair` (an update of an object applied before) takes back fields
@@ -144,9 +133,8 @@ impl KubeObject {
         let id = id_of(desired);
         let target = self.0.target(desired)?;
         let cluster = self.0.cluster(&target).await?;
-        let manifest = desired
-            .get("manifest")
-            .ok_or_else(|| KindError::new(format!("{id}: no manifest")))?;
+        let manifest =
+            desired.get("manifest").ok_or_else(|| KindError::new(format!("{id}: no manifest")))?;
         let mut want = normalize(manifest);
         if let Some(keys) = desired.get("secret_data").and_then(Json::as_object) {
             for (key, store_name) in keys {
@@ -164,10 +152,7 @@ impl KubeObject {
                 want["data"][key] = Json::String(encoded);
             }
         }
-        let force = desired
-            .get("force_conflicts")
-            .and_then(Json::as_bool)
-            .unwrap_or(false);
+        let force = desired.get("force_conflicts").and_then(Json::as_bool).unwrap_or(false);
         let stored = match cluster.apply(&want, force).await {
             Err(e) if repair && e.code.as_deref() == Some("Conflict") => {
                 tracing::info!(object = %id, "taking back fields changed by another manager");
@@ -202,11 +187,7 @@ fn redact_secret(manifest: &Json, drifted: bool) -> Json {
     let mut shown = normalize(manifest);
     if let Some(data) = shown.get_mut("data").and_then(Json::as_object_mut) {
         for v in data.values_mut() {
-            *v = json!(if drifted {
-                "(sensitive, changed)"
-            } else {
-                "(sensitive)"
-            });
+            *v = json!(if drifted { "(sensitive, changed)" } else { "(sensitive)" });
         }
     }
     shown
@@ -296,15 +277,9 @@ mod tests {
         let id = ObjectId::parse_key("apps/v1|DaemonSet|kube-system|aws-node").unwrap();
         let sid = state_id("aws-0", &id, false);
         assert_eq!(sid, "aws-0|apps/v1|DaemonSet|kube-system|aws-node");
-        assert_eq!(
-            parse_state_id(&sid),
-            Some(("aws-0".to_string(), id.clone(), false))
-        );
+        assert_eq!(parse_state_id(&sid), Some(("aws-0".to_string(), id.clone(), false)));
         let patch = state_id("aws-0", &id, true);
-        assert_eq!(
-            parse_state_id(&patch),
-            Some(("aws-0".to_string(), id, true))
-        );
+        assert_eq!(parse_state_id(&patch), Some(("aws-0".to_string(), id, true)));
     }
 
     #[test]
@@ -312,9 +287,6 @@ mod tests {
         let m = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"},
             "stringData": {"token": "hunter2"}});
         let shown = redact_secret(&m, true).to_string();
-        assert!(
-            !shown.contains("hunter2") && !shown.contains("aHVudGVy"),
-            "{shown}"
-        );
+        assert!(!shown.contains("hunter2") && !shown.contains("aHVudGVy"), "{shown}");
     }
 }

@@ -33,10 +33,7 @@ impl ObjectId {
 
     /// The form kept in state: `apiVersion|kind|namespace|name`.
     pub fn key(&self) -> String {
-        format!(
-            "{}|{}|{}|{}",
-            self.api_version, self.kind, self.namespace, self.name
-        )
+        format!("{}|{}|{}|{}", self.api_version, self.kind, self.namespace, self.name)
     }
 
     /// Parses [`ObjectId::key`].
@@ -53,21 +50,15 @@ impl ObjectId {
 
     /// The API group (empty for the core group).
     pub fn group(&self) -> &str {
-        self.api_version
-            .rsplit_once('/')
-            .map(|(g, _)| g)
-            .unwrap_or("")
+        self.api_version.rsplit_once('/').map(|(g, _)| g).unwrap_or("")
     }
 }
 
 impl fmt::Display for ObjectId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let group = self.group();
-        let kind = if group.is_empty() {
-            self.kind.clone()
-        } else {
-            format!("{}.{group}", self.kind)
-        };
+        let kind =
+            if group.is_empty() { self.kind.clone() } else { format!("{}.{group}", self.kind) };
         if self.namespace.is_empty() {
             write!(f, "{kind} {}", self.name)
         } else {
@@ -89,10 +80,7 @@ mod tests {
         }))
         .unwrap();
         assert_eq!(ObjectId::parse_key(&id.key()), Some(id.clone()));
-        assert_eq!(
-            id.to_string(),
-            "Deployment.apps kube-system/cilium-operator"
-        );
+        assert_eq!(id.to_string(), "Deployment.apps kube-system/cilium-operator");
         let ns = ObjectId::of(&json!({"apiVersion": "v1", "kind": "Namespace",
             "metadata": {"name": "flux-system"}}))
         .unwrap();

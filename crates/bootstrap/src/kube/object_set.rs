@@ -87,12 +87,8 @@ pub async fn read_record(cluster: &Cluster, at: &RecordRef) -> Result<Option<Rec
         .decode(encoded)
         .map_err(|e| bad(e.to_string()))?;
     let mut text = String::new();
-    GzDecoder::new(&gz[..])
-        .read_to_string(&mut text)
-        .map_err(|e| bad(e.to_string()))?;
-    serde_json::from_str(&text)
-        .map(Some)
-        .map_err(|e| bad(e.to_string()))
+    GzDecoder::new(&gz[..]).read_to_string(&mut text).map_err(|e| bad(e.to_string()))?;
+    serde_json::from_str(&text).map(Some).map_err(|e| bad(e.to_string()))
 }
 
 async fn write_record(cluster: &Cluster, at: &RecordRef, record: &Record) -> Result<(), KindError> {
@@ -129,21 +125,10 @@ pub async fn prepare(
     let mut declared: HashMap<(String, String), bool> = HashMap::new();
     for m in &manifests {
         if m.get("kind").and_then(Json::as_str) == Some("CustomResourceDefinition") {
-            let group = m
-                .pointer("/spec/group")
-                .and_then(Json::as_str)
-                .unwrap_or("");
-            let kind = m
-                .pointer("/spec/names/kind")
-                .and_then(Json::as_str)
-                .unwrap_or("");
+            let group = m.pointer("/spec/group").and_then(Json::as_str).unwrap_or("");
+            let kind = m.pointer("/spec/names/kind").and_then(Json::as_str).unwrap_or("");
             let namespaced = m.pointer("/spec/scope").and_then(Json::as_str) == Some("Namespaced");
-            for v in m
-                .pointer("/spec/versions")
-                .and_then(Json::as_array)
-                .into_iter()
-                .flatten()
-            {
+            for v in m.pointer("/spec/versions").and_then(Json::as_array).into_iter().flatten() {
                 let version = v.get("name").and_then(Json::as_str).unwrap_or("");
                 declared.insert((format!("{group}/{version}"), kind.to_string()), namespaced);
             }
@@ -214,17 +199,10 @@ pub async fn apply(
     options: &ApplyOptions,
 ) -> Result<Record, KindError> {
     let new_ids: BTreeSet<ObjectId> = new.ids().into_iter().collect();
-    let applied_before: BTreeSet<ObjectId> = old
-        .map(|o| o.ids().into_iter().collect())
-        .unwrap_or_default();
+    let applied_before: BTreeSet<ObjectId> =
+        old.map(|o| o.ids().into_iter().collect()).unwrap_or_default();
     let stale: Vec<RecordedObject> = old
-        .map(|o| {
-            o.objects
-                .iter()
-                .filter(|x| !new_ids.contains(&x.id))
-                .cloned()
-                .collect()
-        })
+        .map(|o| o.objects.iter().filter(|x| !new_ids.contains(&x.id)).cloned().collect())
         .unwrap_or_default();
     let mut pending = new.clone();
     pending.pending = true;
@@ -245,13 +223,7 @@ pub async fn apply(
             cluster.forget_types().await;
         }
         ctx.waiting(format!("applying {}/{total}: {}", i + 1, o.id));
-        apply_object(
-            cluster,
-            o,
-            options.force_conflicts,
-            applied_before.contains(&o.id),
-        )
-        .await?;
+        apply_object(cluster, o, options.force_conflicts, applied_before.contains(&o.id)).await?;
     }
     if crds.len() == total && !crds.is_empty() {
         readiness::wait_for(ctx, cluster, &crds, options.timeout, options.poll_interval).await?;
@@ -260,14 +232,8 @@ pub async fn apply(
     delete_objects(ctx, cluster, &stale).await?;
     write_record(cluster, at, &new).await?;
     if options.wait {
-        readiness::wait_for(
-            ctx,
-            cluster,
-            &new.ids(),
-            options.timeout,
-            options.poll_interval,
-        )
-        .await?;
+        readiness::wait_for(ctx, cluster, &new.ids(), options.timeout, options.poll_interval)
+            .await?;
     }
     Ok(new)
 }
@@ -326,11 +292,7 @@ pub async fn check(cluster: &Cluster, record: &Record) -> Result<Vec<String>, Ki
     let mut groups: BTreeMap<(String, String, String), Vec<&RecordedObject>> = BTreeMap::new();
     for o in &record.objects {
         groups
-            .entry((
-                o.id.api_version.clone(),
-                o.id.kind.clone(),
-                o.id.namespace.clone(),
-            ))
+            .entry((o.id.api_version.clone(), o.id.kind.clone(), o.id.namespace.clone()))
             .or_default()
             .push(o);
     }

@@ -21,15 +21,10 @@ pub fn normalize(manifest: &Json) -> Json {
         && obj.get("apiVersion").and_then(Json::as_str) == Some("v1")
         && let Some(Json::Object(string_data)) = obj.remove("stringData")
     {
-        let data = obj
-            .entry("data")
-            .or_insert_with(|| Json::Object(Map::new()));
+        let data = obj.entry("data").or_insert_with(|| Json::Object(Map::new()));
         if let Some(data) = data.as_object_mut() {
             for (k, v) in string_data {
-                let text = v
-                    .as_str()
-                    .map(str::to_string)
-                    .unwrap_or_else(|| v.to_string());
+                let text = v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string());
                 data.insert(
                     k,
                     Json::String(base64::engine::general_purpose::STANDARD.encode(text)),
@@ -85,10 +80,7 @@ fn same_quantity(a: &Json, b: &Json) -> bool {
         Json::Number(n) => Some(n.to_string()),
         _ => None,
     };
-    match (
-        text(a).and_then(|t| quantity(&t)),
-        text(b).and_then(|t| quantity(&t)),
-    ) {
+    match (text(a).and_then(|t| quantity(&t)), text(b).and_then(|t| quantity(&t))) {
         (Some(x), Some(y)) => x == y,
         _ => false,
     }
@@ -116,9 +108,8 @@ fn quantity(text: &str) -> Option<i128> {
     }
     let (number, milli_factor) = if let Some(n) = t.strip_suffix('m') {
         (n, 1)
-    } else if let Some((n, f)) = SUFFIXES
-        .iter()
-        .find_map(|(s, f)| t.strip_suffix(s).map(|n| (n, f * 1000)))
+    } else if let Some((n, f)) =
+        SUFFIXES.iter().find_map(|(s, f)| t.strip_suffix(s).map(|n| (n, f * 1000)))
     {
         (n, f)
     } else {
@@ -234,10 +225,7 @@ mod tests {
             "data": {"password": "b3RoZXI="}});
         let sid = ObjectId::of(&desired).unwrap();
         let diffs = differences(&sid, &desired, &project(&desired, &live));
-        assert_eq!(
-            diffs,
-            vec!["Secret default/s: .data.password changed (sensitive)"]
-        );
+        assert_eq!(diffs, vec!["Secret default/s: .data.password changed (sensitive)"]);
         assert!(!diffs[0].contains("b3RoZXI") && !diffs[0].contains("aHVudGVy"));
     }
 

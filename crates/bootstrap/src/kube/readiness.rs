@@ -29,10 +29,7 @@ fn is_custom(id: &ObjectId) -> bool {
     let group = id.group();
     !(group.is_empty()
         || group.ends_with(".k8s.io")
-        || matches!(
-            group,
-            "apps" | "batch" | "policy" | "autoscaling" | "apiregistration.k8s.io"
-        ))
+        || matches!(group, "apps" | "batch" | "policy" | "autoscaling" | "apiregistration.k8s.io"))
 }
 
 /// The readiness of `obj` (whose identity is `id`).
@@ -48,10 +45,7 @@ pub fn readiness(id: &ObjectId, obj: &Json) -> Readiness {
     }
     match id.kind.as_str() {
         "Deployment" | "StatefulSet" => {
-            let want = obj
-                .pointer("/spec/replicas")
-                .and_then(Json::as_i64)
-                .unwrap_or(1);
+            let want = obj.pointer("/spec/replicas").and_then(Json::as_i64).unwrap_or(1);
             let updated = int(&status, "/updatedReplicas");
             let ready = if id.kind == "Deployment" {
                 int(&status, "/availableReplicas")
@@ -73,9 +67,7 @@ pub fn readiness(id: &ObjectId, obj: &Json) -> Readiness {
             if ready >= want && updated >= want {
                 Readiness::Ready
             } else {
-                Readiness::Waiting(format!(
-                    "{ready}/{want} pods ready, {updated}/{want} updated"
-                ))
+                Readiness::Waiting(format!("{ready}/{want} pods ready, {updated}/{want} updated"))
             }
         }
         "CustomResourceDefinition" => condition(&status, "Established"),
@@ -85,15 +77,8 @@ pub fn readiness(id: &ObjectId, obj: &Json) -> Readiness {
 }
 
 fn condition(status: &Json, wanted: &str) -> Readiness {
-    let conditions = status
-        .get("conditions")
-        .and_then(Json::as_array)
-        .cloned()
-        .unwrap_or_default();
-    match conditions
-        .iter()
-        .find(|c| c.get("type").and_then(Json::as_str) == Some(wanted))
-    {
+    let conditions = status.get("conditions").and_then(Json::as_array).cloned().unwrap_or_default();
+    match conditions.iter().find(|c| c.get("type").and_then(Json::as_str) == Some(wanted)) {
         Some(c) if c.get("status").and_then(Json::as_str) == Some("True") => Readiness::Ready,
         Some(c) => {
             let text = |k: &str| c.get(k).and_then(Json::as_str).unwrap_or("").to_string();
@@ -133,10 +118,8 @@ pub async fn wait_for(
             return Ok(());
         }
         if start.elapsed() >= timeout {
-            let lines: Vec<String> = still
-                .iter()
-                .map(|(id, why)| format!("  {id}: {why}"))
-                .collect();
+            let lines: Vec<String> =
+                still.iter().map(|(id, why)| format!("  {id}: {why}")).collect();
             return Err(KindError::new(format!(
                 "{} object(s) not ready after {}s:\n{}",
                 still.len(),
@@ -184,10 +167,7 @@ pub async fn wait_gone(
                 names.join("\n")
             )));
         }
-        ctx.waiting(format!(
-            "{} object(s) terminating, e.g. {first}",
-            still.len()
-        ));
+        ctx.waiting(format!("{} object(s) terminating, e.g. {first}", still.len()));
         left = still;
         tokio::time::sleep(interval).await;
     }
@@ -233,21 +213,9 @@ mod tests {
             readiness(&fi, &failing),
             Readiness::Waiting("Ready=False ReconciliationFailed: sync source unreachable".into())
         );
-        assert_eq!(
-            readiness(&fi, &json!({})),
-            Readiness::Waiting("no Ready condition yet".into())
-        );
-        assert_eq!(
-            readiness(&id("v1", "ConfigMap"), &json!({})),
-            Readiness::Untracked
-        );
-        assert!(!is_tracked(&id(
-            "rbac.authorization.k8s.io/v1",
-            "ClusterRole"
-        )));
-        assert!(is_tracked(&id(
-            "apiextensions.k8s.io/v1",
-            "CustomResourceDefinition"
-        )));
+        assert_eq!(readiness(&fi, &json!({})), Readiness::Waiting("no Ready condition yet".into()));
+        assert_eq!(readiness(&id("v1", "ConfigMap"), &json!({})), Readiness::Untracked);
+        assert!(!is_tracked(&id("rbac.authorization.k8s.io/v1", "ClusterRole")));
+        assert!(is_tracked(&id("apiextensions.k8s.io/v1", "CustomResourceDefinition")));
     }
 }

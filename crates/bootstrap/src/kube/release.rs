@@ -58,14 +58,9 @@ impl Lookup for LiveLookup {
     ) -> Result<Option<Json>, String> {
         self.runtime.block_on(async {
             if name.is_empty() {
-                let items = self
-                    .cluster
-                    .list(api_version, kind, namespace)
-                    .await
-                    .map_err(|e| e.message)?;
-                Ok(Some(
-                    json!({"apiVersion": "v1", "kind": "List", "items": items}),
-                ))
+                let items =
+                    self.cluster.list(api_version, kind, namespace).await.map_err(|e| e.message)?;
+                Ok(Some(json!({"apiVersion": "v1", "kind": "List", "items": items})))
             } else {
                 let id = super::ObjectId {
                     api_version: api_version.into(),
@@ -105,10 +100,9 @@ impl SetSource for HelmRelease {
         let reference = format!("{chart_ref}:{version}");
 
         ctx.waiting(format!("pulling {reference}"));
-        shared.calls.record(&engine::ApiCall {
-            service: "oci".into(),
-            operation: "GetChart".into(),
-        });
+        shared
+            .calls
+            .record(&engine::ApiCall { service: "oci".into(), operation: "GetChart".into() });
         let pulled = engine_helm::oci::pull_archive(&reference, &shared.pull)
             .await
             .map_err(|e| KindError::retryable(format!("{reference}: {e}")))?;
@@ -183,21 +177,13 @@ async fn render(
             }
         }
         let install_events = ["pre-install", "post-install", "pre-upgrade", "post-upgrade"];
-        let documents = rendered
-            .manifests
-            .iter()
-            .map(|m| (&m.source, &m.content))
-            .chain(
-                rendered
-                    .hooks
-                    .iter()
-                    .filter(|h| {
-                        h.events
-                            .iter()
-                            .any(|e| install_events.contains(&e.as_str()))
-                    })
-                    .map(|h| (&h.source, &h.content)),
-            );
+        let documents = rendered.manifests.iter().map(|m| (&m.source, &m.content)).chain(
+            rendered
+                .hooks
+                .iter()
+                .filter(|h| h.events.iter().any(|e| install_events.contains(&e.as_str())))
+                .map(|h| (&h.source, &h.content)),
+        );
         for (source, content) in documents {
             let doc = engine_helm::yaml::parse(content, Numbers::Native)
                 .map_err(|e| format!("{source}: {e}"))?;

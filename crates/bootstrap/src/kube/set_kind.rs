@@ -11,21 +11,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub(crate) fn text(attrs: &Attrs, key: &str) -> String {
-    attrs
-        .get(key)
-        .and_then(Json::as_str)
-        .unwrap_or_default()
-        .to_string()
+    attrs.get(key).and_then(Json::as_str).unwrap_or_default().to_string()
 }
 
 /// Where the set of `attrs` is recorded; `namespace_key` names the attribute holding the
 /// record's namespace.
 pub(crate) fn record_ref(set_kind: &'static str, attrs: &Attrs, namespace_key: &str) -> RecordRef {
-    RecordRef {
-        namespace: text(attrs, namespace_key),
-        set_kind,
-        name: text(attrs, "name"),
-    }
+    RecordRef { namespace: text(attrs, namespace_key), set_kind, name: text(attrs, "name") }
 }
 
 /// The id kept in state: `<cluster>|<record namespace>|<name>`.
@@ -39,14 +31,7 @@ pub(crate) fn parse_state_id(set_kind: &'static str, id: &str) -> Option<(String
     let cluster = parts.next()?.to_string();
     let namespace = parts.next()?.to_string();
     let name = parts.next()?.to_string();
-    Some((
-        cluster,
-        RecordRef {
-            namespace,
-            set_kind,
-            name,
-        },
-    ))
+    Some((cluster, RecordRef { namespace, set_kind, name }))
 }
 
 /// The cluster and record a read or delete is about: from desired attributes when the resource
@@ -82,14 +67,8 @@ pub(crate) async fn read_one(
     r: &ReadRequest,
     live_attrs: fn(&Record, &Attrs) -> Attrs,
 ) -> Result<Option<Live>, KindError> {
-    let Some((cluster, cluster_name, at)) = locate(
-        shared,
-        set_kind,
-        namespace_key,
-        r.desired.as_ref(),
-        r.id.as_deref(),
-    )
-    .await?
+    let Some((cluster, cluster_name, at)) =
+        locate(shared, set_kind, namespace_key, r.desired.as_ref(), r.id.as_deref()).await?
     else {
         return Ok(None);
     };
@@ -97,13 +76,7 @@ pub(crate) async fn read_one(
         return Ok(None);
     };
     let out_of_sync = object_set::check(&cluster, &record).await?;
-    Ok(Some(live(
-        &cluster_name,
-        &at,
-        &record,
-        out_of_sync,
-        live_attrs,
-    )))
+    Ok(Some(live(&cluster_name, &at, &record, out_of_sync, live_attrs)))
 }
 
 /// The live view of a set.
@@ -117,15 +90,10 @@ pub(crate) fn live(
     let mut common = Attrs::new();
     common.insert("cluster".into(), json!(cluster));
     common.insert("name".into(), json!(at.name));
-    common.insert(
-        "objects".into(),
-        json!(record.ids().iter().map(|i| i.key()).collect::<Vec<_>>()),
-    );
+    common
+        .insert("objects".into(), json!(record.ids().iter().map(|i| i.key()).collect::<Vec<_>>()));
     common.insert("out_of_sync".into(), json!(out_of_sync));
-    Live {
-        id: state_id(cluster, at),
-        attributes: live_attrs(record, &common),
-    }
+    Live { id: state_id(cluster, at), attributes: live_attrs(record, &common) }
 }
 
 /// Deletes a set found by its state id.
@@ -139,14 +107,7 @@ pub(crate) async fn delete(
     else {
         return Ok(());
     };
-    object_set::delete(
-        ctx,
-        &cluster,
-        &at,
-        shared.wait_timeout,
-        shared.poll_interval,
-    )
-    .await
+    object_set::delete(ctx, &cluster, &at, shared.wait_timeout, shared.poll_interval).await
 }
 
 /// `timeout_seconds` of the attributes, else the default.
@@ -193,14 +154,11 @@ impl<S: SetSource> SetKind<S> {
         let cluster = self.0.cluster(&target).await?;
         let at = record_ref(S::SET_KIND, desired, S::NAMESPACE_KEY);
         let old = object_set::read_record(&cluster, &at).await?;
-        let (record, options) = self
-            .1
-            .build(ctx, &self.0, &cluster, &at, desired, old.as_ref())
-            .await?;
+        let (record, options) =
+            self.1.build(ctx, &self.0, &cluster, &at, desired, old.as_ref()).await?;
         let applied = object_set::apply(ctx, &cluster, &at, record, old.as_ref(), &options).await?;
         let mut live = live(&target.name, &at, &applied, vec![], S::live_attrs);
-        live.attributes
-            .insert(S::NAMESPACE_KEY.into(), json!(at.namespace));
+        live.attributes.insert(S::NAMESPACE_KEY.into(), json!(at.namespace));
         Ok(live)
     }
 }

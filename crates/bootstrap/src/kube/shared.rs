@@ -75,11 +75,7 @@ impl Shared {
             return Ok(c.clone());
         }
         engine_helm::oci::install_crypto_provider();
-        let config = self
-            .connector
-            .config(target)
-            .await
-            .map_err(|e| KindError::new(e.0))?;
+        let config = self.connector.config(target).await.map_err(|e| KindError::new(e.0))?;
         let client = kube::Client::try_from(config)
             .map_err(|e| KindError::new(format!("cluster `{}`: client: {e}", target.name)))?;
         let cluster = Arc::new(Cluster::new(&target.name, client, self.calls.clone()));

@@ -84,17 +84,9 @@ impl BaoConnector for StoredTokenConnector {
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum BaoError {
     #[error("{op}: cannot reach OpenBao at {address}: {message}")]
-    Unreachable {
-        op: String,
-        address: String,
-        message: String,
-    },
+    Unreachable { op: String, address: String, message: String },
     #[error("{op}: HTTP {status}: {}", if errors.is_empty() { "(no message)".to_string() } else { errors.join("; ") })]
-    Api {
-        op: String,
-        status: u16,
-        errors: Vec<String>,
-    },
+    Api { op: String, status: u16, errors: Vec<String> },
     #[error("{op}: unexpected response: {message}")]
     Decode { op: String, message: String },
     #[error("{op}: no OpenBao token available (is OpenBao initialised and its token stored?)")]
@@ -175,14 +167,10 @@ pub(crate) fn http_client(
         })?;
         for cert in CertificateDer::pem_slice_iter(pem.as_bytes()) {
             let cert = cert.map_err(|e| BaoError::Config(format!("CA bundle: {e}")))?;
-            roots
-                .add(cert)
-                .map_err(|e| BaoError::Config(format!("CA bundle: {e}")))?;
+            roots.add(cert).map_err(|e| BaoError::Config(format!("CA bundle: {e}")))?;
         }
         if roots.is_empty() {
-            return Err(BaoError::Config(
-                "the CA bundle holds no certificate".into(),
-            ));
+            return Err(BaoError::Config("the CA bundle holds no certificate".into()));
         }
     }
     let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
@@ -192,9 +180,7 @@ pub(crate) fn http_client(
         .with_root_certificates(roots)
         .with_no_client_auth();
     builder = builder.tls_backend_preconfigured(tls);
-    builder
-        .build()
-        .map_err(|e| BaoError::Config(format!("HTTP client: {e}")))
+    builder.build().map_err(|e| BaoError::Config(format!("HTTP client: {e}")))
 }
 
 /// A method with its body.
@@ -209,11 +195,7 @@ impl BaoClient {
     /// A client for `connection` with its own HTTP connection pool.
     pub fn new(connection: &BaoConnection) -> Result<Self, BaoError> {
         let http = http_client(&connection.address, connection.ca_bundle.as_deref())?;
-        Ok(Self::from_parts(
-            http,
-            connection,
-            ApiCallCounter::default(),
-        ))
+        Ok(Self::from_parts(http, connection, ApiCallCounter::default()))
     }
 
     pub(crate) fn from_parts(
@@ -270,10 +252,7 @@ impl BaoClient {
         path: &str,
         body: Body<'_>,
     ) -> Result<reqwest::Response, BaoError> {
-        self.calls.record(&ApiCall {
-            service: "openbao".into(),
-            operation: op.to_string(),
-        });
+        self.calls.record(&ApiCall { service: "openbao".into(), operation: op.to_string() });
         let url = format!("{}/v1/{}", self.address, path.trim_start_matches('/'));
         let mut req = self.http.request(method, &url);
         if let Some(t) = &self.token {
@@ -282,12 +261,10 @@ impl BaoClient {
         req = match body {
             Body::None => req,
             Body::Json(j) => req.json(j),
-            Body::MergePatch(j) => req
-                .header("Content-Type", "application/merge-patch+json")
-                .body(j.to_string()),
-            Body::Bytes(b) => req
-                .header("Content-Type", "application/octet-stream")
-                .body(b),
+            Body::MergePatch(j) => {
+                req.header("Content-Type", "application/merge-patch+json").body(j.to_string())
+            }
+            Body::Bytes(b) => req.header("Content-Type", "application/octet-stream").body(b),
         };
         req.send().await.map_err(|e| BaoError::Unreachable {
             op: op.to_string(),
@@ -311,11 +288,7 @@ impl BaoClient {
                 .unwrap_or_default(),
             Err(_) => vec![],
         };
-        BaoError::Api {
-            op: op.to_string(),
-            status,
-            errors,
-        }
+        BaoError::Api { op: op.to_string(), status, errors }
     }
 
     async fn json_or_none(
@@ -335,18 +308,16 @@ impl BaoClient {
         }
         // The body may hold credentials (init, login): the error says what failed, not what
         // was received.
-        serde_json::from_slice(&bytes)
-            .map(Some)
-            .map_err(|e| BaoError::Decode {
-                op: op.to_string(),
-                message: format!(
-                    "invalid JSON ({} bytes, {:?} error at line {} column {})",
-                    bytes.len(),
-                    e.classify(),
-                    e.line(),
-                    e.column()
-                ),
-            })
+        serde_json::from_slice(&bytes).map(Some).map_err(|e| BaoError::Decode {
+            op: op.to_string(),
+            message: format!(
+                "invalid JSON ({} bytes, {:?} error at line {} column {})",
+                bytes.len(),
+                e.classify(),
+                e.line(),
+                e.column()
+            ),
+        })
     }
 
     async fn call(
@@ -370,8 +341,7 @@ impl BaoClient {
 
     /// GET `path`; `None` when it does not exist (404) or has no content.
     pub async fn read(&self, op: &str, path: &str) -> Result<Option<Json>, BaoError> {
-        self.call(op, reqwest::Method::GET, path, Body::None, true)
-            .await
+        self.call(op, reqwest::Method::GET, path, Body::None, true).await
     }
 
     /// The `data` object of a GET, `None` when absent.
@@ -391,76 +361,51 @@ impl BaoClient {
             .as_ref()
             .and_then(|b| b.pointer("/data/keys"))
             .and_then(Json::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(Json::as_str)
-                    .map(String::from)
-                    .collect()
-            })
+            .map(|a| a.iter().filter_map(Json::as_str).map(String::from).collect())
             .unwrap_or_default())
     }
 
     /// POST `body` to `path`; the response, if any.
     pub async fn write(&self, op: &str, path: &str, body: &Json) -> Result<Option<Json>, BaoError> {
-        self.call(op, reqwest::Method::POST, path, Body::Json(body), false)
-            .await
+        self.call(op, reqwest::Method::POST, path, Body::Json(body), false).await
     }
 
     /// PUT `body` to `path`; the response, if any.
     pub async fn put(&self, op: &str, path: &str, body: &Json) -> Result<Option<Json>, BaoError> {
-        self.call(op, reqwest::Method::PUT, path, Body::Json(body), false)
-            .await
+        self.call(op, reqwest::Method::PUT, path, Body::Json(body), false).await
     }
 
     /// PATCH `path` with a JSON merge patch.
     pub async fn patch(&self, op: &str, path: &str, body: &Json) -> Result<Option<Json>, BaoError> {
-        self.call(
-            op,
-            reqwest::Method::PATCH,
-            path,
-            Body::MergePatch(body),
-            false,
-        )
-        .await
+        self.call(op, reqwest::Method::PATCH, path, Body::MergePatch(body), false).await
     }
 
     /// DELETE `path`; already absent is fine.
     pub async fn delete(&self, op: &str, path: &str) -> Result<(), BaoError> {
-        self.call(op, reqwest::Method::DELETE, path, Body::None, true)
-            .await
-            .map(|_| ())
+        self.call(op, reqwest::Method::DELETE, path, Body::None, true).await.map(|_| ())
     }
 
     /// The HTTP status of a GET (for `sys/health`, whose status is the answer).
     pub async fn status(&self, op: &str, path: &str) -> Result<u16, BaoError> {
-        let resp = self
-            .send(op, reqwest::Method::GET, path, Body::None)
-            .await?;
+        let resp = self.send(op, reqwest::Method::GET, path, Body::None).await?;
         Ok(resp.status().as_u16())
     }
 
     /// GET `path` as raw bytes (e.g. a raft snapshot).
     pub async fn read_bytes(&self, op: &str, path: &str) -> Result<Vec<u8>, BaoError> {
-        let resp = self
-            .send(op, reqwest::Method::GET, path, Body::None)
-            .await?;
+        let resp = self.send(op, reqwest::Method::GET, path, Body::None).await?;
         if !resp.status().is_success() {
             return Err(self.api_error(op, resp).await);
         }
-        resp.bytes()
-            .await
-            .map(|b| b.to_vec())
-            .map_err(|e| BaoError::Decode {
-                op: op.to_string(),
-                message: self.redact(error_chain(&e)),
-            })
+        resp.bytes().await.map(|b| b.to_vec()).map_err(|e| BaoError::Decode {
+            op: op.to_string(),
+            message: self.redact(error_chain(&e)),
+        })
     }
 
     /// POST raw bytes to `path` (e.g. a raft snapshot restore).
     pub async fn write_bytes(&self, op: &str, path: &str, bytes: Vec<u8>) -> Result<(), BaoError> {
-        self.call(op, reqwest::Method::POST, path, Body::Bytes(bytes), false)
-            .await
-            .map(|_| ())
+        self.call(op, reqwest::Method::POST, path, Body::Bytes(bytes), false).await.map(|_| ())
     }
 }
 
@@ -494,10 +439,7 @@ mod tests {
         assert!(!shown.contains("topsecret"), "{shown}");
         let client = BaoClient::new(&c).unwrap();
         assert!(!format!("{client:?}").contains("topsecret"));
-        assert_eq!(
-            client.redact("bad token s.topsecret".into()),
-            "bad token (sensitive)"
-        );
+        assert_eq!(client.redact("bad token s.topsecret".into()), "bad token (sensitive)");
     }
 
     #[test]
@@ -518,19 +460,11 @@ mod tests {
             ca_bundle: None,
             token: Some(Secret::new("s.topsecret")),
         };
-        let err = BaoClient::new(&c)
-            .unwrap()
-            .read("GetMounts", "sys/mounts")
-            .await
-            .unwrap_err();
+        let err = BaoClient::new(&c).unwrap().read("GetMounts", "sys/mounts").await.unwrap_err();
         assert!(err.is_retryable());
         let kind: KindError = err.into();
         assert!(kind.retryable);
-        assert!(
-            kind.message.starts_with("GetMounts: cannot reach"),
-            "{}",
-            kind.message
-        );
+        assert!(kind.message.starts_with("GetMounts: cannot reach"), "{}", kind.message);
         assert!(!kind.message.contains("topsecret"));
     }
 }

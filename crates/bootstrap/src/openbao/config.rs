@@ -94,9 +94,8 @@ impl Ttl {
                     ));
                 }
             };
-            let n: i64 = number
-                .parse()
-                .map_err(|_| format!("`{text}`: expected a number before `{c}`"))?;
+            let n: i64 =
+                number.parse().map_err(|_| format!("`{text}`: expected a number before `{c}`"))?;
             total = n
                 .checked_mul(unit)
                 .and_then(|v| total.checked_add(v))
@@ -105,9 +104,7 @@ impl Ttl {
             any = true;
         }
         if !number.is_empty() || !any {
-            return Err(format!(
-                "`{text}`: expected a duration such as 600s, 12h or 30d"
-            ));
+            return Err(format!("`{text}`: expected a duration such as 600s, 12h or 30d"));
         }
         Ok(Ttl(total))
     }
@@ -128,9 +125,7 @@ impl<'de> Deserialize<'de> for Ttl {
                 Ok(Ttl(v))
             }
             fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Ttl, E> {
-                i64::try_from(v)
-                    .map(Ttl)
-                    .map_err(|_| E::custom("duration too long"))
+                i64::try_from(v).map(Ttl).map_err(|_| E::custom("duration too long"))
             }
             fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Ttl, E> {
                 Ttl::parse(v).map_err(E::custom)
@@ -463,11 +458,7 @@ impl OpenBaoConfig {
         }
         self.files = files;
         self.dir_policies = dir_policies;
-        if errors.is_empty() {
-            self.validate()
-        } else {
-            Err(ConfigError(errors))
-        }
+        if errors.is_empty() { self.validate() } else { Err(ConfigError(errors)) }
     }
 
     /// Every policy by name with its text (files must have been loaded).
@@ -503,10 +494,7 @@ impl OpenBaoConfig {
     }
 
     fn certificate(&self) -> Option<&String> {
-        self.pki
-            .as_ref()
-            .and_then(|p| p.certificate_file.as_ref())
-            .and_then(|p| self.files.get(p))
+        self.pki.as_ref().and_then(|p| p.certificate_file.as_ref()).and_then(|p| self.files.get(p))
     }
 
     /// Checks names, references between sections and settings. Makes no API call.
@@ -549,15 +537,9 @@ impl OpenBaoConfig {
                 ));
             }
         }
-        for (name, _) in self
-            .policies
-            .files
-            .iter()
-            .filter(|(_, p)| !self.files.contains_key(*p))
-        {
-            errors.push(format!(
-                "openbao.policies.files.{name}: not loaded (call load_files first)"
-            ));
+        for (name, _) in self.policies.files.iter().filter(|(_, p)| !self.files.contains_key(*p)) {
+            errors
+                .push(format!("openbao.policies.files.{name}: not loaded (call load_files first)"));
         }
         if let Some(i) = &self.init
             && (i.shares < 1 || i.threshold < 1 || i.threshold > i.shares)
@@ -586,9 +568,7 @@ impl OpenBaoConfig {
                     errors.push(format!("openbao.pki.roles.{name}: ttl exceeds max_ttl"));
                 }
                 if r.allowed_domains.is_empty() && !r.allow_any_name {
-                    errors.push(format!(
-                        "openbao.pki.roles.{name}: allowed_domains is empty"
-                    ));
+                    errors.push(format!("openbao.pki.roles.{name}: allowed_domains is empty"));
                 }
             }
             if p.certificate_file.is_some() && self.certificate().is_none() {
@@ -645,18 +625,11 @@ impl OpenBaoConfig {
                     "openbao.tls.bundle_secret: needed when there is no [openbao.pki]".into(),
                 );
             }
-            if t.dns_names
-                .iter()
-                .any(|n| n.is_empty() || n.contains(['/', ':', ' ']))
-            {
+            if t.dns_names.iter().any(|n| n.is_empty() || n.contains(['/', ':', ' '])) {
                 errors.push("openbao.tls.dns_names: DNS names only".into());
             }
         }
-        if errors.is_empty() {
-            Ok(())
-        } else {
-            Err(ConfigError(errors))
-        }
+        if errors.is_empty() { Ok(()) } else { Err(ConfigError(errors)) }
     }
 }
 
@@ -729,10 +702,7 @@ pub fn expand_with_cluster(
     for (path, m) in &config.mounts {
         let a = addr("mount").index(path);
         let (kind, mut options) = match m.kind.as_str() {
-            "kv-v2" => (
-                "kv",
-                BTreeMap::from([("version".to_string(), "2".to_string())]),
-            ),
+            "kv-v2" => ("kv", BTreeMap::from([("version".to_string(), "2".to_string())])),
             other => (other, BTreeMap::new()),
         };
         options.extend(m.options.clone());
@@ -818,16 +788,10 @@ pub fn expand_with_cluster(
                 .attr("type", "userpass")
                 .attr("description", u.description.clone().unwrap_or_default()),
         ));
-        let prefix = config
-            .init
-            .as_ref()
-            .map(|i| i.secret_prefix.as_str())
-            .unwrap_or("openbao");
+        let prefix = config.init.as_ref().map(|i| i.secret_prefix.as_str()).unwrap_or("openbao");
         for (name, user) in &u.users {
-            let secret = user
-                .password_secret
-                .clone()
-                .unwrap_or_else(|| format!("{prefix}/userpass/{name}"));
+            let secret =
+                user.password_secret.clone().unwrap_or_else(|| format!("{prefix}/userpass/{name}"));
             let mut r =
                 ResourceSpec::new(addr("userpass_user").index(name), "openbao_userpass_user")
                     .attr("mount", u.mount.as_str())
@@ -865,23 +829,16 @@ pub fn expand_with_cluster(
             r = r
                 .attr("oidc_discovery_url", c.url.clone())
                 .attr("bound_issuer", c.url.clone())
-                .attr(
-                    "oidc_discovery_ca_pem",
-                    c.ca_pem.clone().unwrap_or(Value::from("")),
-                );
+                .attr("oidc_discovery_ca_pem", c.ca_pem.clone().unwrap_or(Value::from("")));
         } else if let Some(url) = &j.oidc_discovery_url {
-            r = r.attr("oidc_discovery_url", url.as_str()).attr(
-                "oidc_discovery_ca_pem",
-                j.oidc_discovery_ca_pem.clone().unwrap_or_default(),
-            );
+            r = r
+                .attr("oidc_discovery_url", url.as_str())
+                .attr("oidc_discovery_ca_pem", j.oidc_discovery_ca_pem.clone().unwrap_or_default());
         } else {
             r = r.attr(
                 "jwt_validation_pubkeys",
                 Value::List(
-                    j.jwt_validation_pubkeys
-                        .iter()
-                        .map(|k| Value::from(k.trim()))
-                        .collect(),
+                    j.jwt_validation_pubkeys.iter().map(|k| Value::from(k.trim())).collect(),
                 ),
             );
         }
@@ -896,20 +853,14 @@ pub fn expand_with_cluster(
             .attr("role_type", role.role_type.as_str())
             .attr("bound_audiences", strings(&role.bound_audiences))
             .attr("user_claim", role.user_claim.as_str())
-            .attr(
-                "bound_subject",
-                role.bound_subject.clone().unwrap_or_default(),
-            )
+            .attr("bound_subject", role.bound_subject.clone().unwrap_or_default())
             .attr("token_policies", strings(&role.token_policies))
             .after(&cfg);
             if !role.bound_claims.is_empty() {
                 r = r.attr(
                     "bound_claims",
                     Value::Json(Json::Object(
-                        role.bound_claims
-                            .iter()
-                            .map(|(k, v)| (k.clone(), v.clone()))
-                            .collect(),
+                        role.bound_claims.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
                     )),
                 );
             }
@@ -1037,13 +988,9 @@ token_max_ttl = "20m"
         )));
         assert!(deps.contains(&Address::new("aws.openbao.config.init")));
         let user = get("aws.openbao.config.userpass_user[\"admin\"]");
-        assert_eq!(
-            user.attributes["password_secret"],
-            Value::from("openbao/aws-0/userpass/admin")
-        );
+        assert_eq!(user.attributes["password_secret"], Value::from("openbao/aws-0/userpass/admin"));
         assert!(
-            user.dependencies()
-                .contains(&Address::new("aws.openbao.config.policy[\"admin\"]"))
+            user.dependencies().contains(&Address::new("aws.openbao.config.policy[\"admin\"]"))
         );
         let jwt = get("aws.openbao.config.jwt_role[\"jwt/aws-0/cert-manager\"]");
         assert_eq!(jwt.attributes["token_max_ttl"], Value::Int(1200));

@@ -56,9 +56,7 @@ pub struct NoSecrets;
 #[async_trait::async_trait]
 impl SecretSink for NoSecrets {
     async fn put(&self, name: &str, _value: &Secret) -> Result<(), HookError> {
-        Err(HookError(format!(
-            "no secret store is configured to keep `{name}`"
-        )))
+        Err(HookError(format!("no secret store is configured to keep `{name}`")))
     }
 }
 
@@ -112,9 +110,7 @@ impl MemorySecrets {
 
 impl fmt::Debug for MemorySecrets {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("MemorySecrets")
-            .field("names", &self.names())
-            .finish()
+        f.debug_struct("MemorySecrets").field("names", &self.names()).finish()
     }
 }
 

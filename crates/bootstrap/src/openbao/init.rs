@@ -88,10 +88,7 @@ fn keys_from_json(value: &Secret) -> Result<Vec<Secret>, KindError> {
 }
 
 async fn seal_status(client: &BaoClient) -> Result<SealStatus, KindError> {
-    let body = client
-        .read("GetSealStatus", "sys/seal-status")
-        .await?
-        .unwrap_or_default();
+    let body = client.read("GetSealStatus", "sys/seal-status").await?.unwrap_or_default();
     serde_json::from_value(body)
         .map_err(|e| KindError::new(format!("GetSealStatus: unexpected answer: {e}")))
 }
@@ -111,10 +108,7 @@ fn status_live(id: Option<&str>, s: &SealStatus) -> Live {
             ("sealed", json!(s.sealed)),
             ("seal_type", json!(s.seal_type)),
             ("recovery_seal", json!(s.auto_unseal())),
-            (
-                "cluster_id",
-                s.cluster_id.clone().map(Json::from).unwrap_or(Json::Null),
-            ),
+            ("cluster_id", s.cluster_id.clone().map(Json::from).unwrap_or(Json::Null)),
         ],
     )
 }
@@ -179,8 +173,7 @@ impl Init {
             .ok_or_else(|| {
                 KindError::new(format!("OpenBao is sealed and `{name}` is not stored"))
             })?;
-        self.unseal(client, &keys_from_json(&keys)?, threshold)
-            .await
+        self.unseal(client, &keys_from_json(&keys)?, threshold).await
     }
 
     /// Hands the credentials to the sink, trying a few times: after init they exist nowhere else.
@@ -248,8 +241,7 @@ impl Kind for Init {
         if status.initialized {
             // Initialised since the plan was made: adopt it.
             if status.sealed && !status.auto_unseal() {
-                self.unseal_with_stored_keys(&client, prefix, status.t.max(1) as usize)
-                    .await?;
+                self.unseal_with_stored_keys(&client, prefix, status.t.max(1) as usize).await?;
             }
             self.wait_active(ctx, &client).await?;
             return self.read_back(&client, None).await;
@@ -273,24 +265,17 @@ impl Kind for Init {
             .ok_or_else(|| KindError::new("Initialize: empty answer"))?;
         let init: InitResponse = serde_json::from_value(resp).map_err(|e| {
             // serde's message may quote a value: report only the kind of problem.
-            KindError::new(format!(
-                "Initialize: unexpected answer ({:?})",
-                e.classify()
-            ))
+            KindError::new(format!("Initialize: unexpected answer ({:?})", e.classify()))
         })?;
         let (keys, keys_name) = if auto {
-            (
-                &init.recovery_keys_base64,
-                format!("{prefix}/recovery-keys"),
-            )
+            (&init.recovery_keys_base64, format!("{prefix}/recovery-keys"))
         } else {
             (&init.keys_base64, format!("{prefix}/unseal-keys"))
         };
         let admin = client.with_token(init.root_token.clone());
         match snapshot {
             None => {
-                self.store(&format!("{prefix}/root-token"), &init.root_token)
-                    .await?;
+                self.store(&format!("{prefix}/root-token"), &init.root_token).await?;
                 self.store(&keys_name, &keys_json(keys)).await?;
                 if !auto {
                     self.unseal(&client, keys, threshold as usize).await?;
@@ -315,8 +300,7 @@ impl Kind for Init {
                     // The restored barrier is sealed with the lineage's keys.
                     tokio::time::sleep(Duration::from_millis(500)).await;
                     if seal_status(&client).await?.sealed {
-                        self.unseal_with_stored_keys(&client, prefix, threshold as usize)
-                            .await?;
+                        self.unseal_with_stored_keys(&client, prefix, threshold as usize).await?;
                     }
                 }
                 self.wait_active(ctx, &client).await?;
@@ -346,8 +330,7 @@ impl Kind for Init {
         let status = seal_status(&client).await?;
         if status.sealed && !status.auto_unseal() {
             let prefix = str_attr(desired, "secret_prefix")?;
-            self.unseal_with_stored_keys(&client, prefix, status.t.max(1) as usize)
-                .await?;
+            self.unseal_with_stored_keys(&client, prefix, status.t.max(1) as usize).await?;
         }
         self.wait_active(ctx, &client).await?;
         self.read_back(&client, Some(&current.id)).await
@@ -375,10 +358,7 @@ mod tests {
         }))
         .unwrap();
         let shown = format!("{:?} {:?}", resp.root_token, resp.keys_base64);
-        assert!(
-            !shown.contains("s.root") && !shown.contains("a2V5"),
-            "{shown}"
-        );
+        assert!(!shown.contains("s.root") && !shown.contains("a2V5"), "{shown}");
         let stored = keys_json(&resp.keys_base64);
         assert_eq!(stored.expose(), r#"["a2V5"]"#);
         assert_eq!(keys_from_json(&stored).unwrap(), resp.keys_base64);

@@ -29,12 +29,8 @@ const CONFIG_FIELDS: &[Field] = &[
     Field::in_place("bound_issuer"),
 ];
 
-const CONFIG_SETTINGS: &[&str] = &[
-    "oidc_discovery_url",
-    "oidc_discovery_ca_pem",
-    "jwt_validation_pubkeys",
-    "bound_issuer",
-];
+const CONFIG_SETTINGS: &[&str] =
+    &["oidc_discovery_url", "oidc_discovery_ca_pem", "jwt_validation_pubkeys", "bound_issuer"];
 
 const ROLE_FIELDS: &[Field] = &[
     Field::replace("mount"),
@@ -62,10 +58,7 @@ const ROLE_SETTINGS: &[&str] = &[
 
 fn settings(desired: &Attrs, names: &[&str]) -> Json {
     Json::Object(
-        names
-            .iter()
-            .filter_map(|k| desired.get(*k).map(|v| (k.to_string(), v.clone())))
-            .collect(),
+        names.iter().filter_map(|k| desired.get(*k).map(|v| (k.to_string(), v.clone()))).collect(),
     )
 }
 
@@ -98,18 +91,13 @@ impl JwtConfig {
         let Some(client) = self.0.reader("GetJwtConfig").await? else {
             return Ok(None);
         };
-        let Some(d) = self
-            .0
-            .read_data(&client, "GetJwtConfig", &format!("auth/{mount}/config"))
-            .await?
+        let Some(d) =
+            self.0.read_data(&client, "GetJwtConfig", &format!("auth/{mount}/config")).await?
         else {
             return Ok(None);
         };
         let want = |name: &str| desired.and_then(|a| a.get(name));
-        let ca = d
-            .get("oidc_discovery_ca_pem")
-            .and_then(Json::as_str)
-            .unwrap_or_default();
+        let ca = d.get("oidc_discovery_ca_pem").and_then(Json::as_str).unwrap_or_default();
         Ok(Some(live(
             mount,
             [
@@ -141,9 +129,7 @@ impl JwtConfig {
             )
             .await?;
         self.read_mount(mount, Some(desired)).await?.ok_or_else(|| {
-            KindError::retryable(format!(
-                "JWT config of `{mount}` not found after writing it"
-            ))
+            KindError::retryable(format!("JWT config of `{mount}` not found after writing it"))
         })
     }
 }
@@ -187,8 +173,7 @@ impl Kind for JwtConfig {
         current: &Live,
         desired: &Attrs,
     ) -> Result<Live, KindError> {
-        self.write(path_attr(&current.attributes, "mount")?, desired)
-            .await
+        self.write(path_attr(&current.attributes, "mount")?, desired).await
     }
 
     async fn delete(
@@ -203,16 +188,11 @@ impl Kind for JwtConfig {
 }
 
 fn role_id(d: &Attrs) -> Option<String> {
-    Some(format!(
-        "{}/{}",
-        d.get("mount")?.as_str()?,
-        d.get("name")?.as_str()?
-    ))
+    Some(format!("{}/{}", d.get("mount")?.as_str()?, d.get("name")?.as_str()?))
 }
 
 fn split_id(id: &str) -> Result<(&str, &str), KindError> {
-    id.rsplit_once('/')
-        .ok_or_else(|| KindError::new(format!("`{id}` is not `<mount>/<role>`")))
+    id.rsplit_once('/').ok_or_else(|| KindError::new(format!("`{id}` is not `<mount>/<role>`")))
 }
 
 impl JwtRole {
@@ -221,10 +201,8 @@ impl JwtRole {
         let Some(client) = self.0.reader("GetJwtRole").await? else {
             return Ok(None);
         };
-        let Some(d) = self
-            .0
-            .read_data(&client, "GetJwtRole", &format!("auth/{mount}/role/{name}"))
-            .await?
+        let Some(d) =
+            self.0.read_data(&client, "GetJwtRole", &format!("auth/{mount}/role/{name}")).await?
         else {
             return Ok(None);
         };
@@ -280,12 +258,7 @@ impl Kind for JwtRole {
         _ctx: &Context,
         requests: &[ReadRequest],
     ) -> Result<Vec<Option<Live>>, KindError> {
-        read_each(
-            requests,
-            role_id,
-            |id, _| async move { self.read_id(&id).await },
-        )
-        .await
+        read_each(requests, role_id, |id, _| async move { self.read_id(&id).await }).await
     }
 
     async fn create(
@@ -317,9 +290,7 @@ impl Kind for JwtRole {
     ) -> Result<(), KindError> {
         let (mount, name) = split_id(&current.id)?;
         let client = self.0.client("DeleteJwtRole").await?;
-        client
-            .delete("DeleteJwtRole", &format!("auth/{mount}/role/{name}"))
-            .await?;
+        client.delete("DeleteJwtRole", &format!("auth/{mount}/role/{name}")).await?;
         Ok(())
     }
 }

@@ -96,14 +96,8 @@ impl OpenBao {
         let s = &self.shared;
         vec![
             Arc::new(init::Init(s.clone())),
-            Arc::new(mount::Mount {
-                shared: s.clone(),
-                table: mount::Table::Secrets,
-            }),
-            Arc::new(mount::Mount {
-                shared: s.clone(),
-                table: mount::Table::Auth,
-            }),
+            Arc::new(mount::Mount { shared: s.clone(), table: mount::Table::Secrets }),
+            Arc::new(mount::Mount { shared: s.clone(), table: mount::Table::Auth }),
             Arc::new(policy::Policy(s.clone())),
             Arc::new(userpass::UserpassUser(s.clone())),
             Arc::new(jwt::JwtConfig(s.clone())),

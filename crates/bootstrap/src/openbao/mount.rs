@@ -80,14 +80,8 @@ fn mount_live(table: Table, path: &str, m: &Json) -> Live {
     let mut attrs = vec![
         ("path", Json::from(path)),
         ("type", m.get("type").cloned().unwrap_or(Json::Null)),
-        (
-            "description",
-            Json::from(m.get("description").and_then(Json::as_str).unwrap_or("")),
-        ),
-        (
-            "default_lease_ttl",
-            int(m.pointer("/config/default_lease_ttl")),
-        ),
+        ("description", Json::from(m.get("description").and_then(Json::as_str).unwrap_or(""))),
+        ("default_lease_ttl", int(m.pointer("/config/default_lease_ttl"))),
         ("max_lease_ttl", int(m.pointer("/config/max_lease_ttl"))),
         ("accessor", m.get("accessor").cloned().unwrap_or(Json::Null)),
     ];
@@ -117,10 +111,9 @@ impl Mount {
                 .await?
                 .unwrap_or_default();
             let map = match data {
-                Json::Object(m) => m
-                    .into_iter()
-                    .map(|(k, v)| (k.trim_end_matches('/').to_string(), v))
-                    .collect(),
+                Json::Object(m) => {
+                    m.into_iter().map(|(k, v)| (k.trim_end_matches('/').to_string(), v)).collect()
+                }
                 _ => BTreeMap::new(),
             };
             Ok::<_, KindError>(map)
@@ -237,9 +230,7 @@ impl Kind for Mount {
         }
         let enabled = {
             let _lock = self.shared.mount_lock.lock().await;
-            client
-                .write(&op, &self.table.enable_path(path), &body)
-                .await
+            client.write(&op, &self.table.enable_path(path), &body).await
         };
         if let Err(e) = enabled {
             // Already there (a restored snapshot, a run that died before writing state): adopt
@@ -272,9 +263,7 @@ impl Kind for Mount {
             let op = self.table.op("Tune");
             let client = self.shared.client(&op).await?;
             let _lock = self.shared.mount_lock.lock().await;
-            client
-                .write(&op, &self.table.tune_path(path), &body)
-                .await?;
+            client.write(&op, &self.table.tune_path(path), &body).await?;
         }
         self.read_one(ctx, path).await
     }
@@ -328,10 +317,7 @@ mod tests {
             Arc::new(super::super::NoSnapshots),
             std::time::Duration::from_secs(1),
         ));
-        let m = Mount {
-            shared,
-            table: Table::Secrets,
-        };
+        let m = Mount { shared, table: Table::Secrets };
         let current: Attrs = serde_json::from_value(json!({
             "path": "pki", "type": "pki", "description": "a", "max_lease_ttl": 10, "options": {}
         }))
@@ -340,9 +326,6 @@ mod tests {
             "path": "pki", "type": "pki", "description": "a", "max_lease_ttl": 20
         }))
         .unwrap();
-        assert_eq!(
-            m.tune_body(&desired, Some(&current)),
-            json!({"max_lease_ttl": "20s"})
-        );
+        assert_eq!(m.tune_body(&desired, Some(&current)), json!({"max_lease_ttl": "20s"}));
     }
 }

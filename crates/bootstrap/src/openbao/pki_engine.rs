@@ -32,13 +32,8 @@ const INTERMEDIATE_FIELDS: &[Field] = &[
 ];
 
 fn issuer_live(mount: &str, d: &Json, desired: Option<&Attrs>) -> Live {
-    let cert = d
-        .get("certificate")
-        .and_then(Json::as_str)
-        .unwrap_or_default();
-    let want_cert = desired
-        .and_then(|a| a.get("certificate"))
-        .and_then(Json::as_str);
+    let cert = d.get("certificate").and_then(Json::as_str).unwrap_or_default();
+    let want_cert = desired.and_then(|a| a.get("certificate")).and_then(Json::as_str);
     live(
         mount,
         [
@@ -60,46 +55,36 @@ impl PkiIntermediate {
         let Some(client) = self.0.reader("GetDefaultIssuer").await? else {
             return Ok(None);
         };
-        let data = match client
-            .read_data("GetDefaultIssuer", &format!("{mount}/issuer/default"))
-            .await
-        {
-            Ok(d) => d,
-            Err(e) if e.status() == Some(503) => {
-                // Sealed, or not initialised yet: let the shared read decide.
-                return Ok(self
-                    .0
-                    .read_data(
-                        &client,
-                        "GetDefaultIssuer",
-                        &format!("{mount}/issuer/default"),
-                    )
-                    .await?
-                    .map(|d| issuer_live(mount, &d, desired)));
-            }
-            // No default issuer yet: OpenBao answers an error instead of 404. Confirm with the
-            // issuer configuration before calling it absent.
-            Err(e) if matches!(e.status(), Some(400 | 500)) => {
-                let config = self
-                    .0
-                    .read_data(
-                        &client,
-                        "GetIssuersConfig",
-                        &format!("{mount}/config/issuers"),
-                    )
-                    .await?;
-                let default = config
-                    .as_ref()
-                    .and_then(|c| c.get("default"))
-                    .and_then(Json::as_str)
-                    .unwrap_or_default();
-                if default.is_empty() {
-                    return Ok(None);
+        let data =
+            match client.read_data("GetDefaultIssuer", &format!("{mount}/issuer/default")).await {
+                Ok(d) => d,
+                Err(e) if e.status() == Some(503) => {
+                    // Sealed, or not initialised yet: let the shared read decide.
+                    return Ok(self
+                        .0
+                        .read_data(&client, "GetDefaultIssuer", &format!("{mount}/issuer/default"))
+                        .await?
+                        .map(|d| issuer_live(mount, &d, desired)));
                 }
-                return Err(e.into());
-            }
-            Err(e) => return Err(e.into()),
-        };
+                // No default issuer yet: OpenBao answers an error instead of 404. Confirm with the
+                // issuer configuration before calling it absent.
+                Err(e) if matches!(e.status(), Some(400 | 500)) => {
+                    let config = self
+                        .0
+                        .read_data(&client, "GetIssuersConfig", &format!("{mount}/config/issuers"))
+                        .await?;
+                    let default = config
+                        .as_ref()
+                        .and_then(|c| c.get("default"))
+                        .and_then(Json::as_str)
+                        .unwrap_or_default();
+                    if default.is_empty() {
+                        return Ok(None);
+                    }
+                    return Err(e.into());
+                }
+                Err(e) => return Err(e.into()),
+            };
         Ok(data.map(|d| issuer_live(mount, &d, desired)))
     }
 
@@ -113,9 +98,7 @@ impl PkiIntermediate {
             .await
             .map_err(|e| KindError::retryable(format!("reading `{secret_name}`: {e}")))?
             .ok_or_else(|| {
-                KindError::new(format!(
-                    "the CA bundle `{secret_name}` is not in the secret store"
-                ))
+                KindError::new(format!("the CA bundle `{secret_name}` is not in the secret store"))
             })?;
         let parsed = crate::pki::IntermediateBundle::from_bundle_pem(&bundle)
             .map_err(|e| KindError::new(format!("the CA bundle `{secret_name}`: {e}")))?;
@@ -144,19 +127,13 @@ impl PkiIntermediate {
                 .map(|(issuer, _)| issuer.clone())
         });
         if issuer_id.is_none() {
-            for id in client
-                .list("ListIssuers", &format!("{mount}/issuers"))
-                .await?
-            {
+            for id in client.list("ListIssuers", &format!("{mount}/issuers")).await? {
                 let issuer = self
                     .0
                     .read_data(&client, "GetIssuer", &format!("{mount}/issuer/{id}"))
                     .await?
                     .unwrap_or_default();
-                let cert = issuer
-                    .get("certificate")
-                    .and_then(Json::as_str)
-                    .unwrap_or_default();
+                let cert = issuer.get("certificate").and_then(Json::as_str).unwrap_or_default();
                 if same_text(cert, &parsed.cert_pem) {
                     issuer_id = Some(id);
                     break;
@@ -259,9 +236,7 @@ impl Kind for PkiIntermediate {
         let mount = path_attr(&current.attributes, "mount")?;
         let issuer_id = str_attr(&current.attributes, "issuer_id")?;
         let client = self.0.client("DeleteIssuer").await?;
-        client
-            .delete("DeleteIssuer", &format!("{mount}/issuer/{issuer_id}"))
-            .await?;
+        client.delete("DeleteIssuer", &format!("{mount}/issuer/{issuer_id}")).await?;
         Ok(())
     }
 }
@@ -306,16 +281,11 @@ pub const ROLE_SETTINGS: &[&str] = &[
 ];
 
 fn role_id(d: &Attrs) -> Option<String> {
-    Some(format!(
-        "{}/{}",
-        d.get("mount")?.as_str()?,
-        d.get("name")?.as_str()?
-    ))
+    Some(format!("{}/{}", d.get("mount")?.as_str()?, d.get("name")?.as_str()?))
 }
 
 fn split_id(id: &str) -> Result<(&str, &str), KindError> {
-    id.rsplit_once('/')
-        .ok_or_else(|| KindError::new(format!("`{id}` is not `<mount>/<role>`")))
+    id.rsplit_once('/').ok_or_else(|| KindError::new(format!("`{id}` is not `<mount>/<role>`")))
 }
 
 impl PkiRole {
@@ -324,10 +294,8 @@ impl PkiRole {
         let Some(client) = self.0.reader("GetPkiRole").await? else {
             return Ok(None);
         };
-        let Some(d) = self
-            .0
-            .read_data(&client, "GetPkiRole", &format!("{mount}/roles/{name}"))
-            .await?
+        let Some(d) =
+            self.0.read_data(&client, "GetPkiRole", &format!("{mount}/roles/{name}")).await?
         else {
             return Ok(None);
         };
@@ -354,9 +322,7 @@ impl PkiRole {
                 .collect(),
         );
         let client = self.0.client("PutPkiRole").await?;
-        client
-            .write("PutPkiRole", &format!("{mount}/roles/{name}"), &body)
-            .await?;
+        client.write("PutPkiRole", &format!("{mount}/roles/{name}"), &body).await?;
         self.read_id(id).await?.ok_or_else(|| {
             KindError::retryable(format!("PKI role `{id}` not found after writing it"))
         })
@@ -378,12 +344,7 @@ impl Kind for PkiRole {
         _ctx: &Context,
         requests: &[ReadRequest],
     ) -> Result<Vec<Option<Live>>, KindError> {
-        read_each(
-            requests,
-            role_id,
-            |id, _| async move { self.read_id(&id).await },
-        )
-        .await
+        read_each(requests, role_id, |id, _| async move { self.read_id(&id).await }).await
     }
 
     async fn create(
@@ -415,9 +376,7 @@ impl Kind for PkiRole {
     ) -> Result<(), KindError> {
         let (mount, name) = split_id(&current.id)?;
         let client = self.0.client("DeletePkiRole").await?;
-        client
-            .delete("DeletePkiRole", &format!("{mount}/roles/{name}"))
-            .await?;
+        client.delete("DeletePkiRole", &format!("{mount}/roles/{name}")).await?;
         Ok(())
     }
 }

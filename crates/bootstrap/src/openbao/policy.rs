@@ -43,10 +43,8 @@ impl Policy {
         let Some(client) = self.0.reader("GetPolicy").await? else {
             return Ok(None);
         };
-        let data = self
-            .0
-            .read_data(&client, "GetPolicy", &format!("sys/policies/acl/{name}"))
-            .await?;
+        let data =
+            self.0.read_data(&client, "GetPolicy", &format!("sys/policies/acl/{name}")).await?;
         Ok(data.map(|d| {
             let text = d.get("policy").and_then(Json::as_str).unwrap_or_default();
             policy_live(name, text, desired)
@@ -56,11 +54,7 @@ impl Policy {
     async fn write(&self, name: &str, text: &str) -> Result<Live, KindError> {
         let client = self.0.client("PutPolicy").await?;
         client
-            .put(
-                "PutPolicy",
-                &format!("sys/policies/acl/{name}"),
-                &json!({ "policy": text }),
-            )
+            .put("PutPolicy", &format!("sys/policies/acl/{name}"), &json!({ "policy": text }))
             .await?;
         self.read_named(name, Some(text)).await?.ok_or_else(|| {
             KindError::retryable(format!("policy `{name}` not found after writing it"))
@@ -84,16 +78,12 @@ impl Kind for Policy {
         requests: &[ReadRequest],
     ) -> Result<Vec<Option<Live>>, KindError> {
         let reads = requests.iter().map(|r| async move {
-            let Some(name) = wanted_id(r, |d| {
-                d.get("name").and_then(Json::as_str).map(String::from)
-            }) else {
+            let Some(name) =
+                wanted_id(r, |d| d.get("name").and_then(Json::as_str).map(String::from))
+            else {
                 return Ok(None);
             };
-            let desired = r
-                .desired
-                .as_ref()
-                .and_then(|d| d.get("policy"))
-                .and_then(Json::as_str);
+            let desired = r.desired.as_ref().and_then(|d| d.get("policy")).and_then(Json::as_str);
             self.read_named(&name, desired).await
         });
         futures::future::join_all(reads).await.into_iter().collect()
@@ -105,8 +95,7 @@ impl Kind for Policy {
         _address: &Address,
         desired: &Attrs,
     ) -> Result<Live, KindError> {
-        self.write(path_attr(desired, "name")?, str_attr(desired, "policy")?)
-            .await
+        self.write(path_attr(desired, "name")?, str_attr(desired, "policy")?).await
     }
 
     async fn update(
@@ -116,11 +105,7 @@ impl Kind for Policy {
         current: &Live,
         desired: &Attrs,
     ) -> Result<Live, KindError> {
-        self.write(
-            path_attr(&current.attributes, "name")?,
-            str_attr(desired, "policy")?,
-        )
-        .await
+        self.write(path_attr(&current.attributes, "name")?, str_attr(desired, "policy")?).await
     }
 
     async fn delete(
@@ -131,9 +116,7 @@ impl Kind for Policy {
     ) -> Result<(), KindError> {
         let name = path_attr(&current.attributes, "name")?;
         let client = self.0.client("DeletePolicy").await?;
-        client
-            .delete("DeletePolicy", &format!("sys/policies/acl/{name}"))
-            .await?;
+        client.delete("DeletePolicy", &format!("sys/policies/acl/{name}")).await?;
         Ok(())
     }
 }

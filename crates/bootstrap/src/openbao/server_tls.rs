@@ -32,11 +32,7 @@ const FIELDS: &[Field] = &[
 pub const RENEW_BEFORE_DAYS: i64 = 30;
 
 fn text(attrs: &Attrs, key: &str) -> String {
-    attrs
-        .get(key)
-        .and_then(Json::as_str)
-        .unwrap_or_default()
-        .to_string()
+    attrs.get(key).and_then(Json::as_str).unwrap_or_default().to_string()
 }
 
 fn hook(what: &str, e: HookError) -> KindError {
@@ -47,9 +43,7 @@ fn hook(what: &str, e: HookError) -> KindError {
 fn leaf_facts(pem: &str) -> Result<(Vec<String>, i64), KindError> {
     let der = pki::certificates_der(pem)
         .map_err(|e| KindError::new(format!("stored certificate: {e}")))?;
-    let first = der
-        .first()
-        .ok_or_else(|| KindError::new("the stored certificate is empty"))?;
+    let first = der.first().ok_or_else(|| KindError::new("the stored certificate is empty"))?;
     let (_, cert) = X509Certificate::from_der(first)
         .map_err(|e| KindError::new(format!("stored certificate: {e}")))?;
     let mut names = Vec::new();
@@ -85,28 +79,17 @@ impl ServerTls {
             return Ok(None);
         };
         let secret = text(desired, "secret");
-        let Some(stored) = self
-            .0
-            .source
-            .get(&secret)
-            .await
-            .map_err(|e| hook(&secret, e))?
-        else {
+        let Some(stored) = self.0.source.get(&secret).await.map_err(|e| hook(&secret, e))? else {
             return Ok(None);
         };
         let doc: Json = serde_json::from_str(stored.expose())
             .map_err(|_| KindError::new(format!("`{secret}` is not the JSON document expected")))?;
-        let certificate = doc
-            .get("certificate")
-            .and_then(Json::as_str)
-            .unwrap_or_default();
+        let certificate = doc.get("certificate").and_then(Json::as_str).unwrap_or_default();
         let (names, not_after) = leaf_facts(certificate)?;
         let bundle_secret = text(desired, "bundle_secret");
         let bundle = self.bundle(&bundle_secret).await?;
-        let renew = desired
-            .get("renew_before_days")
-            .and_then(Json::as_i64)
-            .unwrap_or(RENEW_BEFORE_DAYS);
+        let renew =
+            desired.get("renew_before_days").and_then(Json::as_i64).unwrap_or(RENEW_BEFORE_DAYS);
         let now = time::OffsetDateTime::now_utc().unix_timestamp();
         let chains = names.iter().all(|n| {
             pki::verify_server_chain(
@@ -120,10 +103,7 @@ impl ServerTls {
         let valid = chains && not_after - now > renew * 86_400;
         let not_after = time::OffsetDateTime::from_unix_timestamp(not_after)
             .ok()
-            .and_then(|t| {
-                t.format(&time::format_description::well_known::Rfc3339)
-                    .ok()
-            })
+            .and_then(|t| t.format(&time::format_description::well_known::Rfc3339).ok())
             .unwrap_or_default();
         Ok(Some(Live {
             id: secret.clone(),
@@ -143,11 +123,7 @@ impl ServerTls {
         let names: Vec<String> = desired
             .get("dns_names")
             .and_then(Json::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(|v| v.as_str().map(str::to_string))
-                    .collect()
-            })
+            .map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_string)).collect())
             .unwrap_or_default();
         let refs: Vec<&str> = names.iter().map(String::as_str).collect();
         let leaf = pki::server_leaf(&bundle, &refs)
@@ -166,19 +142,13 @@ impl ServerTls {
         sorted.sort();
         let not_after = time::OffsetDateTime::from_unix_timestamp(not_after)
             .ok()
-            .and_then(|t| {
-                t.format(&time::format_description::well_known::Rfc3339)
-                    .ok()
-            })
+            .and_then(|t| t.format(&time::format_description::well_known::Rfc3339).ok())
             .unwrap_or_default();
         Ok(Live {
             id: secret.clone(),
             attributes: Attrs::from_iter([
                 ("secret".to_string(), json!(secret)),
-                (
-                    "bundle_secret".to_string(),
-                    json!(text(desired, "bundle_secret")),
-                ),
+                ("bundle_secret".to_string(), json!(text(desired, "bundle_secret"))),
                 ("dns_names".to_string(), json!(sorted)),
                 ("valid".to_string(), json!(true)),
                 ("not_after".to_string(), json!(not_after)),

@@ -70,10 +70,7 @@ impl Shared {
         if client.has_token() {
             return Ok(Some(client));
         }
-        let status = client
-            .read("GetSealStatus", "sys/seal-status")
-            .await?
-            .unwrap_or_default();
+        let status = client.read("GetSealStatus", "sys/seal-status").await?.unwrap_or_default();
         if status.get("initialized").and_then(Json::as_bool) == Some(false) {
             return Ok(None);
         }
@@ -92,10 +89,8 @@ impl Shared {
         match client.read_data(op, path).await {
             Ok(d) => Ok(d),
             Err(e) if e.status() == Some(503) => {
-                let status = client
-                    .read("GetSealStatus", "sys/seal-status")
-                    .await?
-                    .unwrap_or_default();
+                let status =
+                    client.read("GetSealStatus", "sys/seal-status").await?.unwrap_or_default();
                 if status.get("initialized").and_then(Json::as_bool) == Some(false) {
                     Ok(None)
                 } else {
@@ -163,8 +158,7 @@ pub(crate) fn path_attr<'a>(attrs: &'a Attrs, name: &str) -> Result<&'a str, Kin
 /// segments; no empty or `..` segments.
 pub(crate) fn check_path(name: &str, v: &str) -> Result<(), KindError> {
     let ok = !v.is_empty()
-        && v.chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/'))
+        && v.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/'))
         && v.split('/').all(|s| !s.is_empty() && s != "." && s != "..");
     if ok {
         Ok(())
@@ -181,10 +175,7 @@ pub(crate) fn wanted_id(
     request: &engine::ReadRequest,
     id_of: impl Fn(&Attrs) -> Option<String>,
 ) -> Option<String> {
-    request
-        .id
-        .clone()
-        .or_else(|| request.desired.as_ref().and_then(&id_of))
+    request.id.clone().or_else(|| request.desired.as_ref().and_then(&id_of))
 }
 
 /// Reads every request concurrently: by its recorded id, else by the id `id_of` derives from
@@ -216,21 +207,16 @@ pub(crate) fn live(
     id: impl Into<String>,
     attrs: impl IntoIterator<Item = (&'static str, Json)>,
 ) -> Live {
-    Live {
-        id: id.into(),
-        attributes: attrs.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
-    }
+    Live { id: id.into(), attributes: attrs.into_iter().map(|(k, v)| (k.to_string(), v)).collect() }
 }
 
 /// `value` as a JSON array of strings (null and absent: empty).
 pub(crate) fn string_list(value: Option<&Json>) -> Json {
     match value {
         Some(Json::Array(a)) => Json::Array(a.clone()),
-        Some(Json::String(s)) if !s.is_empty() => Json::Array(
-            s.split(',')
-                .map(|p| Json::String(p.trim().to_string()))
-                .collect(),
-        ),
+        Some(Json::String(s)) if !s.is_empty() => {
+            Json::Array(s.split(',').map(|p| Json::String(p.trim().to_string())).collect())
+        }
         _ => Json::Array(vec![]),
     }
 }
@@ -256,13 +242,8 @@ pub(crate) fn boolean(value: Option<&Json>) -> Json {
 
 /// Text compared without whitespace noise: trailing spaces, CRLF, surrounding blank lines.
 pub(crate) fn same_text(a: &str, b: &str) -> bool {
-    let norm = |s: &str| {
-        s.lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty())
-            .collect::<Vec<_>>()
-            .join("\n")
-    };
+    let norm =
+        |s: &str| s.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join("\n");
     norm(a) == norm(b)
 }
 

@@ -6,8 +6,8 @@
 //! (32 random bytes), stored in the sink *before* the user exists, and never appears in
 //! attributes; it is not rotated by updates.
 
-use super::shared::{Shared, int, live, path_attr, read_each, str_attr, string_list};
 use super::random_secret;
+use super::shared::{Shared, int, live, path_attr, read_each, str_attr, string_list};
 use async_trait::async_trait;
 use engine::{Address, Attrs, Context, Field, Kind, KindError, Live, ReadRequest};
 use serde_json::{Value as Json, json};
@@ -26,16 +26,11 @@ const FIELDS: &[Field] = &[
 const SETTINGS: &[&str] = &["token_policies", "token_ttl", "token_max_ttl"];
 
 fn id_of(d: &Attrs) -> Option<String> {
-    Some(format!(
-        "{}/{}",
-        d.get("mount")?.as_str()?,
-        d.get("username")?.as_str()?
-    ))
+    Some(format!("{}/{}", d.get("mount")?.as_str()?, d.get("username")?.as_str()?))
 }
 
 fn split_id(id: &str) -> Result<(&str, &str), KindError> {
-    id.rsplit_once('/')
-        .ok_or_else(|| KindError::new(format!("`{id}` is not `<mount>/<username>`")))
+    id.rsplit_once('/').ok_or_else(|| KindError::new(format!("`{id}` is not `<mount>/<username>`")))
 }
 
 fn settings(desired: &Attrs) -> Json {
@@ -55,11 +50,7 @@ impl UserpassUser {
         };
         let data = self
             .0
-            .read_data(
-                &client,
-                "GetUserpassUser",
-                &format!("auth/{mount}/users/{user}"),
-            )
+            .read_data(&client, "GetUserpassUser", &format!("auth/{mount}/users/{user}"))
             .await?;
         Ok(data.map(|d| {
             live(
@@ -97,12 +88,7 @@ impl Kind for UserpassUser {
         _ctx: &Context,
         requests: &[ReadRequest],
     ) -> Result<Vec<Option<Live>>, KindError> {
-        read_each(
-            requests,
-            id_of,
-            |id, _| async move { self.read_id(&id).await },
-        )
-        .await
+        read_each(requests, id_of, |id, _| async move { self.read_id(&id).await }).await
     }
 
     async fn create(
@@ -124,13 +110,7 @@ impl Kind for UserpassUser {
             .map_err(|e| KindError::retryable(format!("storing the password of `{user}`: {e}")))?;
         let mut body = settings(desired);
         body["password"] = Json::from(password.expose());
-        client
-            .write(
-                "CreateUserpassUser",
-                &format!("auth/{mount}/users/{user}"),
-                &body,
-            )
-            .await?;
+        client.write("CreateUserpassUser", &format!("auth/{mount}/users/{user}"), &body).await?;
         self.read_back(&format!("{mount}/{user}")).await
     }
 
@@ -145,11 +125,7 @@ impl Kind for UserpassUser {
         let client = self.0.client("UpdateUserpassUser").await?;
         // Without `password`, OpenBao keeps the current one.
         client
-            .write(
-                "UpdateUserpassUser",
-                &format!("auth/{mount}/users/{user}"),
-                &settings(desired),
-            )
+            .write("UpdateUserpassUser", &format!("auth/{mount}/users/{user}"), &settings(desired))
             .await?;
         self.read_back(&current.id).await
     }
@@ -162,9 +138,7 @@ impl Kind for UserpassUser {
     ) -> Result<(), KindError> {
         let (mount, user) = split_id(&current.id)?;
         let client = self.0.client("DeleteUserpassUser").await?;
-        client
-            .delete("DeleteUserpassUser", &format!("auth/{mount}/users/{user}"))
-            .await?;
+        client.delete("DeleteUserpassUser", &format!("auth/{mount}/users/{user}")).await?;
         Ok(())
     }
 }

@@ -31,10 +31,7 @@ pub struct ClusterOutputs {
 impl ClusterOutputs {
     /// The resource that installs DaemonSet `name`, if any.
     fn installer(&self, name: &str) -> Option<&Address> {
-        self.installed_by
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, a)| a)
+        self.installed_by.iter().find(|(n, _)| n == name).map(|(_, a)| a)
     }
 }
 
@@ -96,9 +93,7 @@ pub fn resources(spec: &BootstrapSpec, inputs: &Inputs) -> Vec<ResourceSpec> {
         let mut r =
             ResourceSpec::new(addr(cloud, kind, name), engine_kind).attr("cluster", cluster);
         if let Some(c) = &inputs.cluster {
-            r = r
-                .attr("cluster_endpoint", c.endpoint.clone())
-                .attr("cluster_ca", c.ca_pem.clone());
+            r = r.attr("cluster_endpoint", c.endpoint.clone()).attr("cluster_ca", c.ca_pem.clone());
         }
         r
     };
@@ -133,10 +128,8 @@ pub fn resources(spec: &BootstrapSpec, inputs: &Inputs) -> Vec<ResourceSpec> {
             None => r,
         }
     };
-    let aws_node = spec
-        .disable_aws_node
-        .unwrap_or(aws)
-        .then(|| patch("aws_node_patch", "aws-node"));
+    let aws_node =
+        spec.disable_aws_node.unwrap_or(aws).then(|| patch("aws_node_patch", "aws-node"));
     let aws_node_addr = aws_node.as_ref().map(|r| r.address.clone());
     out.extend(aws_node);
 
@@ -171,10 +164,7 @@ pub fn resources(spec: &BootstrapSpec, inputs: &Inputs) -> Vec<ResourceSpec> {
     // 3. Gateway API CRDs.
     let gateway = spec.gateway_api.as_ref().map(|gw| {
         let v = version("gateway_api");
-        let source = gw
-            .source
-            .replace("{version}", &v)
-            .replace("{channel}", &gw.channel);
+        let source = gw.source.replace("{version}", &v).replace("{channel}", &gw.channel);
         base("k8s_manifests", "gateway_api_crds", "k8s_manifests")
             .attr("name", "gateway-api")
             .attr("record_namespace", "kube-system")
@@ -197,10 +187,7 @@ pub fn resources(spec: &BootstrapSpec, inputs: &Inputs) -> Vec<ResourceSpec> {
                 .attr("values", platform)
                 .attr("wait", r.wait.unwrap_or(wait))
                 .attr("out_of_sync", Value::List(vec![]))
-                .attr(
-                    "timeout_seconds",
-                    r.timeout_seconds.unwrap_or(spec.timeout_seconds) as i64,
-                )
+                .attr("timeout_seconds", r.timeout_seconds.unwrap_or(spec.timeout_seconds) as i64)
         };
 
     // 4. Cilium, then 5. the kube-proxy patch it makes unnecessary.
@@ -245,10 +232,7 @@ pub fn resources(spec: &BootstrapSpec, inputs: &Inputs) -> Vec<ResourceSpec> {
             m.insert("k8sServiceHost".into(), h);
         }
         let mut r = release("cilium", "cilium", "kube-system", c, platform, false);
-        for dep in [&aws_node_addr, &cni_addr, &gateway_addr]
-            .into_iter()
-            .flatten()
-        {
+        for dep in [&aws_node_addr, &cni_addr, &gateway_addr].into_iter().flatten() {
             r = r.after(dep);
         }
         cilium_addr = Some(r.address.clone());
@@ -304,10 +288,7 @@ pub fn resources(spec: &BootstrapSpec, inputs: &Inputs) -> Vec<ResourceSpec> {
         ("cloud".into(), Value::Str(cloud.into())),
         ("region".into(), Value::Str(g.region.clone())),
         ("domain".into(), Value::Str(g.domain.clone())),
-        (
-            "private_domain".into(),
-            Value::Str(format!("priv.{cloud}.{}", g.domain)),
-        ),
+        ("private_domain".into(), Value::Str(format!("priv.{cloud}.{}", g.domain))),
     ];
     for (k, v) in &g.versions {
         data.push((format!("{k}_version"), Value::Str(v.clone())));
@@ -316,10 +297,7 @@ pub fn resources(spec: &BootstrapSpec, inputs: &Inputs) -> Vec<ResourceSpec> {
         data.push((format!("tag_{k}"), Value::Str(v.clone())));
     }
     if let Some(flux) = &g.flux {
-        data.push((
-            "flux_repository".into(),
-            Value::Str(flux.repository.clone()),
-        ));
+        data.push(("flux_repository".into(), Value::Str(flux.repository.clone())));
         data.push(("flux_reference".into(), Value::Str(flux.reference.clone())));
     }
     data.extend(inputs.output_vars.iter().cloned());
@@ -355,10 +333,8 @@ pub fn resources(spec: &BootstrapSpec, inputs: &Inputs) -> Vec<ResourceSpec> {
     if let Some(s) = &spec.flux_secret {
         let r = object(
             "flux_secret",
-            Value::Json(
-                json!({"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
-                "metadata": {"name": "flux-system", "namespace": FLUX_NAMESPACE}}),
-            ),
+            Value::Json(json!({"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+                "metadata": {"name": "flux-system", "namespace": FLUX_NAMESPACE}})),
             false,
         )
         .attr("secret_data", Value::Json(json!(s.data)))

@@ -32,11 +32,7 @@ pub fn load(spec: &SpecSource) -> Result<Option<BootstrapSpec>, SpecErrors> {
                 format!("`{chart}` is not an OCI chart reference (oci://host/repository/chart)"),
             ));
         }
-        if chart
-            .rsplit('/')
-            .next()
-            .is_some_and(|last| last.contains(':'))
-        {
+        if chart.rsplit('/').next().is_some_and(|last| last.contains(':')) {
             errors.push(spec.error(
                 &root.key(key).key("chart"),
                 "give the chart without a tag: the version comes from [globals.versions]",
@@ -72,10 +68,7 @@ pub fn load(spec: &SpecSource) -> Result<Option<BootstrapSpec>, SpecErrors> {
     if let Some(path) = &b.kubeconfig
         && !kubeconfig_path(spec, path).is_file()
     {
-        errors.push(spec.error(
-            &root.key("kubeconfig"),
-            format!("no kubeconfig file at `{path}`"),
-        ));
+        errors.push(spec.error(&root.key("kubeconfig"), format!("no kubeconfig file at `{path}`")));
     }
     if b.context.is_some() && b.kubeconfig.is_none() {
         errors.push(spec.error(&root.key("context"), "`context` needs `kubeconfig`"));
@@ -95,10 +88,7 @@ pub fn kubeconfig_path(spec: &SpecSource, path: &str) -> PathBuf {
     if p.is_absolute() {
         p.to_path_buf()
     } else {
-        Path::new(spec.file())
-            .parent()
-            .unwrap_or(Path::new("."))
-            .join(p)
+        Path::new(spec.file()).parent().unwrap_or(Path::new(".")).join(p)
     }
 }
 
@@ -122,10 +112,6 @@ pub fn kubeconfig_host(path: &Path, context: Option<&str>) -> Result<String, Str
         .and_then(|c| c.cluster.as_ref())
         .and_then(|c| c.server.clone())
         .ok_or_else(|| format!("context `{context_name}` names no cluster with a server"))?;
-    let uri: http::Uri = server
-        .parse()
-        .map_err(|e| format!("server `{server}`: {e}"))?;
-    uri.host()
-        .map(str::to_string)
-        .ok_or_else(|| format!("server `{server}` has no host"))
+    let uri: http::Uri = server.parse().map_err(|e| format!("server `{server}`: {e}"))?;
+    uri.host().map(str::to_string).ok_or_else(|| format!("server `{server}` has no host"))
 }

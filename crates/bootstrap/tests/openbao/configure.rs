@@ -79,11 +79,7 @@ fn write_policies(dir: &Path) {
 fn changed(plan: &Plan) -> Vec<(String, Action, Vec<String>)> {
     plan.actions()
         .map(|c| {
-            (
-                c.address.to_string(),
-                c.action,
-                c.fields.iter().map(|f| f.name.clone()).collect(),
-            )
+            (c.address.to_string(), c.action, c.fields.iter().map(|f| f.name.clone()).collect())
         })
         .collect()
 }
@@ -104,16 +100,12 @@ async fn configures_openbao_then_detects_and_repairs_drift() {
     write_policies(work.path());
     let jwt = JwtIssuer::new(ISSUER);
 
-    let bao = OpenBao::builder(Arc::new(StaticConnector(
-        server.connection(Some(root_token.clone())),
-    )))
-    .secret_sink(secrets.clone())
-    .secret_source(secrets.clone())
-    .build();
-    let provider = Arc::new(BaoProvider {
-        bao,
-        base: work.path().to_path_buf(),
-    });
+    let bao =
+        OpenBao::builder(Arc::new(StaticConnector(server.connection(Some(root_token.clone())))))
+            .secret_sink(secrets.clone())
+            .secret_source(secrets.clone())
+            .build();
+    let provider = Arc::new(BaoProvider { bao, base: work.path().to_path_buf() });
     let spec = section(&jwt.public_key_pem);
     let engine = engine(provider.clone(), &spec, work.path());
     let mut outputs: Vec<String> = Vec::new();
@@ -167,14 +159,8 @@ async fn configures_openbao_then_detects_and_repairs_drift() {
         .await
         .unwrap()
         .unwrap();
-    let cert = issued
-        .pointer("/data/certificate")
-        .and_then(Json::as_str)
-        .unwrap();
-    let issuing_ca = issued
-        .pointer("/data/issuing_ca")
-        .and_then(Json::as_str)
-        .unwrap();
+    let cert = issued.pointer("/data/certificate").and_then(Json::as_str).unwrap();
+    let issuing_ca = issued.pointer("/data/issuing_ca").and_then(Json::as_str).unwrap();
     assert_eq!(issuing_ca.trim(), inter.cert_pem.trim());
     pki::verify_server_chain(
         cert,
@@ -198,15 +184,9 @@ async fn configures_openbao_then_detects_and_repairs_drift() {
     assert_eq!(refused.status(), Some(400), "{refused}");
 
     // The admin logs in with the generated password, which only the secret store knows.
-    let password = secrets
-        .value("openbao/userpass/admin")
-        .expect("password stored");
+    let password = secrets.value("openbao/userpass/admin").expect("password stored");
     let login = admin
-        .write(
-            "test",
-            "auth/userpass/login/admin",
-            &json!({"password": password.expose()}),
-        )
+        .write("test", "auth/userpass/login/admin", &json!({"password": password.expose()}))
         .await
         .unwrap()
         .unwrap();
@@ -228,12 +208,8 @@ async fn configures_openbao_then_detects_and_repairs_drift() {
     let policies = login.pointer("/auth/policies").unwrap().to_string();
     assert!(policies.contains("\"cert-manager\""), "{policies}");
     // The JWT's token can issue certificates (policy cert-manager) ...
-    let workload = server.client(Secret::new(
-        login
-            .pointer("/auth/client_token")
-            .and_then(Json::as_str)
-            .unwrap(),
-    ));
+    let workload = server
+        .client(Secret::new(login.pointer("/auth/client_token").and_then(Json::as_str).unwrap()));
     workload
         .write(
             "test",
@@ -243,10 +219,7 @@ async fn configures_openbao_then_detects_and_repairs_drift() {
         .await
         .unwrap();
     // ... but not read secrets.
-    let denied = workload
-        .read("test", "platform/data/anything")
-        .await
-        .unwrap_err();
+    let denied = workload.read("test", "platform/data/anything").await.unwrap_err();
     assert_eq!(denied.status(), Some(403));
     // A token for another subject is refused.
     let stranger = jwt.token("system:serviceaccount:default:default", "openbao");
@@ -260,11 +233,8 @@ async fn configures_openbao_then_detects_and_repairs_drift() {
         .unwrap_err();
     assert!(matches!(refused.status(), Some(400 | 403)), "{refused}");
     // A role bound by claims rather than subject.
-    let team_token = jwt.token_with(
-        "system:serviceaccount:apps:reader",
-        "openbao",
-        json!({"team": "platform"}),
-    );
+    let team_token =
+        jwt.token_with("system:serviceaccount:apps:reader", "openbao", json!({"team": "platform"}));
     let login = admin
         .write(
             "test",
@@ -288,10 +258,7 @@ async fn configures_openbao_then_detects_and_repairs_drift() {
             .is_err()
     );
     // kv-v2 really is version 2.
-    admin
-        .write("test", "platform/data/hello", &json!({"data": {"v": "1"}}))
-        .await
-        .unwrap();
+    admin.write("test", "platform/data/hello", &json!({"data": {"v": "1"}})).await.unwrap();
 
     // 4. Drift made behind the engine's back, with a client of the test's own.
     admin
@@ -302,14 +269,7 @@ async fn configures_openbao_then_detects_and_repairs_drift() {
         )
         .await
         .unwrap();
-    admin
-        .patch(
-            "test",
-            "pki_private_issuer/roles/ogenki",
-            &json!({"ttl": "48h"}),
-        )
-        .await
-        .unwrap();
+    admin.patch("test", "pki_private_issuer/roles/ogenki", &json!({"ttl": "48h"})).await.unwrap();
     admin.delete("test", "sys/mounts/apps").await.unwrap();
 
     let drift = engine.drift().await.unwrap();
@@ -320,11 +280,9 @@ async fn configures_openbao_then_detects_and_repairs_drift() {
         .map(|d| {
             let what = match &d.status {
                 DriftStatus::Deleted => "deleted".to_string(),
-                DriftStatus::Modified { fields } => fields
-                    .iter()
-                    .map(|f| f.name.clone())
-                    .collect::<Vec<_>>()
-                    .join(","),
+                DriftStatus::Modified { fields } => {
+                    fields.iter().map(|f| f.name.clone()).collect::<Vec<_>>().join(",")
+                }
             };
             (d.address.to_string(), what)
         })
@@ -333,18 +291,9 @@ async fn configures_openbao_then_detects_and_repairs_drift() {
     assert_eq!(
         found,
         vec![
-            (
-                "aws.openbao.config.mount[\"apps\"]".to_string(),
-                "deleted".to_string()
-            ),
-            (
-                "aws.openbao.config.pki_role[\"ogenki\"]".to_string(),
-                "ttl".to_string()
-            ),
-            (
-                "aws.openbao.config.policy[\"reader\"]".to_string(),
-                "policy".to_string()
-            ),
+            ("aws.openbao.config.mount[\"apps\"]".to_string(), "deleted".to_string()),
+            ("aws.openbao.config.pki_role[\"ogenki\"]".to_string(), "ttl".to_string()),
+            ("aws.openbao.config.policy[\"reader\"]".to_string(), "policy".to_string()),
         ]
     );
     let ttl_drift = drift
@@ -366,10 +315,7 @@ async fn configures_openbao_then_detects_and_repairs_drift() {
     let mut actions = changed(&plan);
     actions.sort_by(|a, b| a.0.cmp(&b.0));
     assert_eq!(
-        actions
-            .iter()
-            .map(|(a, act, _)| (a.as_str(), *act))
-            .collect::<Vec<_>>(),
+        actions.iter().map(|(a, act, _)| (a.as_str(), *act)).collect::<Vec<_>>(),
         vec![
             ("aws.openbao.config.mount[\"apps\"]", Action::Create),
             ("aws.openbao.config.pki_role[\"ogenki\"]", Action::Update),
@@ -384,23 +330,14 @@ async fn configures_openbao_then_detects_and_repairs_drift() {
     let drift = engine.drift().await.unwrap();
     assert!(drift.is_clean(), "{drift:#?}");
     assert!(!engine.plan().await.unwrap().has_changes());
-    let role = admin
-        .read_data("test", "pki_private_issuer/roles/ogenki")
-        .await
-        .unwrap()
-        .unwrap();
+    let role = admin.read_data("test", "pki_private_issuer/roles/ogenki").await.unwrap().unwrap();
     assert_eq!(role["ttl"], json!(2592000));
 
     // Importing the same bundle again (a rerun after a crash) finds the same issuer.
     let state = engine.state_document().unwrap();
-    let issuer = state
-        .get("aws.openbao.config.pki_intermediate[\"pki_private_issuer\"]")
-        .unwrap();
+    let issuer = state.get("aws.openbao.config.pki_intermediate[\"pki_private_issuer\"]").unwrap();
     let kinds = provider.bao.kinds();
-    let kind = kinds
-        .iter()
-        .find(|k| k.name() == "openbao_pki_intermediate")
-        .unwrap();
+    let kind = kinds.iter().find(|k| k.name() == "openbao_pki_intermediate").unwrap();
     let desired: engine::Attrs = serde_json::from_value(json!({
         "mount": "pki_private_issuer",
         "bundle_secret": "openbao/pki/intermediate-aws",
@@ -409,27 +346,16 @@ async fn configures_openbao_then_detects_and_repairs_drift() {
     }))
     .unwrap();
     let ctx = engine::Context::new("aws", Arc::new(engine::NullObserver));
-    let again = kind
-        .create(&ctx, &engine::Address::new("x"), &desired)
-        .await
-        .unwrap();
-    assert_eq!(
-        again.attributes["issuer_id"],
-        issuer.attributes["issuer_id"]
-    );
+    let again = kind.create(&ctx, &engine::Address::new("x"), &desired).await.unwrap();
+    assert_eq!(again.attributes["issuer_id"], issuer.attributes["issuer_id"]);
     outputs.push(format!("{again:?}"));
 
     // 5. Errors name the problem but not the token.
     let wrong = Secret::new("s.not-the-right-token-0123456789");
-    let denied_bao = OpenBao::builder(Arc::new(StaticConnector(
-        server.connection(Some(wrong.clone())),
-    )))
-    .build();
+    let denied_bao =
+        OpenBao::builder(Arc::new(StaticConnector(server.connection(Some(wrong.clone()))))).build();
     let denied_engine = super::support::engine(
-        Arc::new(BaoProvider {
-            bao: denied_bao,
-            base: work.path().to_path_buf(),
-        }),
+        Arc::new(BaoProvider { bao: denied_bao, base: work.path().to_path_buf() }),
         &spec,
         &work.path().join("denied"),
     );

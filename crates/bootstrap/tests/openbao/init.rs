@@ -34,11 +34,7 @@ fn tls(dir: &std::path::Path) -> (String, Secret, String) {
     let root = pki::init_root(dir).unwrap();
     let inter = pki::intermediate(&root, "test").unwrap();
     let leaf = pki::server_leaf(&inter, &["localhost"]).unwrap();
-    (
-        leaf.chain_pem.clone(),
-        leaf.key_pem().clone(),
-        root.cert_pem,
-    )
+    (leaf.chain_pem.clone(), leaf.key_pem().clone(), root.cert_pem)
 }
 
 /// The newest snapshot of the lineage, held in memory.
@@ -47,10 +43,7 @@ struct OneSnapshot(Vec<u8>);
 #[async_trait::async_trait]
 impl SnapshotSource for OneSnapshot {
     async fn newest(&self) -> Result<Option<Snapshot>, HookError> {
-        Ok(Some(Snapshot {
-            name: "snapshots/openbao-test.snap".into(),
-            data: self.0.clone(),
-        }))
+        Ok(Some(Snapshot { name: "snapshots/openbao-test.snap".into(), data: self.0.clone() }))
     }
 }
 
@@ -71,17 +64,11 @@ fn provider(
     if let Some(s) = snapshot {
         builder = builder.snapshots(Arc::new(OneSnapshot(s)));
     }
-    Arc::new(BaoProvider {
-        bao: builder.build(),
-        base: base.to_path_buf(),
-    })
+    Arc::new(BaoProvider { bao: builder.build(), base: base.to_path_buf() })
 }
 
 fn creates(plan: &Plan) -> Vec<String> {
-    plan.actions()
-        .filter(|c| c.action == Action::Create)
-        .map(|c| c.address.to_string())
-        .collect()
+    plan.actions().filter(|c| c.action == Action::Create).map(|c| c.address.to_string()).collect()
 }
 
 /// Waits until the server reports itself unsealed (auto-unseal after a restart).
@@ -118,11 +105,8 @@ async fn auto_unseal_init_restart_and_rehydrate_from_a_snapshot() {
 
     // 1. A fresh server: the plan creates init and the configuration (read as absent, since
     //    nothing exists inside an uninitialised OpenBao), the apply does it.
-    let engine_a = engine(
-        provider(&a, &secrets, None, work.path()),
-        &section(),
-        &work.path().join("a"),
-    );
+    let engine_a =
+        engine(provider(&a, &secrets, None, work.path()), &section(), &work.path().join("a"));
     let plan = engine_a.plan().await.unwrap();
     assert_eq!(
         creates(&plan),
@@ -142,10 +126,7 @@ async fn auto_unseal_init_restart_and_rehydrate_from_a_snapshot() {
     // Recovery shares 1/1 with the transit seal; credentials only in the secret store.
     assert_eq!(
         secrets.names(),
-        vec![
-            format!("{PREFIX}/recovery-keys"),
-            format!("{PREFIX}/root-token")
-        ]
+        vec![format!("{PREFIX}/recovery-keys"), format!("{PREFIX}/root-token")]
     );
     let root_token = secrets.value(&format!("{PREFIX}/root-token")).unwrap();
     let recovery = secrets.value(&format!("{PREFIX}/recovery-keys")).unwrap();
@@ -162,19 +143,12 @@ async fn auto_unseal_init_restart_and_rehydrate_from_a_snapshot() {
     // 2. Nothing left to do.
     let plan = engine_a.plan().await.unwrap();
     assert!(!plan.has_changes(), "{plan:#?}");
-    eprintln!(
-        "no-op plan on the raft server: {:?}",
-        plan.api_calls.by_operation
-    );
+    eprintln!("no-op plan on the raft server: {:?}", plan.api_calls.by_operation);
 
     // The root token works; write a secret the snapshot will carry.
     let admin = a.client(root_token.clone());
     admin
-        .write(
-            "test",
-            "platform/data/lineage",
-            &json!({"data": {"proof": "from-a"}}),
-        )
+        .write("test", "platform/data/lineage", &json!({"data": {"proof": "from-a"}}))
         .await
         .unwrap();
 
@@ -184,16 +158,9 @@ async fn auto_unseal_init_restart_and_rehydrate_from_a_snapshot() {
     let plan = engine_a.plan().await.unwrap();
     assert!(!plan.has_changes(), "{plan:#?}");
     assert!(engine_a.drift().await.unwrap().is_clean());
-    let secret = admin
-        .read_data("test", "platform/data/lineage")
-        .await
-        .unwrap()
-        .unwrap();
+    let secret = admin.read_data("test", "platform/data/lineage").await.unwrap().unwrap();
     assert_eq!(secret.pointer("/data/proof"), Some(&json!("from-a")));
-    let snapshot = admin
-        .read_bytes("test", "sys/storage/raft/snapshot")
-        .await
-        .unwrap();
+    let snapshot = admin.read_bytes("test", "sys/storage/raft/snapshot").await.unwrap();
     assert!(snapshot.len() > 1000);
     outputs.push(std::fs::read_to_string(work.path().join("a/aws.state.json")).unwrap());
 
@@ -214,14 +181,8 @@ async fn auto_unseal_init_restart_and_rehydrate_from_a_snapshot() {
     outputs.push(serde_json::to_string(&report).unwrap());
     // The throw-away credentials of B's own init were not stored: the lineage's remain.
     assert_eq!(secrets.names().len(), 2);
-    assert_eq!(
-        secrets.value(&format!("{PREFIX}/root-token")).unwrap(),
-        root_token
-    );
-    assert_eq!(
-        secrets.value(&format!("{PREFIX}/recovery-keys")).unwrap(),
-        recovery
-    );
+    assert_eq!(secrets.value(&format!("{PREFIX}/root-token")).unwrap(), root_token);
+    assert_eq!(secrets.value(&format!("{PREFIX}/recovery-keys")).unwrap(), recovery);
     // B serves A's data to A's root token.
     let secret = b
         .client(root_token.clone())
@@ -237,11 +198,7 @@ async fn auto_unseal_init_restart_and_rehydrate_from_a_snapshot() {
     assert_no_secret(
         "plans, reports and states",
         &outputs.join("\n"),
-        &[
-            ("root token", &root_token),
-            ("recovery key", &recovery_key),
-            ("TLS key", &key),
-        ],
+        &[("root token", &root_token), ("recovery key", &recovery_key), ("TLS key", &key)],
     );
     eprintln!("auto-unseal test: {:?}", started.elapsed());
 }
@@ -254,21 +211,14 @@ async fn shamir_init_unseals_and_a_sealed_server_is_drift() {
     let mut server = BaoServer::raft(&Seal::Shamir, &chain, &key, &ca).await;
     let secrets = Arc::new(MemorySecrets::new());
     let spec = format!("[openbao.init]\nsecret_prefix = \"{PREFIX}\"\n");
-    let engine = engine(
-        provider(&server, &secrets, None, work.path()),
-        &spec,
-        work.path(),
-    );
+    let engine = engine(provider(&server, &secrets, None, work.path()), &spec, work.path());
 
     let (_, report) = engine.plan_and_apply().await.unwrap();
     assert!(report.is_success(), "{report:#?}\n{}", server.log());
     // Without an auto-unseal seal: unseal shares, and the server was unsealed with them.
     assert_eq!(
         secrets.names(),
-        vec![
-            format!("{PREFIX}/root-token"),
-            format!("{PREFIX}/unseal-keys")
-        ]
+        vec![format!("{PREFIX}/root-token"), format!("{PREFIX}/unseal-keys")]
     );
     let init = engine.state_document().unwrap();
     let init = init.get("aws.openbao.config.init").unwrap();
@@ -285,32 +235,19 @@ async fn shamir_init_unseals_and_a_sealed_server_is_drift() {
         DriftStatus::Modified { fields } => {
             assert_eq!(fields.len(), 1);
             assert_eq!(fields[0].name, "sealed");
-            assert_eq!(
-                (&fields[0].applied, &fields[0].live),
-                (&json!(false), &json!(true))
-            );
+            assert_eq!((&fields[0].applied, &fields[0].live), (&json!(false), &json!(true)));
         }
         other => panic!("{other:?}"),
     }
     let plan = engine.plan().await.unwrap();
-    let actions: Vec<(String, Action)> = plan
-        .actions()
-        .map(|c| (c.address.to_string(), c.action))
-        .collect();
-    assert_eq!(
-        actions,
-        vec![("aws.openbao.config.init".to_string(), Action::Update)]
-    );
+    let actions: Vec<(String, Action)> =
+        plan.actions().map(|c| (c.address.to_string(), c.action)).collect();
+    assert_eq!(actions, vec![("aws.openbao.config.init".to_string(), Action::Update)]);
     let report = engine.apply(&plan).await.unwrap();
     assert!(report.is_success(), "{report:#?}");
     assert!(engine.drift().await.unwrap().is_clean());
     let token = secrets.value(&format!("{PREFIX}/root-token")).unwrap();
-    let health = server
-        .client(token.clone())
-        .read("test", "sys/health")
-        .await
-        .unwrap()
-        .unwrap();
+    let health = server.client(token.clone()).read("test", "sys/health").await.unwrap().unwrap();
     assert_eq!(health["sealed"], Json::Bool(false));
 
     let unseal = secrets.value(&format!("{PREFIX}/unseal-keys")).unwrap();
@@ -319,10 +256,7 @@ async fn shamir_init_unseals_and_a_sealed_server_is_drift() {
     assert_no_secret(
         "state and report",
         &format!("{state}\n{}", serde_json::to_string(&report).unwrap()),
-        &[
-            ("root token", &token),
-            ("unseal key", &Secret::new(keys[0].clone())),
-        ],
+        &[("root token", &token), ("unseal key", &Secret::new(keys[0].clone()))],
     );
     eprintln!("shamir test: {:?}", started.elapsed());
 }

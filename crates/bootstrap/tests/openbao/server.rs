@@ -114,11 +114,7 @@ impl BaoServer {
         std::fs::write(dir.path().join("tls.key"), leaf_key.expose()).unwrap();
         let seal = match seal {
             Seal::Shamir => String::new(),
-            Seal::Transit {
-                address,
-                token,
-                key,
-            } => format!(
+            Seal::Transit { address, token, key } => format!(
                 "seal \"transit\" {{\n  address = \"{address}\"\n  token = \"{}\"\n  key_name = \"{key}\"\n  mount_path = \"transit/\"\n}}\n",
                 token.expose()
             ),
@@ -146,10 +142,7 @@ disable_mlock = true
         );
         let config_path = dir.path().join("server.hcl");
         std::fs::write(&config_path, config).unwrap();
-        let args = vec![
-            "server".to_string(),
-            format!("-config={}", config_path.display()),
-        ];
+        let args = vec!["server".to_string(), format!("-config={}", config_path.display())];
         let mut s = BaoServer::spawn_in(
             dir,
             args,
@@ -171,14 +164,7 @@ disable_mlock = true
         address: String,
         ca_bundle: Option<String>,
     ) -> BaoServer {
-        let mut s = BaoServer {
-            child: None,
-            args,
-            dir,
-            address,
-            ca_bundle,
-            root_token: None,
-        };
+        let mut s = BaoServer { child: None, args, dir, address, ca_bundle, root_token: None };
         s.start();
         s
     }
@@ -188,11 +174,8 @@ disable_mlock = true
     }
 
     fn start(&mut self) {
-        let log = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(self.log_path())
-            .unwrap();
+        let log =
+            std::fs::OpenOptions::new().create(true).append(true).open(self.log_path()).unwrap();
         let child = Command::new(bao_bin())
             .args(&self.args)
             // The dev server stores its token in $HOME; keep it in the test's directory.
@@ -252,11 +235,7 @@ disable_mlock = true
 
     /// A connection to this server with `token`.
     pub fn connection(&self, token: Option<Secret>) -> BaoConnection {
-        BaoConnection {
-            address: self.address.clone(),
-            ca_bundle: self.ca_bundle.clone(),
-            token,
-        }
+        BaoConnection { address: self.address.clone(), ca_bundle: self.ca_bundle.clone(), token }
     }
 
     /// A client with the dev root token: the tests' own, independent of the kinds.

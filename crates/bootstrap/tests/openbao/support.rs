@@ -93,10 +93,8 @@ impl JwtIssuer {
     pub fn token_with(&self, subject: &str, audience: &str, extra: serde_json::Value) -> Secret {
         use aws_lc_rs::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair};
         let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_secs();
+        let now =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
         let header = serde_json::json!({"alg": "ES256", "typ": "JWT"});
         let mut claims = serde_json::json!({
             "iss": self.issuer, "sub": subject, "aud": [audience],
@@ -105,21 +103,12 @@ impl JwtIssuer {
         if let (Some(c), Some(e)) = (claims.as_object_mut(), extra.as_object()) {
             c.extend(e.clone());
         }
-        let signing_input = format!(
-            "{}.{}",
-            b64.encode(header.to_string()),
-            b64.encode(claims.to_string())
-        );
-        let der = base64::engine::general_purpose::STANDARD
-            .decode(self.key_der.expose())
-            .unwrap();
+        let signing_input =
+            format!("{}.{}", b64.encode(header.to_string()), b64.encode(claims.to_string()));
+        let der = base64::engine::general_purpose::STANDARD.decode(self.key_der.expose()).unwrap();
         let key = EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &der).unwrap();
-        let sig = key
-            .sign(
-                &aws_lc_rs::rand::SystemRandom::new(),
-                signing_input.as_bytes(),
-            )
-            .unwrap();
+        let sig =
+            key.sign(&aws_lc_rs::rand::SystemRandom::new(), signing_input.as_bytes()).unwrap();
         Secret::new(format!("{signing_input}.{}", b64.encode(sig.as_ref())))
     }
 }
@@ -131,15 +120,9 @@ pub fn assert_no_secret(what: &str, text: &str, secrets: &[(&str, &Secret)]) {
         assert!(!value.is_empty(), "{name} is empty");
         assert!(!text.contains(value), "{what} contains the {name}");
         // PEM keys: any line of the base64 body is enough to leak.
-        for line in value
-            .lines()
-            .filter(|l| l.len() >= 32 && !l.starts_with("-----"))
-        {
+        for line in value.lines().filter(|l| l.len() >= 32 && !l.starts_with("-----")) {
             assert!(!text.contains(line), "{what} contains part of the {name}");
         }
     }
-    assert!(
-        !text.contains("PRIVATE KEY"),
-        "{what} contains a private key"
-    );
+    assert!(!text.contains("PRIVATE KEY"), "{what} contains a private key");
 }

@@ -11,6 +11,7 @@ mod typed;
 pub use context::Context;
 pub use error::KindError;
 pub use field::{Field, FieldUpdate, Normalize, is_redacted, redact};
+pub(crate) use typed::changed_fields;
 pub use typed::{Attributes, Changes, KindResult, ReadResult, Typed, TypedKind, decode, encode};
 
 use crate::{Address, Attrs, RetryPolicy};

@@ -34,6 +34,18 @@ mod core_tests;
 /// The kind's name.
 pub const FAKE_ITEM: &str = "fake_item";
 
+/// The fields the planner sees change between a kind's `live` and `desired` attributes, each
+/// with whether it forces a replacement: the engine's own diff, for kinds' unit tests.
+pub fn changed_fields<A: crate::Attributes>(live: &A, desired: &A) -> Vec<(&'static str, bool)> {
+    let (Ok(live), Ok(desired)) = (crate::encode("test", live), crate::encode("test", desired))
+    else {
+        return vec![];
+    };
+    crate::kind::changed_fields(A::FIELDS, &live, &desired)
+        .map(|f| (f.name, f.update == crate::FieldUpdate::Replace))
+        .collect()
+}
+
 /// The attributes of a `fake_item`.
 #[derive(crate::Attributes, Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
 pub struct Item {

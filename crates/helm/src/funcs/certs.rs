@@ -31,10 +31,7 @@ pub(super) static FUNCS: &[(&str, Func)] = &[
 /// fast path free of aws-lc's entropy initialisation).
 enum Signer {
     Aws(KeyPair),
-    P256 {
-        key: p256::ecdsa::SigningKey,
-        public: Vec<u8>,
-    },
+    P256 { key: p256::ecdsa::SigningKey, public: Vec<u8> },
 }
 
 impl Signer {
@@ -49,11 +46,7 @@ impl Signer {
     }
 
     fn from_p256(key: p256::ecdsa::SigningKey) -> Signer {
-        let public = key
-            .verifying_key()
-            .to_encoded_point(false)
-            .as_bytes()
-            .to_vec();
+        let public = key.verifying_key().to_encoded_point(false).as_bytes().to_vec();
         Signer::P256 { key, public }
     }
 
@@ -109,12 +102,7 @@ fn der_len(n: usize) -> Vec<u8> {
     if n < 0x80 {
         vec![n as u8]
     } else {
-        let bytes: Vec<u8> = n
-            .to_be_bytes()
-            .iter()
-            .copied()
-            .skip_while(|b| *b == 0)
-            .collect();
+        let bytes: Vec<u8> = n.to_be_bytes().iter().copied().skip_while(|b| *b == 0).collect();
         let mut v = vec![0x80 | bytes.len() as u8];
         v.extend(bytes);
         v
@@ -146,9 +134,8 @@ fn der_read(b: &[u8]) -> Option<(u8, &[u8], &[u8])> {
     Some((tag, content, &b[hdr + len..]))
 }
 
-const RSA_ALG_ID: [u8; 15] = [
-    0x30, 0x0d, 0x06, 0x09, 0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x01, 0x05, 0x00,
-];
+const RSA_ALG_ID: [u8; 15] =
+    [0x30, 0x0d, 0x06, 0x09, 0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x01, 0x05, 0x00];
 
 fn pkcs1_to_pkcs8(pkcs1: &[u8]) -> Vec<u8> {
     let mut body = der_tlv(0x02, &[0]);
@@ -186,10 +173,7 @@ fn pem_decode(pem: &str) -> Option<(String, Vec<u8>)> {
     let label = rest[..label_end].to_string();
     let body_start = label_end + 5;
     let end = rest.find("-----END ")?;
-    let b64: String = rest[body_start..end]
-        .chars()
-        .filter(|c| !c.is_whitespace())
-        .collect();
+    let b64: String = rest[body_start..end].chars().filter(|c| !c.is_whitespace()).collect();
     let der = base64::engine::general_purpose::STANDARD.decode(b64).ok()?;
     Some((label, der))
 }
@@ -249,17 +233,10 @@ fn new_key() -> Result<Signer, FnError> {
         if pool.algorithm == KeyAlgorithm::EcdsaP256 {
             return Some(Signer::new_p256());
         }
-        let der = pool
-            .rx
-            .recv_timeout(std::time::Duration::from_secs(30))
-            .ok()?;
+        let der = pool.rx.recv_timeout(std::time::Duration::from_secs(30)).ok()?;
         spawn_rsa(&pool.tx);
         let pem = pem_encode("PRIVATE KEY", &der);
-        Some(
-            KeyPair::from_pem_and_sign_algo(&pem, &PKCS_RSA_SHA256)
-                .map(Signer::Aws)
-                .map_err(err),
-        )
+        Some(KeyPair::from_pem_and_sign_algo(&pem, &PKCS_RSA_SHA256).map(Signer::Aws).map_err(err))
     });
     match pooled {
         Some(k) => k,
@@ -290,15 +267,8 @@ fn parse_key(pem: &str) -> Result<Signer, FnError> {
         let secret = p256::SecretKey::from_sec1_der(&der).map_err(|e| bad(e.to_string()))?;
         return Ok(Signer::from_p256(p256::ecdsa::SigningKey::from(secret)));
     }
-    let pkcs8 = if label == "RSA PRIVATE KEY" {
-        pkcs1_to_pkcs8(&der)
-    } else {
-        der
-    };
-    let is_ec = pkcs8
-        .windows(EC_PUBLIC_KEY_OID.len())
-        .take(32)
-        .any(|w| w == EC_PUBLIC_KEY_OID);
+    let pkcs8 = if label == "RSA PRIVATE KEY" { pkcs1_to_pkcs8(&der) } else { der };
+    let is_ec = pkcs8.windows(EC_PUBLIC_KEY_OID.len()).take(32).any(|w| w == EC_PUBLIC_KEY_OID);
     if is_ec {
         use p256::pkcs8::DecodePrivateKey as _;
         let key =
@@ -341,10 +311,7 @@ fn ca_params(cn: &str, days: i64) -> Result<CertificateParams, FnError> {
 fn gen_ca_impl(cn: &str, days: i64, key: Signer) -> R {
     let p = ca_params(cn, days)?;
     let cert = p.self_signed(&key).map_err(err)?;
-    Ok(Value::Object(Rc::new(CertObj {
-        cert: cert.pem(),
-        key: key.key_pem(),
-    })))
+    Ok(Value::Object(Rc::new(CertObj { cert: cert.pem(), key: key.key_pem() })))
 }
 
 fn gen_ca(_: &mut Exec<'_>, a: &[Value]) -> R {
@@ -367,9 +334,8 @@ fn sans(ips: &Value, dns: &Value) -> Result<Vec<SanType>, FnError> {
         }
     };
     for ip in items(ips) {
-        let addr: std::net::IpAddr = ip
-            .parse()
-            .map_err(|_| FnError::Msg(format!("error parsing ip: {ip}")))?;
+        let addr: std::net::IpAddr =
+            ip.parse().map_err(|_| FnError::Msg(format!("error parsing ip: {ip}")))?;
         out.push(SanType::IpAddress(addr));
     }
     for d in items(dns) {
@@ -386,24 +352,16 @@ fn leaf_params(
 ) -> Result<CertificateParams, FnError> {
     let mut p = base_params(cn, days)?;
     p.subject_alt_names = sans(ips, dns)?;
-    p.key_usages = vec![
-        KeyUsagePurpose::KeyEncipherment,
-        KeyUsagePurpose::DigitalSignature,
-    ];
-    p.extended_key_usages = vec![
-        ExtendedKeyUsagePurpose::ServerAuth,
-        ExtendedKeyUsagePurpose::ClientAuth,
-    ];
+    p.key_usages = vec![KeyUsagePurpose::KeyEncipherment, KeyUsagePurpose::DigitalSignature];
+    p.extended_key_usages =
+        vec![ExtendedKeyUsagePurpose::ServerAuth, ExtendedKeyUsagePurpose::ClientAuth];
     Ok(p)
 }
 
 fn self_signed(a: &[Value], key: Signer) -> R {
     let p = leaf_params(&s(&a[0]), &a[1], &a[2], to_i64(&a[3]))?;
     let cert = p.self_signed(&key).map_err(err)?;
-    Ok(Value::Object(Rc::new(CertObj {
-        cert: cert.pem(),
-        key: key.key_pem(),
-    })))
+    Ok(Value::Object(Rc::new(CertObj { cert: cert.pem(), key: key.key_pem() })))
 }
 
 fn gen_self_signed_cert(_: &mut Exec<'_>, a: &[Value]) -> R {
@@ -420,17 +378,13 @@ fn ca_parts(v: &Value) -> Result<(String, String), FnError> {
     match v {
         Value::Object(o) => match (o.field("Cert"), o.field("Key")) {
             (Some(c), Some(k)) => Ok((c.to_go_string(), k.to_go_string())),
-            _ => Err(FnError::Msg(
-                "wrong type for value; expected sprig.certificate".into(),
-            )),
+            _ => Err(FnError::Msg("wrong type for value; expected sprig.certificate".into())),
         },
         Value::Map(m) => {
             let m = m.borrow();
             match (m.get("Cert"), m.get("Key")) {
                 (Some(c), Some(k)) => Ok((c.to_go_string(), k.to_go_string())),
-                _ => Err(FnError::Msg(
-                    "wrong type for value; expected sprig.certificate".into(),
-                )),
+                _ => Err(FnError::Msg("wrong type for value; expected sprig.certificate".into())),
             }
         }
         other => Err(FnError::Msg(format!(
@@ -447,10 +401,7 @@ fn signed(a: &[Value], key: Signer) -> R {
         .map_err(|e| FnError::Msg(format!("error parsing CA certificate: {e}")))?;
     let p = leaf_params(&s(&a[0]), &a[1], &a[2], to_i64(&a[3]))?;
     let cert = p.signed_by(&key, &issuer).map_err(err)?;
-    Ok(Value::Object(Rc::new(CertObj {
-        cert: cert.pem(),
-        key: key.key_pem(),
-    })))
+    Ok(Value::Object(Rc::new(CertObj { cert: cert.pem(), key: key.key_pem() })))
 }
 
 fn gen_signed_cert(_: &mut Exec<'_>, a: &[Value]) -> R {
@@ -488,9 +439,7 @@ fn gen_private_key(_: &mut Exec<'_>, a: &[Value]) -> R {
     let pem = match typ.as_str() {
         "" | "rsa" => {
             let rsa_pool = POOL.with(|p| {
-                p.borrow()
-                    .as_ref()
-                    .is_some_and(|p| p.algorithm == KeyAlgorithm::Rsa2048)
+                p.borrow().as_ref().is_some_and(|p| p.algorithm == KeyAlgorithm::Rsa2048)
             });
             let key = if rsa_pool {
                 new_key()?
@@ -512,9 +461,7 @@ fn gen_private_key(_: &mut Exec<'_>, a: &[Value]) -> R {
             let der = secret.to_sec1_der().map_err(err)?;
             pem_encode("EC PRIVATE KEY", &der)
         }
-        "ed25519" => KeyPair::generate_for(&rcgen::PKCS_ED25519)
-            .map_err(err)?
-            .serialize_pem(),
+        "ed25519" => KeyPair::generate_for(&rcgen::PKCS_ED25519).map_err(err)?.serialize_pem(),
         other => return Ok(Value::str(format!("Unknown type {other}"))),
     };
     Ok(Value::str(pem))
@@ -552,15 +499,10 @@ mod tests {
         let (_, leaf_cert) = x509_parser::parse_x509_certificate(&leaf_der).unwrap();
         assert!(ca_cert.is_ca());
         ca_cert.verify_signature(None).unwrap();
-        leaf_cert
-            .verify_signature(Some(ca_cert.public_key()))
-            .unwrap();
+        leaf_cert.verify_signature(Some(ca_cert.public_key())).unwrap();
         let key = leaf.to_plain().get("Key").unwrap().to_go_string();
-        let want = if algorithm == KeyAlgorithm::Rsa2048 {
-            "RSA PRIVATE KEY"
-        } else {
-            "PRIVATE KEY"
-        };
+        let want =
+            if algorithm == KeyAlgorithm::Rsa2048 { "RSA PRIVATE KEY" } else { "PRIVATE KEY" };
         assert_eq!(pem_decode(&key).unwrap().0, want);
         // keys round-trip through the parser (used for CA keys)
         parse_key(&key).unwrap();

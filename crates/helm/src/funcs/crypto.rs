@@ -53,10 +53,7 @@ fn htpasswd(_: &mut Exec<'_>, a: &[Value]) -> R {
     let hash = if algo == "sha" {
         use sha1::Digest as _;
         let d = sha1::Sha1::digest(s(&a[1]).as_bytes());
-        format!(
-            "{{SHA}}{}",
-            base64::engine::general_purpose::STANDARD.encode(d)
-        )
+        format!("{{SHA}}{}", base64::engine::general_purpose::STANDARD.encode(d))
     } else {
         bcrypt_hash(&s(&a[1]))?
     };
@@ -125,11 +122,8 @@ fn master_key(password: &[u8], salt: &[u8]) -> Result<[u8; 64], String> {
     type Cache = HashMap<(Vec<u8>, Vec<u8>), [u8; 64]>;
     static CACHE: Mutex<Option<Cache>> = Mutex::new(None);
     let id = (password.to_vec(), salt.to_vec());
-    if let Some(k) = CACHE
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .as_ref()
-        .and_then(|c| c.get(&id))
+    if let Some(k) =
+        CACHE.lock().unwrap_or_else(|e| e.into_inner()).as_ref().and_then(|c| c.get(&id))
     {
         return Ok(*k);
     }
@@ -204,13 +198,7 @@ fn counter_arg(v: &Value) -> Result<u32, FnError> {
 fn derive_password(_: &mut Exec<'_>, a: &[Value]) -> R {
     arity("derivePassword", a, 5)?;
     let counter = counter_arg(&a[0])?;
-    Ok(Value::str(master_password(
-        counter,
-        &s(&a[1]),
-        &s(&a[2]),
-        &s(&a[3]),
-        &s(&a[4]),
-    )))
+    Ok(Value::str(master_password(counter, &s(&a[1]), &s(&a[2]), &s(&a[3]), &s(&a[4]))))
 }
 
 fn aes_key(password: &str) -> Result<UnboundCipherKey, FnError> {
@@ -232,9 +220,7 @@ fn encrypt_aes(_: &mut Exec<'_>, a: &[Value]) -> R {
         .map_err(|_| FnError::Msg("AES encryption failed".into()))?;
     let mut out = iv.to_vec();
     out.extend_from_slice(&data);
-    Ok(Value::str(
-        base64::engine::general_purpose::STANDARD.encode(out),
-    ))
+    Ok(Value::str(base64::engine::general_purpose::STANDARD.encode(out)))
 }
 
 fn decrypt_aes(_: &mut Exec<'_>, a: &[Value]) -> R {

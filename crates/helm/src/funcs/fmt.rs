@@ -66,11 +66,8 @@ fn pad(s: &str, spec: &Spec, numeric: bool) -> String {
     if spec.minus {
         format!("{s}{}", " ".repeat(n))
     } else if spec.zero && numeric {
-        let (sign, rest) = if s.starts_with('-') || s.starts_with('+') {
-            s.split_at(1)
-        } else {
-            ("", s)
-        };
+        let (sign, rest) =
+            if s.starts_with('-') || s.starts_with('+') { s.split_at(1) } else { ("", s) };
         format!("{sign}{}{rest}", "0".repeat(n))
     } else {
         format!("{}{s}", " ".repeat(n))
@@ -133,11 +130,7 @@ fn fmt_float(f: f64, verb: char, spec: &Spec) -> String {
         return "NaN".into();
     }
     if f.is_infinite() {
-        return if f > 0.0 {
-            "+Inf".into()
-        } else {
-            "-Inf".into()
-        };
+        return if f > 0.0 { "+Inf".into() } else { "-Inf".into() };
     }
     let mut s = match verb {
         'f' | 'F' => format!("{:.*}", spec.prec.unwrap_or(6), f),
@@ -147,10 +140,7 @@ fn fmt_float(f: f64, verb: char, spec: &Spec) -> String {
             Some(p) => {
                 let p = p.max(1);
                 let e = fmt_e(f, p - 1, false);
-                let exp: i32 = e
-                    .split_once('e')
-                    .map(|x| x.1.parse().unwrap_or(0))
-                    .unwrap_or(0);
+                let exp: i32 = e.split_once('e').map(|x| x.1.parse().unwrap_or(0)).unwrap_or(0);
                 if exp < -4 || exp >= p as i32 {
                     // trim trailing zeros in mantissa
                     let (m, ex) = e.split_once('e').unwrap_or((&e, ""));
@@ -166,10 +156,7 @@ fn fmt_float(f: f64, verb: char, spec: &Spec) -> String {
                     let fixed = format!("{:.*}", (p as i32 - 1 - exp).max(0) as usize, f);
                     let _ = (neg, dp);
                     if fixed.contains('.') {
-                        fixed
-                            .trim_end_matches('0')
-                            .trim_end_matches('.')
-                            .to_string()
+                        fixed.trim_end_matches('0').trim_end_matches('.').to_string()
                     } else {
                         fixed
                     }
@@ -217,10 +204,7 @@ fn fmt_value(v: &Value, verb: char, spec: &Spec) -> String {
                 let c = char::from_u32(*i as u32).unwrap_or('\u{fffd}');
                 let q = go_quote(&c.to_string());
                 pad(
-                    &format!(
-                        "'{}'",
-                        &q[1..q.len() - 1].replace("\\\"", "\"").replace('\'', "\\'")
-                    ),
+                    &format!("'{}'", &q[1..q.len() - 1].replace("\\\"", "\"").replace('\'', "\\'")),
                     spec,
                     false,
                 )
@@ -232,9 +216,7 @@ fn fmt_value(v: &Value, verb: char, spec: &Spec) -> String {
         'd' | 'o' | 'b' | 'c' | 'U' => match v {
             Value::Int(i) | Value::Int64(i) => {
                 if verb == 'c' {
-                    char::from_u32(*i as u32)
-                        .map(|c| c.to_string())
-                        .unwrap_or_default()
+                    char::from_u32(*i as u32).map(|c| c.to_string()).unwrap_or_default()
                 } else if verb == 'U' {
                     format!("U+{:04X}", i)
                 } else {
@@ -412,10 +394,7 @@ mod tests {
     #[test]
     fn sprintf_verbs() {
         let a = |v: Vec<Value>| v;
-        assert_eq!(
-            go_sprintf("%s-%d", &a(vec![Value::str("x"), Value::Int(3)])),
-            "x-3"
-        );
+        assert_eq!(go_sprintf("%s-%d", &a(vec![Value::str("x"), Value::Int(3)])), "x-3");
         assert_eq!(
             go_sprintf(
                 "%05d|%-4s|%q",
@@ -426,19 +405,12 @@ mod tests {
         assert_eq!(
             go_sprintf(
                 "%.2f %v %t",
-                &a(vec![
-                    Value::Float(1.005),
-                    Value::Float(1e6),
-                    Value::Bool(true)
-                ])
+                &a(vec![Value::Float(1.005), Value::Float(1e6), Value::Bool(true)])
             ),
             "1.00 1e+06 true"
         );
         assert_eq!(go_sprintf("%d", &a(vec![Value::str("x")])), "%!d(string=x)");
-        assert_eq!(
-            go_sprintf("%s %s", &a(vec![Value::str("x")])),
-            "x %!s(MISSING)"
-        );
+        assert_eq!(go_sprintf("%s %s", &a(vec![Value::str("x")])), "x %!s(MISSING)");
         assert_eq!(go_sprintf("%x", &a(vec![Value::Int(255)])), "ff");
         assert_eq!(
             go_sprint(&[Value::Int(1), Value::Int(2), Value::str("a"), Value::Int(3)]),

@@ -89,10 +89,7 @@ fn from_yaml(_: &mut Exec<'_>, a: &[Value]) -> R {
         }
         Err(e) => {
             let mut m = Map::new();
-            m.insert(
-                "Error".into(),
-                Value::str(format!("error converting YAML to JSON: {e}")),
-            );
+            m.insert("Error".into(), Value::str(format!("error converting YAML to JSON: {e}")));
             m.into()
         }
     })
@@ -118,9 +115,7 @@ fn from_yaml_array(_: &mut Exec<'_>, a: &[Value]) -> R {
             "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {} into Go value of type []interface {{}}",
             json_kind(&other)
         ))]),
-        Err(e) => Value::from(vec![Value::str(format!(
-            "error converting YAML to JSON: {e}"
-        ))]),
+        Err(e) => Value::from(vec![Value::str(format!("error converting YAML to JSON: {e}"))]),
     })
 }
 
@@ -131,23 +126,17 @@ fn to_json(_: &mut Exec<'_>, a: &[Value]) -> R {
 
 fn must_to_json(_: &mut Exec<'_>, a: &[Value]) -> R {
     arity("mustToJson", a, 1)?;
-    Ok(Value::str(
-        go_json(&a[0], true, None).map_err(FnError::Msg)?,
-    ))
+    Ok(Value::str(go_json(&a[0], true, None).map_err(FnError::Msg)?))
 }
 
 fn to_raw_json(_: &mut Exec<'_>, a: &[Value]) -> R {
     arity("toRawJson", a, 1)?;
-    Ok(Value::str(
-        go_json(&a[0], false, None).map_err(FnError::Msg)?,
-    ))
+    Ok(Value::str(go_json(&a[0], false, None).map_err(FnError::Msg)?))
 }
 
 fn to_pretty_json(_: &mut Exec<'_>, a: &[Value]) -> R {
     arity("toPrettyJson", a, 1)?;
-    Ok(Value::str(
-        go_json(&a[0], true, Some("  ")).unwrap_or_default(),
-    ))
+    Ok(Value::str(go_json(&a[0], true, Some("  ")).unwrap_or_default()))
 }
 
 fn from_json(_: &mut Exec<'_>, a: &[Value]) -> R {
@@ -193,10 +182,7 @@ fn from_json_array(_: &mut Exec<'_>, a: &[Value]) -> R {
 }
 
 fn toml_key(k: &str) -> String {
-    if !k.is_empty()
-        && k.chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-    {
+    if !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
         k.to_string()
     } else {
         super::fmt::go_quote(k)
@@ -209,11 +195,7 @@ fn toml_scalar(v: &Value) -> Option<String> {
         Value::Int(i) | Value::Int64(i) => i.to_string(),
         Value::Float(f) => {
             let t = crate::value::format_float_g(*f);
-            if t.contains(['.', 'e', 'n', 'I']) {
-                t
-            } else {
-                format!("{t}.0")
-            }
+            if t.contains(['.', 'e', 'n', 'I']) { t } else { format!("{t}.0") }
         }
         Value::Str(s) => super::fmt::go_quote(s),
         Value::List(l) if !l.iter().any(|x| matches!(x, Value::Map(_))) => {
@@ -279,10 +261,7 @@ fn from_k8s_json(j: &serde_json::Value) -> Value {
         },
         serde_json::Value::Array(a) => Value::from(a.iter().map(from_k8s_json).collect::<Vec<_>>()),
         serde_json::Value::Object(o) => {
-            let m: Map = o
-                .iter()
-                .map(|(k, v)| (k.clone(), from_k8s_json(v)))
-                .collect();
+            let m: Map = o.iter().map(|(k, v)| (k.clone(), from_k8s_json(v))).collect();
             m.into()
         }
         other => Value::from_json(other),
@@ -291,10 +270,7 @@ fn from_k8s_json(j: &serde_json::Value) -> Value {
 
 fn lookup(e: &mut Exec<'_>, a: &[Value]) -> R {
     arity("lookup", a, 4)?;
-    let r = e
-        .lookup
-        .lookup(&s(&a[0]), &s(&a[1]), &s(&a[2]), &s(&a[3]))
-        .map_err(FnError::Msg)?;
+    let r = e.lookup.lookup(&s(&a[0]), &s(&a[1]), &s(&a[2]), &s(&a[3])).map_err(FnError::Msg)?;
     Ok(match r {
         Some(j) => from_k8s_json(&j),
         None => Value::new_map(),

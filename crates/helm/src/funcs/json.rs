@@ -7,17 +7,10 @@ use crate::value::{Map, Value, format_f_digits, shortest_digits};
 /// Go's float64 JSON text.
 pub(crate) fn json_float(f: f64) -> Result<String, String> {
     if !f.is_finite() {
-        return Err(format!(
-            "json: unsupported value: {}",
-            crate::value::format_float_g(f)
-        ));
+        return Err(format!("json: unsupported value: {}", crate::value::format_float_g(f)));
     }
     if f == 0.0 {
-        return Ok(if f.is_sign_negative() {
-            "-0".into()
-        } else {
-            "0".into()
-        });
+        return Ok(if f.is_sign_negative() { "-0".into() } else { "0".into() });
     }
     let abs = f.abs();
     let (neg, digits, dp) = shortest_digits(f);
@@ -163,11 +156,8 @@ fn go_json_error(s: &str, e: &serde_json::Error) -> String {
     if e.is_eof() {
         return "unexpected end of JSON input".into();
     }
-    let line_start: usize = s
-        .split_inclusive('\n')
-        .take(e.line().saturating_sub(1))
-        .map(str::len)
-        .sum();
+    let line_start: usize =
+        s.split_inclusive('\n').take(e.line().saturating_sub(1)).map(str::len).sum();
     let idx = line_start + e.column().saturating_sub(1);
     match s.get(idx..).and_then(|r| r.chars().next()) {
         Some(c) if e.to_string().starts_with("expected value") => {
@@ -186,10 +176,7 @@ fn from_json_f64(j: &serde_json::Value) -> Value {
         serde_json::Value::String(s) => Value::str(s),
         serde_json::Value::Array(a) => Value::from(a.iter().map(from_json_f64).collect::<Vec<_>>()),
         serde_json::Value::Object(o) => {
-            let m: Map = o
-                .iter()
-                .map(|(k, v)| (k.clone(), from_json_f64(v)))
-                .collect();
+            let m: Map = o.iter().map(|(k, v)| (k.clone(), from_json_f64(v))).collect();
             m.into()
         }
     }
@@ -203,14 +190,8 @@ mod tests {
     fn go_json_encoding() {
         let v = crate::yaml::parse("b: [1, 2.5, '<x>']\na: {}\n", crate::yaml::Numbers::Native)
             .unwrap();
-        assert_eq!(
-            go_json(&v, true, None).unwrap(),
-            r#"{"a":{},"b":[1,2.5,"\u003cx\u003e"]}"#
-        );
-        assert_eq!(
-            go_json(&v, false, None).unwrap(),
-            r#"{"a":{},"b":[1,2.5,"<x>"]}"#
-        );
+        assert_eq!(go_json(&v, true, None).unwrap(), r#"{"a":{},"b":[1,2.5,"\u003cx\u003e"]}"#);
+        assert_eq!(go_json(&v, false, None).unwrap(), r#"{"a":{},"b":[1,2.5,"<x>"]}"#);
         assert_eq!(json_float(1e21).unwrap(), "1e+21");
         assert_eq!(json_float(0.0000001).unwrap(), "1e-7");
         assert_eq!(json_float(1000000.0).unwrap(), "1000000");

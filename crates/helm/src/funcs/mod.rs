@@ -175,16 +175,10 @@ pub(crate) fn list_of(name: &str, v: &Value) -> Result<Vec<Value>, FnError> {
         Value::List(l) => Ok(l.as_ref().clone()),
         Value::Object(o) => match o.to_plain() {
             Value::List(l) => Ok(l.as_ref().clone()),
-            _ => Err(FnError::Msg(format!(
-                "Cannot find {name} on type {}",
-                v.type_name()
-            ))),
+            _ => Err(FnError::Msg(format!("Cannot find {name} on type {}", v.type_name()))),
         },
         Value::Nil => Err(FnError::Msg(format!("Cannot find {name} on type <nil>"))),
-        other => Err(FnError::Msg(format!(
-            "Cannot find {name} on type {}",
-            other.type_name()
-        ))),
+        other => Err(FnError::Msg(format!("Cannot find {name} on type {}", other.type_name()))),
     }
 }
 

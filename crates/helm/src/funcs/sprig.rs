@@ -293,12 +293,7 @@ fn substr(_: &mut Exec<'_>, a: &[Value]) -> R {
     Ok(Value::str(String::from_utf8_lossy(r)))
 }
 fn nospace(_: &mut Exec<'_>, a: &[Value]) -> R {
-    Ok(Value::str(
-        s1("nospace", a)?
-            .chars()
-            .filter(|c| !c.is_whitespace())
-            .collect::<String>(),
-    ))
+    Ok(Value::str(s1("nospace", a)?.chars().filter(|c| !c.is_whitespace()).collect::<String>()))
 }
 fn trunc(_: &mut Exec<'_>, a: &[Value]) -> R {
     arity("trunc", a, 2)?;
@@ -337,12 +332,7 @@ fn abbrevboth(_: &mut Exec<'_>, a: &[Value]) -> R {
     let prefix = if start > 0 { "..." } else { "" };
     let budget = (r as usize).saturating_sub(prefix.len());
     let body = if rest.chars().count() > budget {
-        format!(
-            "{}...",
-            rest.chars()
-                .take(budget.saturating_sub(3))
-                .collect::<String>()
-        )
+        format!("{}...", rest.chars().take(budget.saturating_sub(3)).collect::<String>())
     } else {
         rest
     };
@@ -350,32 +340,20 @@ fn abbrevboth(_: &mut Exec<'_>, a: &[Value]) -> R {
 }
 fn initials(_: &mut Exec<'_>, a: &[Value]) -> R {
     let v = s1("initials", a)?;
-    Ok(Value::str(
-        v.split_whitespace()
-            .filter_map(|w| w.chars().next())
-            .collect::<String>(),
-    ))
+    Ok(Value::str(v.split_whitespace().filter_map(|w| w.chars().next()).collect::<String>()))
 }
 fn rand_from(n: i64, set: &[u8]) -> Value {
     let mut rng = rand::rng();
-    let s: String = (0..n.max(0))
-        .map(|_| set[rng.random_range(0..set.len())] as char)
-        .collect();
+    let s: String = (0..n.max(0)).map(|_| set[rng.random_range(0..set.len())] as char).collect();
     Value::str(s)
 }
 fn rand_alpha_num(_: &mut Exec<'_>, a: &[Value]) -> R {
     arity("randAlphaNum", a, 1)?;
-    Ok(rand_from(
-        to_i64(&a[0]),
-        b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789",
-    ))
+    Ok(rand_from(to_i64(&a[0]), b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"))
 }
 fn rand_alpha(_: &mut Exec<'_>, a: &[Value]) -> R {
     arity("randAlpha", a, 1)?;
-    Ok(rand_from(
-        to_i64(&a[0]),
-        b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ",
-    ))
+    Ok(rand_from(to_i64(&a[0]), b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"))
 }
 fn rand_numeric(_: &mut Exec<'_>, a: &[Value]) -> R {
     arity("randNumeric", a, 1)?;
@@ -407,19 +385,11 @@ fn word_wrap(width: usize, text: &str, sep: &str) -> String {
 }
 fn wrap(_: &mut Exec<'_>, a: &[Value]) -> R {
     arity("wrap", a, 2)?;
-    Ok(Value::str(word_wrap(
-        to_i64(&a[0]).max(1) as usize,
-        &s(&a[1]),
-        "\n",
-    )))
+    Ok(Value::str(word_wrap(to_i64(&a[0]).max(1) as usize, &s(&a[1]), "\n")))
 }
 fn wrap_with(_: &mut Exec<'_>, a: &[Value]) -> R {
     arity("wrapWith", a, 3)?;
-    Ok(Value::str(word_wrap(
-        to_i64(&a[0]).max(1) as usize,
-        &s(&a[2]),
-        &s(&a[1]),
-    )))
+    Ok(Value::str(word_wrap(to_i64(&a[0]).max(1) as usize, &s(&a[2]), &s(&a[1]))))
 }
 fn contains(_: &mut Exec<'_>, a: &[Value]) -> R {
     arity("contains", a, 2)?;
@@ -434,19 +404,13 @@ fn has_suffix(_: &mut Exec<'_>, a: &[Value]) -> R {
     Ok(Value::Bool(s(&a[1]).ends_with(&s(&a[0]))))
 }
 fn quote(_: &mut Exec<'_>, a: &[Value]) -> R {
-    let parts: Vec<String> = a
-        .iter()
-        .filter(|v| !v.is_nil())
-        .map(|v| go_quote(&strval(v)))
-        .collect();
+    let parts: Vec<String> =
+        a.iter().filter(|v| !v.is_nil()).map(|v| go_quote(&strval(v))).collect();
     Ok(Value::str(parts.join(" ")))
 }
 fn squote(_: &mut Exec<'_>, a: &[Value]) -> R {
-    let parts: Vec<String> = a
-        .iter()
-        .filter(|v| !v.is_nil())
-        .map(|v| format!("'{}'", strval(v)))
-        .collect();
+    let parts: Vec<String> =
+        a.iter().filter(|v| !v.is_nil()).map(|v| format!("'{}'", strval(v))).collect();
     Ok(Value::str(parts.join(" ")))
 }
 fn cat(_: &mut Exec<'_>, a: &[Value]) -> R {
@@ -463,10 +427,7 @@ fn indent(_: &mut Exec<'_>, a: &[Value]) -> R {
 }
 fn nindent(_: &mut Exec<'_>, a: &[Value]) -> R {
     arity("nindent", a, 2)?;
-    Ok(Value::str(format!(
-        "\n{}",
-        indent_str(to_i64(&a[0]), &s(&a[1]))
-    )))
+    Ok(Value::str(format!("\n{}", indent_str(to_i64(&a[0]), &s(&a[1])))))
 }
 fn replace(_: &mut Exec<'_>, a: &[Value]) -> R {
     arity("replace", a, 3)?;
@@ -484,11 +445,7 @@ fn replace(_: &mut Exec<'_>, a: &[Value]) -> R {
 }
 fn plural(_: &mut Exec<'_>, a: &[Value]) -> R {
     arity("plural", a, 3)?;
-    Ok(if to_i64(&a[2]) == 1 {
-        Value::str(s(&a[0]))
-    } else {
-        Value::str(s(&a[1]))
-    })
+    Ok(if to_i64(&a[2]) == 1 { Value::str(s(&a[0])) } else { Value::str(s(&a[1])) })
 }
 fn words(v: &str) -> Vec<String> {
     // split on non-alphanumerics and lower→upper transitions
@@ -518,23 +475,11 @@ fn words(v: &str) -> Vec<String> {
 }
 fn snakecase(_: &mut Exec<'_>, a: &[Value]) -> R {
     let v = s1("snakecase", a)?;
-    Ok(Value::str(
-        words(&v)
-            .iter()
-            .map(|w| w.to_lowercase())
-            .collect::<Vec<_>>()
-            .join("_"),
-    ))
+    Ok(Value::str(words(&v).iter().map(|w| w.to_lowercase()).collect::<Vec<_>>().join("_")))
 }
 fn kebabcase(_: &mut Exec<'_>, a: &[Value]) -> R {
     let v = s1("kebabcase", a)?;
-    Ok(Value::str(
-        words(&v)
-            .iter()
-            .map(|w| w.to_lowercase())
-            .collect::<Vec<_>>()
-            .join("-"),
-    ))
+    Ok(Value::str(words(&v).iter().map(|w| w.to_lowercase()).collect::<Vec<_>>().join("-")))
 }
 fn camelcase(_: &mut Exec<'_>, a: &[Value]) -> R {
     let v = s1("camelcase", a)?;
@@ -576,11 +521,7 @@ fn to_string(_: &mut Exec<'_>, a: &[Value]) -> R {
 fn to_strings(_: &mut Exec<'_>, a: &[Value]) -> R {
     arity("toStrings", a, 1)?;
     let items: Vec<Value> = match &a[0] {
-        Value::List(l) => l
-            .iter()
-            .filter(|v| !v.is_nil())
-            .map(|v| Value::str(strval(v)))
-            .collect(),
+        Value::List(l) => l.iter().filter(|v| !v.is_nil()).map(|v| Value::str(strval(v))).collect(),
         Value::Nil => Vec::new(),
         v => vec![Value::str(strval(v))],
     };
@@ -597,9 +538,7 @@ fn sort_alpha(_: &mut Exec<'_>, a: &[Value]) -> R {
         other => vec![strval(other)],
     };
     v.sort();
-    Ok(Value::from(
-        v.into_iter().map(Value::str).collect::<Vec<_>>(),
-    ))
+    Ok(Value::from(v.into_iter().map(Value::str).collect::<Vec<_>>()))
 }
 fn split(_: &mut Exec<'_>, a: &[Value]) -> R {
     arity("split", a, 2)?;
@@ -632,19 +571,13 @@ fn go_split(s: &str, sep: &str, n: i64) -> Vec<String> {
 fn split_list(_: &mut Exec<'_>, a: &[Value]) -> R {
     arity("splitList", a, 2)?;
     Ok(Value::from(
-        go_split(&s(&a[1]), &s(&a[0]), -1)
-            .into_iter()
-            .map(Value::str)
-            .collect::<Vec<_>>(),
+        go_split(&s(&a[1]), &s(&a[0]), -1).into_iter().map(Value::str).collect::<Vec<_>>(),
     ))
 }
 fn splitn(_: &mut Exec<'_>, a: &[Value]) -> R {
     arity("splitn", a, 3)?;
     let mut m = Map::new();
-    for (i, p) in go_split(&s(&a[2]), &s(&a[0]), to_i64(&a[1]))
-        .into_iter()
-        .enumerate()
-    {
+    for (i, p) in go_split(&s(&a[2]), &s(&a[0]), to_i64(&a[1])).into_iter().enumerate() {
         m.insert(format!("_{i}"), Value::str(p));
     }
     Ok(m.into())
@@ -656,19 +589,13 @@ fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
 fn sha1sum(_: &mut Exec<'_>, a: &[Value]) -> R {
-    Ok(Value::str(hex(&sha1::Sha1::digest(
-        s1("sha1sum", a)?.as_bytes(),
-    ))))
+    Ok(Value::str(hex(&sha1::Sha1::digest(s1("sha1sum", a)?.as_bytes()))))
 }
 fn sha256sum(_: &mut Exec<'_>, a: &[Value]) -> R {
-    Ok(Value::str(hex(&sha2::Sha256::digest(
-        s1("sha256sum", a)?.as_bytes(),
-    ))))
+    Ok(Value::str(hex(&sha2::Sha256::digest(s1("sha256sum", a)?.as_bytes()))))
 }
 fn sha512sum(_: &mut Exec<'_>, a: &[Value]) -> R {
-    Ok(Value::str(hex(&sha2::Sha512::digest(
-        s1("sha512sum", a)?.as_bytes(),
-    ))))
+    Ok(Value::str(hex(&sha2::Sha512::digest(s1("sha512sum", a)?.as_bytes()))))
 }
 fn adler32sum(_: &mut Exec<'_>, a: &[Value]) -> R {
     let v = s1("adler32sum", a)?;
@@ -677,32 +604,24 @@ fn adler32sum(_: &mut Exec<'_>, a: &[Value]) -> R {
     Ok(Value::str(h.checksum().to_string()))
 }
 fn b64enc(_: &mut Exec<'_>, a: &[Value]) -> R {
-    Ok(Value::str(
-        base64::engine::general_purpose::STANDARD.encode(s1("b64enc", a)?),
-    ))
+    Ok(Value::str(base64::engine::general_purpose::STANDARD.encode(s1("b64enc", a)?)))
 }
 fn b64dec(_: &mut Exec<'_>, a: &[Value]) -> R {
     let v = s1("b64dec", a)?;
-    Ok(Value::str(
-        match base64::engine::general_purpose::STANDARD.decode(v.as_bytes()) {
-            Ok(b) => String::from_utf8_lossy(&b).into_owned(),
-            Err(e) => e.to_string(),
-        },
-    ))
+    Ok(Value::str(match base64::engine::general_purpose::STANDARD.decode(v.as_bytes()) {
+        Ok(b) => String::from_utf8_lossy(&b).into_owned(),
+        Err(e) => e.to_string(),
+    }))
 }
 fn b32enc(_: &mut Exec<'_>, a: &[Value]) -> R {
-    Ok(Value::str(
-        data_encoding::BASE32.encode(s1("b32enc", a)?.as_bytes()),
-    ))
+    Ok(Value::str(data_encoding::BASE32.encode(s1("b32enc", a)?.as_bytes())))
 }
 fn b32dec(_: &mut Exec<'_>, a: &[Value]) -> R {
     let v = s1("b32dec", a)?;
-    Ok(Value::str(
-        match data_encoding::BASE32.decode(v.as_bytes()) {
-            Ok(b) => String::from_utf8_lossy(&b).into_owned(),
-            Err(e) => e.to_string(),
-        },
-    ))
+    Ok(Value::str(match data_encoding::BASE32.decode(v.as_bytes()) {
+        Ok(b) => String::from_utf8_lossy(&b).into_owned(),
+        Err(e) => e.to_string(),
+    }))
 }
 fn uuidv4(_: &mut Exec<'_>, _a: &[Value]) -> R {
     Ok(Value::str(uuid::Uuid::new_v4().to_string()))
@@ -712,9 +631,7 @@ fn rand_bytes(_: &mut Exec<'_>, a: &[Value]) -> R {
     let n = to_i64(&a[0]).max(0) as usize;
     let mut b = vec![0u8; n];
     rand::rng().fill(&mut b[..]);
-    Ok(Value::str(
-        base64::engine::general_purpose::STANDARD.encode(b),
-    ))
+    Ok(Value::str(base64::engine::general_purpose::STANDARD.encode(b)))
 }
 
 // ---- conversions / math ----------------------------------------------------
@@ -737,18 +654,14 @@ fn float64(_: &mut Exec<'_>, a: &[Value]) -> R {
 }
 fn to_decimal(_: &mut Exec<'_>, a: &[Value]) -> R {
     arity("toDecimal", a, 1)?;
-    Ok(Value::Int64(
-        i64::from_str_radix(&strval(&a[0]), 8).unwrap_or(0),
-    ))
+    Ok(Value::Int64(i64::from_str_radix(&strval(&a[0]), 8).unwrap_or(0)))
 }
 fn add1(_: &mut Exec<'_>, a: &[Value]) -> R {
     arity("add1", a, 1)?;
     Ok(Value::Int64(to_i64(&a[0]).wrapping_add(1)))
 }
 fn add(_: &mut Exec<'_>, a: &[Value]) -> R {
-    Ok(Value::Int64(
-        a.iter().map(to_i64).fold(0i64, |x, y| x.wrapping_add(y)),
-    ))
+    Ok(Value::Int64(a.iter().map(to_i64).fold(0i64, |x, y| x.wrapping_add(y))))
 }
 fn sub(_: &mut Exec<'_>, a: &[Value]) -> R {
     arity("sub", a, 2)?;
@@ -772,9 +685,7 @@ fn modulo(_: &mut Exec<'_>, a: &[Value]) -> R {
 }
 fn mul(_: &mut Exec<'_>, a: &[Value]) -> R {
     min_arity("mul", a, 1)?;
-    Ok(Value::Int64(
-        a.iter().map(to_i64).fold(1i64, |x, y| x.wrapping_mul(y)),
-    ))
+    Ok(Value::Int64(a.iter().map(to_i64).fold(1i64, |x, y| x.wrapping_mul(y))))
 }
 fn max(_: &mut Exec<'_>, a: &[Value]) -> R {
     min_arity("max", a, 1)?;
@@ -803,40 +714,26 @@ impl Dec {
         let (neg, digits, dp) = crate::value::shortest_digits(f);
         let mant: i128 = digits.parse().ok()?;
         let exp = dp - digits.len() as i32;
-        Some(Dec {
-            mant: if neg { -mant } else { mant },
-            exp,
-        })
+        Some(Dec { mant: if neg { -mant } else { mant }, exp })
     }
 
     fn to_f64(self) -> f64 {
-        format!("{}e{}", self.mant, self.exp)
-            .parse()
-            .unwrap_or(f64::NAN)
+        format!("{}e{}", self.mant, self.exp).parse().unwrap_or(f64::NAN)
     }
 
     fn scale_to(self, exp: i32) -> Option<Dec> {
         let diff = u32::try_from(self.exp - exp).ok()?;
-        Some(Dec {
-            mant: self.mant.checked_mul(10i128.checked_pow(diff)?)?,
-            exp,
-        })
+        Some(Dec { mant: self.mant.checked_mul(10i128.checked_pow(diff)?)?, exp })
     }
 
     fn add(self, o: Dec) -> Option<Dec> {
         let e = self.exp.min(o.exp);
         let (a, b) = (self.scale_to(e)?, o.scale_to(e)?);
-        Some(Dec {
-            mant: a.mant.checked_add(b.mant)?,
-            exp: e,
-        })
+        Some(Dec { mant: a.mant.checked_add(b.mant)?, exp: e })
     }
 
     fn mul(self, o: Dec) -> Option<Dec> {
-        Some(Dec {
-            mant: self.mant.checked_mul(o.mant)?,
-            exp: self.exp + o.exp,
-        })
+        Some(Dec { mant: self.mant.checked_mul(o.mant)?, exp: self.exp + o.exp })
     }
 
     /// Division rounded (half away from zero) to 16 fractional digits.
@@ -852,15 +749,8 @@ impl Dec {
             self.mant / 10i128.checked_pow((-k) as u32)?
         };
         let q = num / o.mant;
-        let rounded = if q.abs() % 10 >= 5 {
-            q / 10 + q.signum()
-        } else {
-            q / 10
-        };
-        Some(Dec {
-            mant: rounded,
-            exp: -16,
-        })
+        let rounded = if q.abs() % 10 >= 5 { q / 10 + q.signum() } else { q / 10 };
+        Some(Dec { mant: rounded, exp: -16 })
     }
 }
 
@@ -895,12 +785,7 @@ fn subf(_: &mut Exec<'_>, a: &[Value]) -> R {
         "subf",
         &a[0],
         &a[1..],
-        |x, y| {
-            x.add(Dec {
-                mant: -y.mant,
-                exp: y.exp,
-            })
-        },
+        |x, y| x.add(Dec { mant: -y.mant, exp: y.exp }),
         |x, y| x - y,
     )
 }
@@ -936,11 +821,7 @@ fn round(_: &mut Exec<'_>, a: &[Value]) -> R {
     let mut v = f * m;
     let frac = v - v.trunc();
     let rp = if a.len() > 2 { to_f64(&a[2]) } else { 0.5 };
-    v = if frac.abs() >= rp {
-        v.trunc() + v.signum()
-    } else {
-        v.trunc()
-    };
+    v = if frac.abs() >= rp { v.trunc() + v.signum() } else { v.trunc() };
     Ok(Value::Float(v / m))
 }
 fn until(_: &mut Exec<'_>, a: &[Value]) -> R {
@@ -1013,10 +894,7 @@ fn empty(_: &mut Exec<'_>, a: &[Value]) -> R {
     Ok(Value::Bool(a[0].is_empty()))
 }
 fn coalesce(_: &mut Exec<'_>, a: &[Value]) -> R {
-    Ok(a.iter()
-        .find(|v| !v.is_empty())
-        .cloned()
-        .unwrap_or(Value::Nil))
+    Ok(a.iter().find(|v| !v.is_empty()).cloned().unwrap_or(Value::Nil))
 }
 fn all(_: &mut Exec<'_>, a: &[Value]) -> R {
     Ok(Value::Bool(a.iter().all(|v| !v.is_empty())))
@@ -1026,11 +904,7 @@ fn any(_: &mut Exec<'_>, a: &[Value]) -> R {
 }
 fn ternary(_: &mut Exec<'_>, a: &[Value]) -> R {
     arity("ternary", a, 3)?;
-    Ok(if a[2].truthy() {
-        a[0].clone()
-    } else {
-        a[1].clone()
-    })
+    Ok(if a[2].truthy() { a[0].clone() } else { a[1].clone() })
 }
 fn deep_copy(_: &mut Exec<'_>, a: &[Value]) -> R {
     arity("deepCopy", a, 1)?;
@@ -1162,10 +1036,7 @@ fn get(_: &mut Exec<'_>, a: &[Value]) -> R {
     arity("get", a, 2)?;
     let m = map_arg("get", &a[0])?;
     let k = s(&a[1]);
-    Ok(m.borrow()
-        .get(&k)
-        .cloned()
-        .unwrap_or_else(|| Value::str("")))
+    Ok(m.borrow().get(&k).cloned().unwrap_or_else(|| Value::str("")))
 }
 fn set(_: &mut Exec<'_>, a: &[Value]) -> R {
     arity("set", a, 3)?;
@@ -1235,9 +1106,7 @@ fn omit(_: &mut Exec<'_>, a: &[Value]) -> R {
 fn values(_: &mut Exec<'_>, a: &[Value]) -> R {
     arity("values", a, 1)?;
     let m = map_arg("values", &a[0])?;
-    Ok(Value::from(
-        m.borrow().values().cloned().collect::<Vec<_>>(),
-    ))
+    Ok(Value::from(m.borrow().values().cloned().collect::<Vec<_>>()))
 }
 
 /// mergo's deep merge of `src` into `dst`.
@@ -1245,11 +1114,8 @@ pub(crate) fn mergo(dst: &crate::value::MapRef, src: &crate::value::MapRef, over
     if Rc::ptr_eq(dst, src) {
         return;
     }
-    let entries: Vec<(String, Value)> = src
-        .borrow()
-        .iter()
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
+    let entries: Vec<(String, Value)> =
+        src.borrow().iter().map(|(k, v)| (k.clone(), v.clone())).collect();
     for (k, sv) in entries {
         let dv = dst.borrow().get(&k).cloned();
         if let (Some(Value::Map(dm)), Value::Map(sm)) = (&dv, &sv) {
@@ -1321,21 +1187,13 @@ fn list(_: &mut Exec<'_>, a: &[Value]) -> R {
 }
 fn append(_: &mut Exec<'_>, a: &[Value]) -> R {
     arity("append", a, 2)?;
-    let mut l = if a[0].is_nil() {
-        Vec::new()
-    } else {
-        list_of("append", &a[0])?
-    };
+    let mut l = if a[0].is_nil() { Vec::new() } else { list_of("append", &a[0])? };
     l.push(a[1].clone());
     Ok(Value::from(l))
 }
 fn prepend(_: &mut Exec<'_>, a: &[Value]) -> R {
     arity("prepend", a, 2)?;
-    let mut l = if a[0].is_nil() {
-        Vec::new()
-    } else {
-        list_of("prepend", &a[0])?
-    };
+    let mut l = if a[0].is_nil() { Vec::new() } else { list_of("prepend", &a[0])? };
     l.insert(0, a[1].clone());
     Ok(Value::from(l))
 }
@@ -1344,10 +1202,7 @@ fn first(_: &mut Exec<'_>, a: &[Value]) -> R {
     if a[0].is_nil() {
         return Ok(Value::Nil);
     }
-    Ok(list_of("first", &a[0])?
-        .into_iter()
-        .next()
-        .unwrap_or(Value::Nil))
+    Ok(list_of("first", &a[0])?.into_iter().next().unwrap_or(Value::Nil))
 }
 fn rest(_: &mut Exec<'_>, a: &[Value]) -> R {
     arity("rest", a, 1)?;
@@ -1399,11 +1254,7 @@ fn uniq(_: &mut Exec<'_>, a: &[Value]) -> R {
 fn without(_: &mut Exec<'_>, a: &[Value]) -> R {
     min_arity("without", a, 1)?;
     let l = list_of("without", &a[0])?;
-    Ok(Value::from(
-        l.into_iter()
-            .filter(|v| !a[1..].contains(v))
-            .collect::<Vec<_>>(),
-    ))
+    Ok(Value::from(l.into_iter().filter(|v| !a[1..].contains(v)).collect::<Vec<_>>()))
 }
 fn has(_: &mut Exec<'_>, a: &[Value]) -> R {
     arity("has", a, 2)?;
@@ -1411,10 +1262,7 @@ fn has(_: &mut Exec<'_>, a: &[Value]) -> R {
         return Ok(Value::Bool(false));
     }
     let l = list_of("has", &a[1])?;
-    Ok(Value::Bool(
-        l.iter()
-            .any(|v| *v == a[0] && v.type_name() == a[0].type_name()),
-    ))
+    Ok(Value::Bool(l.iter().any(|v| *v == a[0] && v.type_name() == a[0].type_name())))
 }
 fn slice(_: &mut Exec<'_>, a: &[Value]) -> R {
     min_arity("slice", a, 1)?;
@@ -1431,9 +1279,7 @@ fn slice(_: &mut Exec<'_>, a: &[Value]) -> R {
     let i = a.get(1).map(to_i64).unwrap_or(0).max(0) as usize;
     let j = a.get(2).map(to_i64).unwrap_or(l.len() as i64).max(0) as usize;
     if i > j || j > l.len() {
-        return Err(FnError::Msg(format!(
-            "runtime error: slice bounds out of range [{i}:{j}]"
-        )));
+        return Err(FnError::Msg(format!("runtime error: slice bounds out of range [{i}:{j}]")));
     }
     Ok(Value::from(l[i..j].to_vec()))
 }
@@ -1450,19 +1296,13 @@ fn concat(_: &mut Exec<'_>, a: &[Value]) -> R {
 fn compact(_: &mut Exec<'_>, a: &[Value]) -> R {
     arity("compact", a, 1)?;
     let l = list_of("compact", &a[0])?;
-    Ok(Value::from(
-        l.into_iter().filter(|v| !v.is_empty()).collect::<Vec<_>>(),
-    ))
+    Ok(Value::from(l.into_iter().filter(|v| !v.is_empty()).collect::<Vec<_>>()))
 }
 fn chunk(_: &mut Exec<'_>, a: &[Value]) -> R {
     arity("chunk", a, 2)?;
     let n = to_i64(&a[0]).max(1) as usize;
     let l = list_of("chunk", &a[1])?;
-    Ok(Value::from(
-        l.chunks(n)
-            .map(|c| Value::from(c.to_vec()))
-            .collect::<Vec<_>>(),
-    ))
+    Ok(Value::from(l.chunks(n).map(|c| Value::from(c.to_vec())).collect::<Vec<_>>()))
 }
 
 // ---- regex -------------------------------------------------------------------
@@ -1472,11 +1312,7 @@ fn re(p: &str) -> Result<Regex, FnError> {
 }
 fn regex_match(_: &mut Exec<'_>, a: &[Value]) -> R {
     arity("regexMatch", a, 2)?;
-    Ok(Value::Bool(
-        re(&s(&a[0]))
-            .map(|r| r.is_match(&s(&a[1])))
-            .unwrap_or(false),
-    ))
+    Ok(Value::Bool(re(&s(&a[0])).map(|r| r.is_match(&s(&a[1]))).unwrap_or(false)))
 }
 fn must_regex_match(_: &mut Exec<'_>, a: &[Value]) -> R {
     arity("mustRegexMatch", a, 2)?;
@@ -1488,21 +1324,13 @@ fn regex_find_all(_: &mut Exec<'_>, a: &[Value]) -> R {
     let v = s(&a[1]);
     let n = to_i64(&a[2]);
     let it = r.find_iter(&v).map(|m| Value::str(m.as_str()));
-    let out: Vec<Value> = if n < 0 {
-        it.collect()
-    } else {
-        it.take(n as usize).collect()
-    };
+    let out: Vec<Value> = if n < 0 { it.collect() } else { it.take(n as usize).collect() };
     Ok(Value::from(out))
 }
 fn regex_find(_: &mut Exec<'_>, a: &[Value]) -> R {
     arity("regexFind", a, 2)?;
     let r = re(&s(&a[0]))?;
-    Ok(Value::str(
-        r.find(&s(&a[1]))
-            .map(|m| m.as_str().to_string())
-            .unwrap_or_default(),
-    ))
+    Ok(Value::str(r.find(&s(&a[1])).map(|m| m.as_str().to_string()).unwrap_or_default()))
 }
 fn regex_replace_all(_: &mut Exec<'_>, a: &[Value]) -> R {
     arity("regexReplaceAll", a, 3)?;
@@ -1512,9 +1340,7 @@ fn regex_replace_all(_: &mut Exec<'_>, a: &[Value]) -> R {
 fn regex_replace_all_literal(_: &mut Exec<'_>, a: &[Value]) -> R {
     arity("regexReplaceAllLiteral", a, 3)?;
     let r = re(&s(&a[0]))?;
-    Ok(Value::str(
-        r.replace_all(&s(&a[1]), regex::NoExpand(&s(&a[2]))),
-    ))
+    Ok(Value::str(r.replace_all(&s(&a[1]), regex::NoExpand(&s(&a[2])))))
 }
 fn regex_split(_: &mut Exec<'_>, a: &[Value]) -> R {
     arity("regexSplit", a, 3)?;
@@ -1556,10 +1382,8 @@ fn get_host_by_name(_: &mut Exec<'_>, _a: &[Value]) -> R {
 fn url_parse(_: &mut Exec<'_>, a: &[Value]) -> R {
     let v = s1("urlParse", a)?;
     let mut m = Map::new();
-    let (scheme, rest) = v
-        .split_once("://")
-        .map(|(a, b)| (a.to_string(), b.to_string()))
-        .unwrap_or_default();
+    let (scheme, rest) =
+        v.split_once("://").map(|(a, b)| (a.to_string(), b.to_string())).unwrap_or_default();
     let (rest, fragment) = rest
         .split_once('#')
         .map(|(a, b)| (a.to_string(), b.to_string()))
@@ -1578,10 +1402,7 @@ fn url_parse(_: &mut Exec<'_>, a: &[Value]) -> R {
         .unwrap_or((String::new(), hostpart.clone()));
     m.insert("scheme".into(), Value::str(scheme));
     m.insert("host".into(), Value::str(host.clone()));
-    m.insert(
-        "hostname".into(),
-        Value::str(host.split(':').next().unwrap_or("")),
-    );
+    m.insert("hostname".into(), Value::str(host.split(':').next().unwrap_or("")));
     m.insert("path".into(), Value::str(path));
     m.insert("query".into(), Value::str(query));
     m.insert("opaque".into(), Value::str(""));

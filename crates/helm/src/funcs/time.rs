@@ -42,9 +42,8 @@ fn as_time(v: &Value) -> DateTime<FixedOffset> {
                 // keep the original offset when it is shown
                 if let Value::Str(_) = o.to_plain() {
                     let plain = o.to_plain();
-                    if let Some(t) = plain
-                        .as_str()
-                        .and_then(|t| DateTime::parse_from_rfc3339(t).ok())
+                    if let Some(t) =
+                        plain.as_str().and_then(|t| DateTime::parse_from_rfc3339(t).ok())
                     {
                         return t;
                     }
@@ -109,19 +108,13 @@ pub(crate) fn parse_duration(text: &str) -> Result<i64, String> {
     }
     let mut total: f64 = 0.0;
     while !s.is_empty() {
-        let num_len = s
-            .bytes()
-            .take_while(|c| c.is_ascii_digit() || *c == b'.')
-            .count();
+        let num_len = s.bytes().take_while(|c| c.is_ascii_digit() || *c == b'.').count();
         if num_len == 0 {
             return Err(err());
         }
         let num: f64 = s[..num_len].parse().map_err(|_| err())?;
         s = &s[num_len..];
-        let unit_len = s
-            .bytes()
-            .take_while(|c| !(c.is_ascii_digit() || *c == b'.'))
-            .count();
+        let unit_len = s.bytes().take_while(|c| !(c.is_ascii_digit() || *c == b'.')).count();
         let unit = &s[..unit_len];
         s = &s[unit_len..];
         let mult: f64 = match unit {
@@ -183,23 +176,15 @@ fn parse_with_layout(layout: &str, value: &str) -> Result<DateTime<FixedOffset>,
         return Ok(d.and_utc().fixed_offset());
     }
     if let Ok(d) = chrono::NaiveDate::parse_from_str(value, &fmt) {
-        return Ok(d
-            .and_hms_opt(0, 0, 0)
-            .expect("midnight")
-            .and_utc()
-            .fixed_offset());
+        return Ok(d.and_hms_opt(0, 0, 0).expect("midnight").and_utc().fixed_offset());
     }
-    Err(format!(
-        "parsing time {value:?} as {layout:?}: cannot parse"
-    ))
+    Err(format!("parsing time {value:?} as {layout:?}: cannot parse"))
 }
 
 fn to_date(_: &mut Exec<'_>, a: &[Value]) -> R {
     arity("toDate", a, 2)?;
     let t = parse_with_layout(&s(&a[0]), &s(&a[1])).unwrap_or_else(|_| {
-        DateTime::from_timestamp(-62135596800, 0)
-            .expect("zero")
-            .fixed_offset()
+        DateTime::from_timestamp(-62135596800, 0).expect("zero").fixed_offset()
     });
     Ok(Value::Object(Rc::new(TimeObj(t))))
 }
@@ -267,28 +252,21 @@ fn duration(_: &mut Exec<'_>, a: &[Value]) -> R {
         Value::Int64(i) => *i,
         _ => 0,
     };
-    Ok(Value::str(duration_string(
-        secs.saturating_mul(1_000_000_000),
-    )))
+    Ok(Value::str(duration_string(secs.saturating_mul(1_000_000_000))))
 }
 fn duration_round(_: &mut Exec<'_>, a: &[Value]) -> R {
     arity("durationRound", a, 1)?;
     let ns = match &a[0] {
         Value::Str(x) => parse_duration(x).unwrap_or(0),
-        Value::Object(_) => (Local::now().fixed_offset() - as_time(&a[0]))
-            .num_nanoseconds()
-            .unwrap_or(0),
+        Value::Object(_) => {
+            (Local::now().fixed_offset() - as_time(&a[0])).num_nanoseconds().unwrap_or(0)
+        }
         v => to_i64(v),
     };
     let u = ns.unsigned_abs();
     let sec = 1_000_000_000u64;
-    let (minute, hour, day, month, year) = (
-        60 * sec,
-        3600 * sec,
-        86400 * sec,
-        30 * 86400 * sec,
-        365 * 86400 * sec,
-    );
+    let (minute, hour, day, month, year) =
+        (60 * sec, 3600 * sec, 86400 * sec, 30 * 86400 * sec, 365 * 86400 * sec);
     let r = if u > year {
         format!("{}y", u / year)
     } else if u > month {
@@ -321,15 +299,8 @@ const MONTHS: [&str; 12] = [
     "November",
     "December",
 ];
-const DAYS: [&str; 7] = [
-    "Sunday",
-    "Monday",
-    "Tuesday",
-    "Wednesday",
-    "Thursday",
-    "Friday",
-    "Saturday",
-];
+const DAYS: [&str; 7] =
+    ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"];
 
 /// Formats a time with a Go layout string.
 pub fn go_time_format(t: &DateTime<FixedOffset>, layout: &str) -> String {
@@ -388,11 +359,7 @@ pub fn go_time_format(t: &DateTime<FixedOffset>, layout: &str) -> String {
             }
             i += 5;
         } else if take("-07") {
-            out.push_str(&format!(
-                "{}{:02}",
-                if off < 0 { '-' } else { '+' },
-                off.abs() / 3600
-            ));
+            out.push_str(&format!("{}{:02}", if off < 0 { '-' } else { '+' }, off.abs() / 3600));
             i += 3;
         } else if take("01") {
             out.push_str(&format!("{:02}", t.month()));
@@ -425,10 +392,7 @@ pub fn go_time_format(t: &DateTime<FixedOffset>, layout: &str) -> String {
             out.push_str(if t.hour() >= 12 { "pm" } else { "am" });
             i += 2;
         } else if (take(".0") || take(".9") || take(",0") || take(",9"))
-            && rest[1..]
-                .bytes()
-                .next()
-                .is_some_and(|c| c == b'0' || c == b'9')
+            && rest[1..].bytes().next().is_some_and(|c| c == b'0' || c == b'9')
         {
             let digit = rest.as_bytes()[1];
             let n = rest[1..].bytes().take_while(|c| *c == digit).count();
@@ -489,9 +453,6 @@ mod tests {
             go_time_format(&t, "2006-01-02 15:04:05.000 Jan Mon"),
             "2024-03-05 07:08:09.120 Mar Tue"
         );
-        assert_eq!(
-            go_time_format(&t, "2006-01-02T15:04:05Z07:00"),
-            "2024-03-05T07:08:09Z"
-        );
+        assert_eq!(go_time_format(&t, "2006-01-02T15:04:05Z07:00"), "2024-03-05T07:08:09Z");
     }
 }

@@ -81,9 +81,8 @@ impl<'a> Exec<'a> {
 
     /// Executes the template `name` with `dot`, returning its output.
     pub fn execute(&mut self, name: &str, dot: Value) -> R<String> {
-        let tree = self.find(name).ok_or_else(|| TemplateError::NoTemplate {
-            name: name.to_string(),
-        })?;
+        let tree =
+            self.find(name).ok_or_else(|| TemplateError::NoTemplate { name: name.to_string() })?;
         let mut out = String::new();
         self.run_tree(&tree, name, dot, &mut out)?;
         Ok(out)
@@ -140,14 +139,11 @@ impl<'a> Exec<'a> {
         match r {
             Ok(s) => Ok(s.replace("<no value>", "")),
             Err(TemplateError::Fail { location, message }) => {
-                Err(FnError::Nested(Box::new(TemplateError::Fail {
-                    location,
-                    message,
-                })))
+                Err(FnError::Nested(Box::new(TemplateError::Fail { location, message })))
             }
-            Err(e) => Err(FnError::Msg(format!(
-                "error during tpl function execution for {text:?}: {e}"
-            ))),
+            Err(e) => {
+                Err(FnError::Msg(format!("error during tpl function execution for {text:?}: {e}")))
+            }
         }
     }
 
@@ -258,11 +254,8 @@ impl<'a> Exec<'a> {
                 }
             }
             Value::Map(m) => {
-                let entries: Vec<(String, Value)> = m
-                    .borrow()
-                    .iter()
-                    .map(|(k, v)| (k.clone(), v.clone()))
-                    .collect();
+                let entries: Vec<(String, Value)> =
+                    m.borrow().iter().map(|(k, v)| (k.clone(), v.clone())).collect();
                 for (k, e) in entries {
                     ran = true;
                     assign(self, Value::str(&k), &e);
@@ -309,11 +302,8 @@ impl<'a> Exec<'a> {
                     }
                 }
                 Value::Map(m) => {
-                    let entries: Vec<(String, Value)> = m
-                        .borrow()
-                        .iter()
-                        .map(|(k, v)| (k.clone(), v.clone()))
-                        .collect();
+                    let entries: Vec<(String, Value)> =
+                        m.borrow().iter().map(|(k, v)| (k.clone(), v.clone())).collect();
                     for (k, e) in entries {
                         ran = true;
                         assign(self, Value::str(&k), &e);

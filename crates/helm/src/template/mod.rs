@@ -91,37 +91,22 @@ mod tests {
     #[test]
     fn actions_and_control_flow() {
         let cases = [
-            (
-                "{{ range $k, $v := .m }}{{ $k }}={{ $v }} {{ end }}",
-                "a=1 b=2 ",
-            ),
+            ("{{ range $k, $v := .m }}{{ $k }}={{ $v }} {{ end }}", "a=1 b=2 "),
             (
                 "{{ range $i, $e := .l }}{{ if eq $e \"w\" }}{{ continue }}{{ end }}{{ $i }}{{ $e }}{{ end }}",
                 "0x2z",
             ),
-            (
-                "{{ range .l }}{{ if eq . \"w\" }}{{ break }}{{ end }}{{ . }}{{ end }}",
-                "x",
-            ),
+            ("{{ range .l }}{{ if eq . \"w\" }}{{ break }}{{ end }}{{ . }}{{ end }}", "x"),
             ("{{ range .missing }}a{{ else }}empty{{ end }}", "empty"),
-            (
-                "{{ $x := 1 }}{{ with .m }}{{ $x = .a }}{{ end }}{{ $x }}",
-                "1",
-            ),
+            ("{{ $x := 1 }}{{ with .m }}{{ $x = .a }}{{ end }}{{ $x }}", "1"),
             ("{{ if .n }}a{{ else if .z }}b{{ else }}c{{ end }}", "c"),
-            (
-                "{{ with .missing }}a{{ else with .s }}{{ . }}{{ end }}",
-                "str",
-            ),
+            ("{{ with .missing }}a{{ else with .s }}{{ . }}{{ end }}", "str"),
             ("a {{- 1 -}} b", "a1b"),
             ("{{/* c */}}x{{- /* c */ -}} y", "xy"),
             ("{{ .missing }}|{{ .m.zz }}", "<no value>|<no value>"),
             ("{{ and .missing .missing.deeper }}", "<no value>"),
             ("{{ or .s .missing.deeper }}", "str"),
-            (
-                "{{ define \"d\" }}[{{ . }}]{{ end }}{{ template \"d\" .s }}",
-                "[str]",
-            ),
+            ("{{ define \"d\" }}[{{ . }}]{{ end }}{{ template \"d\" .s }}", "[str]"),
             ("{{ block \"b\" .s }}<{{ . }}>{{ end }}", "<str>"),
             ("{{ $m := .m }}{{ $_ := set $m \"c\" 3 }}{{ .m.c }}", "3"),
             ("{{ (.m).a }} {{ $.s }}", "1 str"),
@@ -149,19 +134,10 @@ mod tests {
     fn parse_errors_name_the_line() {
         for (src, want) in [
             ("a\n{{ if true }}", "parse error at (t:2): unexpected EOF"),
-            (
-                "{{ nofunc }}",
-                "parse error at (t:1): function \"nofunc\" not defined",
-            ),
-            (
-                "\n\n{{ $x }}",
-                "parse error at (t:3): undefined variable \"$x\"",
-            ),
+            ("{{ nofunc }}", "parse error at (t:1): function \"nofunc\" not defined"),
+            ("\n\n{{ $x }}", "parse error at (t:3): undefined variable \"$x\""),
             ("{{ end }}", "parse error at (t:1): unexpected {{end}}"),
-            (
-                "{{ break }}",
-                "parse error at (t:1): {{break}} outside {{range}}",
-            ),
+            ("{{ break }}", "parse error at (t:1): {{break}} outside {{range}}"),
         ] {
             let e = run(src, Value::Nil).unwrap_err();
             assert_eq!(e.to_string(), want, "template {src:?}");

@@ -40,11 +40,7 @@ pub enum Node {
     If(Branch),
     Range(Branch),
     With(Branch),
-    Template {
-        pos: usize,
-        name: Rc<str>,
-        pipe: Option<Pipe>,
-    },
+    Template { pos: usize, name: Rc<str>, pipe: Option<Pipe> },
     Break(usize),
     Continue(usize),
 }
@@ -148,11 +144,7 @@ pub fn parse(
     if let Some(e) = end {
         return Err(p.err_at(e.1, &format!("unexpected {{{{{}}}}}", e.0)));
     }
-    let tree = Rc::new(Tree {
-        parse_name,
-        source,
-        root,
-    });
+    let tree = Rc::new(Tree { parse_name, source, root });
     Ok((tree, p.defines))
 }
 
@@ -298,19 +290,11 @@ impl<'a> Parser<'a> {
                     } else {
                         None
                     };
-                    nodes.push(Node::Template {
-                        pos: fpos,
-                        name,
-                        pipe,
-                    });
+                    nodes.push(Node::Template { pos: fpos, name, pipe });
                 }
                 Tok::Break | Tok::Continue => {
                     if self.range_depth == 0 {
-                        let kw = if first == Tok::Break {
-                            "break"
-                        } else {
-                            "continue"
-                        };
+                        let kw = if first == Tok::Break { "break" } else { "continue" };
                         return Err(
                             self.err_at(fpos, &format!("{{{{{kw}}}}} outside {{{{range}}}}"))
                         );
@@ -387,12 +371,7 @@ impl<'a> Parser<'a> {
             }
         }
         self.vars.truncate(mark);
-        let b = Branch {
-            pos,
-            pipe,
-            list,
-            else_list,
-        };
+        let b = Branch { pos, pipe, list, else_list };
         Ok(match kind {
             Tok::If => Node::If(b),
             Tok::With => Node::With(b),
@@ -424,10 +403,7 @@ impl<'a> Parser<'a> {
             root: list,
         });
         // An empty redefinition does not replace an existing template.
-        let empty = tree
-            .root
-            .iter()
-            .all(|n| matches!(n, Node::Text(t) if t.trim().is_empty()));
+        let empty = tree.root.iter().all(|n| matches!(n, Node::Text(t) if t.trim().is_empty()));
         if !(empty && self.defines.contains_key(name.as_ref())) {
             self.defines.insert(name.to_string(), tree);
         }
@@ -440,11 +416,8 @@ impl<'a> Parser<'a> {
             _ => return Err(self.err_at(pos, "unexpected token in block clause")),
         };
         self.tpos = 2;
-        let pipe = if self.tpos < self.toks.len() {
-            Some(self.pipeline("block", false)?)
-        } else {
-            None
-        };
+        let pipe =
+            if self.tpos < self.toks.len() { Some(self.pipeline("block", false)?) } else { None };
         let saved_vars = std::mem::replace(&mut self.vars, vec![Rc::from("$")]);
         let (list, end) = self.list(false)?;
         self.vars = saved_vars;
@@ -563,12 +536,7 @@ impl<'a> Parser<'a> {
                 self.vars.push(v.clone());
             }
         }
-        Ok(Pipe {
-            pos,
-            decl,
-            is_assign,
-            cmds,
-        })
+        Ok(Pipe { pos, decl, is_assign, cmds })
     }
 
     fn command(&mut self) -> Result<Cmd, TemplateError> {
@@ -591,11 +559,7 @@ impl<'a> Parser<'a> {
         }
         let text = self.src.get(start..end_pos).unwrap_or("").trim_end();
         let text = text.trim_end_matches("}}").trim_end_matches('-').trim_end();
-        Ok(Cmd {
-            pos: start,
-            args,
-            text: Rc::from(text),
-        })
+        Ok(Cmd { pos: start, args, text: Rc::from(text) })
     }
 
     fn operand(&mut self) -> Result<Arg, TemplateError> {
@@ -658,11 +622,7 @@ impl<'a> Parser<'a> {
             self.tpos += 1;
             fields.push(f2);
         }
-        if fields.is_empty() {
-            Ok(base)
-        } else {
-            Ok(Arg::Chain(Box::new(base), fields))
-        }
+        if fields.is_empty() { Ok(base) } else { Ok(Arg::Chain(Box::new(base), fields)) }
     }
 
     // ---- lexer -----------------------------------------------------------
@@ -806,8 +766,7 @@ impl<'a> Parser<'a> {
                         if j == i + 1 {
                             self.toks.push((Tok::Dot, tp));
                         } else {
-                            self.toks
-                                .push((Tok::Field(Rc::from(&self.src[i + 1..j])), tp));
+                            self.toks.push((Tok::Field(Rc::from(&self.src[i + 1..j])), tp));
                         }
                         i = j;
                     }
@@ -929,10 +888,7 @@ pub(crate) fn unquote(s: &str) -> Result<String, String> {
             '0'..='7' => {
                 let mut v = e.to_digit(8).unwrap_or(0);
                 for _ in 0..2 {
-                    let d = it
-                        .next()
-                        .and_then(|c| c.to_digit(8))
-                        .ok_or("invalid syntax")?;
+                    let d = it.next().and_then(|c| c.to_digit(8)).ok_or("invalid syntax")?;
                     v = v * 8 + d;
                 }
                 out.push(char::from_u32(v).ok_or("invalid syntax")?);

@@ -44,11 +44,7 @@ pub fn fixtures_dir() -> PathBuf {
         Some(p) => PathBuf::from(p),
         None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures/charts"),
     };
-    assert!(
-        p.is_dir(),
-        "chart fixtures not found at {} (set ENGINE_FIXTURES_DIR)",
-        p.display()
-    );
+    assert!(p.is_dir(), "chart fixtures not found at {} (set ENGINE_FIXTURES_DIR)", p.display());
     p
 }
 
@@ -61,9 +57,7 @@ pub fn fixture(name: &str) -> PathBuf {
 
 /// A values file of this test suite.
 pub fn values_file(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/values")
-        .join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/values").join(name)
 }
 
 /// Inputs shared by both renderers.
@@ -96,11 +90,7 @@ pub fn helm_template(chart: &Path, inp: &Inputs) -> Result<String, String> {
 /// Runs `helm template` on an `oci://` chart of a loopback registry
 /// (plain HTTP); returns stdout or the error text.
 pub fn helm_template_oci(reference: &str, version: &str, inp: &Inputs) -> Result<String, String> {
-    run_helm_template(
-        OsStr::new(reference),
-        &["--version", version, "--plain-http"],
-        inp,
-    )
+    run_helm_template(OsStr::new(reference), &["--version", version, "--plain-http"], inp)
 }
 
 fn run_helm_template(chart: &OsStr, extra: &[&str], inp: &Inputs) -> Result<String, String> {
@@ -123,22 +113,10 @@ fn run_helm_template(chart: &OsStr, extra: &[&str], inp: &Inputs) -> Result<Stri
     for a in &inp.api_versions {
         cmd.arg("--api-versions").arg(a);
     }
-    cmd.env(
-        "HELM_CACHE_HOME",
-        std::env::temp_dir().join("engine-helm-cache"),
-    )
-    .env(
-        "HELM_CONFIG_HOME",
-        std::env::temp_dir().join("engine-helm-config"),
-    )
-    .env(
-        "HELM_DATA_HOME",
-        std::env::temp_dir().join("engine-helm-data"),
-    )
-    .env(
-        "HELM_REGISTRY_CONFIG",
-        std::env::temp_dir().join("engine-helm-registry.json"),
-    );
+    cmd.env("HELM_CACHE_HOME", std::env::temp_dir().join("engine-helm-cache"))
+        .env("HELM_CONFIG_HOME", std::env::temp_dir().join("engine-helm-config"))
+        .env("HELM_DATA_HOME", std::env::temp_dir().join("engine-helm-data"))
+        .env("HELM_REGISTRY_CONFIG", std::env::temp_dir().join("engine-helm-registry.json"));
     let out = cmd.output().expect("running helm");
     if out.status.success() {
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())
@@ -168,9 +146,7 @@ pub fn ours_chart(c: &Chart, inp: &Inputs) -> Result<String, String> {
     if inp.ecdsa_keys {
         opts.key_algorithm = engine_helm::funcs::KeyAlgorithm::EcdsaP256;
     }
-    render(c, &opts)
-        .map(|r| r.manifest_text())
-        .map_err(|e| e.to_string())
+    render(c, &opts).map(|r| r.manifest_text()).map_err(|e| e.to_string())
 }
 
 /// Splits a `helm template` stream into (source, document text).
@@ -189,10 +165,7 @@ pub fn temp_chart(
     values_yaml: &str,
     templates: &[(String, String)],
 ) -> tempfile::TempDir {
-    let dir = tempfile::Builder::new()
-        .prefix("engine-helm-")
-        .tempdir()
-        .expect("tempdir");
+    let dir = tempfile::Builder::new().prefix("engine-helm-").tempdir().expect("tempdir");
     let root = dir.path().join(name);
     std::fs::create_dir_all(root.join("templates")).expect("mkdir");
     std::fs::write(
@@ -245,16 +218,10 @@ impl Registry {
     /// Starts a registry; with `htpasswd` (user, password) basic auth is required.
     pub fn start(htpasswd: Option<(&str, &str)>) -> Registry {
         let bin = registry_bin();
-        let dir = tempfile::Builder::new()
-            .prefix("engine-registry-")
-            .tempdir()
-            .expect("tempdir")
-            .keep();
-        let port = TcpListener::bind("127.0.0.1:0")
-            .expect("bind")
-            .local_addr()
-            .expect("addr")
-            .port();
+        let dir =
+            tempfile::Builder::new().prefix("engine-registry-").tempdir().expect("tempdir").keep();
+        let port =
+            TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port();
         let mut cfg = format!(
             "version: 0.1\nlog:\n  level: error\n  accesslog:\n    disabled: true\nstorage:\n  filesystem:\n    rootdirectory: {}\n  delete:\n    enabled: true\nhttp:\n  addr: 127.0.0.1:{port}\n",
             dir.join("data").display()
@@ -283,20 +250,13 @@ impl Registry {
             .spawn()
             .expect("starting docker-registry");
         let stdin = supervisor.stdin.take();
-        let mut reg = Registry {
-            supervisor,
-            stdin,
-            port,
-        };
+        let mut reg = Registry { supervisor, stdin, port };
         let deadline = Instant::now() + Duration::from_secs(20);
         while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
             if let Ok(Some(status)) = reg.supervisor.try_wait() {
                 panic!("registry exited early ({status}) on port {port}");
             }
-            assert!(
-                Instant::now() < deadline,
-                "registry did not start on port {port}"
-            );
+            assert!(Instant::now() < deadline, "registry did not start on port {port}");
             std::thread::sleep(Duration::from_millis(50));
         }
         reg

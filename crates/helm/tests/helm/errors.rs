@@ -11,17 +11,11 @@ struct Case {
 }
 
 fn chart(c: &Case) -> tempfile::TempDir {
-    let dir = tempfile::Builder::new()
-        .prefix("engine-helm-err-")
-        .tempdir()
-        .expect("tempdir");
+    let dir = tempfile::Builder::new().prefix("engine-helm-err-").tempdir().expect("tempdir");
     let root = dir.path().join("e");
     std::fs::create_dir_all(root.join("templates")).expect("mkdir");
-    std::fs::write(
-        root.join("Chart.yaml"),
-        "apiVersion: v2\nname: e\nversion: 0.1.0\n",
-    )
-    .expect("write");
+    std::fs::write(root.join("Chart.yaml"), "apiVersion: v2\nname: e\nversion: 0.1.0\n")
+        .expect("write");
     std::fs::write(root.join("values.yaml"), c.values).expect("write");
     std::fs::write(
         root.join("templates/_helpers.tpl"),
@@ -79,18 +73,8 @@ const CASES: &[Case] = &[
         values: "",
         schema: None,
     },
-    Case {
-        name: "nil pointer",
-        template: "a: {{ .Values.a.b.c }}\n",
-        values: "",
-        schema: None,
-    },
-    Case {
-        name: "invalid YAML output",
-        template: "a: b: c\n",
-        values: "",
-        schema: None,
-    },
+    Case { name: "nil pointer", template: "a: {{ .Values.a.b.c }}\n", values: "", schema: None },
+    Case { name: "invalid YAML output", template: "a: b: c\n", values: "", schema: None },
     Case {
         name: "schema violation",
         template: "a: {{ .Values.replicas }}\n",
@@ -148,12 +132,7 @@ fn runaway_recursion_is_an_error() {
             "exceeded maximum template depth",
         ),
     ] {
-        let c = Case {
-            name: "recursion",
-            template,
-            values: "",
-            schema: None,
-        };
+        let c = Case { name: "recursion", template, values: "", schema: None };
         let dir = chart(&c);
         let root = dir.path().join("e");
         helm_template(&root, &Inputs::default()).expect_err("helm fails too");

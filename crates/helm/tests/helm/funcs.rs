@@ -70,10 +70,7 @@ fn check(group: &str, cases: &[&str]) {
     std::fs::write(root.join("files/a.txt"), "alpha\nbeta\n").expect("write");
     std::fs::write(root.join("files/conf/b.yaml"), "key: value\n").expect("write");
     std::fs::write(root.join("files/conf/c.yaml"), "other: 1\n").expect("write");
-    let inp = Inputs {
-        sets: vec!["setint=5".into(), "setstr=abc".into()],
-        ..Default::default()
-    };
+    let inp = Inputs { sets: vec!["setint=5".into(), "setstr=abc".into()], ..Default::default() };
     let reference = helm_template(&root, &inp)
         .unwrap_or_else(|e| panic!("helm template failed for {group}: {e}"));
     let mine = ours(&root, &inp).unwrap_or_else(|e| panic!("engine-helm failed for {group}: {e}"));
@@ -82,9 +79,7 @@ fn check(group: &str, cases: &[&str]) {
     let mut failures = Vec::new();
     for (i, case) in cases.iter().enumerate() {
         let key = format!("t/templates/c{i:03}.yaml");
-        let exp = a
-            .get(&key)
-            .unwrap_or_else(|| panic!("helm produced no output for case {case}"));
+        let exp = a.get(&key).unwrap_or_else(|| panic!("helm produced no output for case {case}"));
         let got = b.get(&key).cloned().unwrap_or_default();
         if *exp != got {
             failures.push(format!("case {case:?}\n  helm: {exp:?}\n  ours: {got:?}"));

@@ -32,9 +32,7 @@ fn parse_doc(text: &str) -> Json {
 }
 
 fn is_random(doc: &Json) -> bool {
-    doc.pointer("/metadata/labels")
-        .and_then(|l| l.get(NON_IDEMPOTENT))
-        .is_some()
+    doc.pointer("/metadata/labels").and_then(|l| l.get(NON_IDEMPOTENT)).is_some()
 }
 
 /// Replaces the values of `data` entries (generated material).
@@ -49,9 +47,8 @@ fn mask(doc: &Json) -> Json {
 }
 
 fn pem_der(b64: &str) -> Vec<u8> {
-    let pem = base64::engine::general_purpose::STANDARD
-        .decode(b64.trim())
-        .expect("base64 certificate");
+    let pem =
+        base64::engine::general_purpose::STANDARD.decode(b64.trim()).expect("base64 certificate");
     let pem = String::from_utf8(pem).expect("PEM text");
     let (_, parsed) = x509_parser::pem::parse_x509_pem(pem.as_bytes()).expect("PEM block");
     assert_eq!(parsed.label, "CERTIFICATE", "unexpected PEM label");
@@ -60,11 +57,9 @@ fn pem_der(b64: &str) -> Vec<u8> {
 
 /// Every `tls.crt` is signed by the chart's generated CA.
 fn verify_certificates(docs: &[(String, Json)]) -> usize {
-    let ca_b64 = docs.iter().find_map(|(_, d)| {
-        d.pointer("/data/ca.crt")
-            .and_then(Json::as_str)
-            .map(str::to_string)
-    });
+    let ca_b64 = docs
+        .iter()
+        .find_map(|(_, d)| d.pointer("/data/ca.crt").and_then(Json::as_str).map(str::to_string));
     let Some(ca_b64) = ca_b64 else { return 0 };
     let ca_der = pem_der(&ca_b64);
     let (_, ca) = x509_parser::parse_x509_certificate(&ca_der).expect("CA certificate");
@@ -78,21 +73,13 @@ fn verify_certificates(docs: &[(String, Json)]) -> usize {
         if let Some(crt) = d.pointer("/data/tls.crt").and_then(Json::as_str) {
             let der = pem_der(crt);
             let (_, cert) = x509_parser::parse_x509_certificate(&der).expect("leaf certificate");
-            cert.verify_signature(Some(ca.public_key()))
-                .unwrap_or_else(|e| {
-                    panic!("{src}: tls.crt does not chain to the generated CA: {e:?}")
-                });
-            assert!(
-                cert.validity().is_valid(),
-                "{src}: certificate not currently valid"
-            );
-            let key = d
-                .pointer("/data/tls.key")
-                .and_then(Json::as_str)
-                .expect("tls.key present");
-            let key_pem = base64::engine::general_purpose::STANDARD
-                .decode(key)
-                .expect("base64 key");
+            cert.verify_signature(Some(ca.public_key())).unwrap_or_else(|e| {
+                panic!("{src}: tls.crt does not chain to the generated CA: {e:?}")
+            });
+            assert!(cert.validity().is_valid(), "{src}: certificate not currently valid");
+            let key = d.pointer("/data/tls.key").and_then(Json::as_str).expect("tls.key present");
+            let key_pem =
+                base64::engine::general_purpose::STANDARD.decode(key).expect("base64 key");
             assert!(
                 String::from_utf8_lossy(&key_pem).contains("PRIVATE KEY"),
                 "{src}: tls.key is not a PEM key"
@@ -128,16 +115,10 @@ fn published(fixture_name: &str) -> (String, String) {
         return r.clone();
     }
     let archive = std::fs::read(fixture(fixture_name)).expect("read fixture");
-    let version = Chart::load_tgz_bytes(&archive, fixture_name)
-        .expect("load fixture")
-        .version()
-        .to_string();
+    let version =
+        Chart::load_tgz_bytes(&archive, fixture_name).expect("load fixture").version().to_string();
     let reference = rt()
-        .block_on(oci::push(
-            &archive,
-            &shared.registry.repo(),
-            &PullOptions::default(),
-        ))
+        .block_on(oci::push(&archive, &shared.registry.repo(), &PullOptions::default()))
         .unwrap_or_else(|e| panic!("pushing {fixture_name}: {e}"));
     let entry = (reference, version);
     pushed.insert(fixture_name.to_string(), entry.clone());
@@ -156,31 +137,19 @@ fn golden_with(chart: &str, values: &[&str], sets: &[&str], ecdsa_keys: bool) {
         ..Default::default()
     };
     // The chart reference without its tag, as `helm template` takes it.
-    let untagged = reference
-        .rsplit_once(':')
-        .map(|(r, _)| r)
-        .expect("tagged reference");
+    let untagged = reference.rsplit_once(':').map(|(r, _)| r).expect("tagged reference");
     let expected = helm_template_oci(untagged, &version, &inp)
         .unwrap_or_else(|e| panic!("helm template {untagged} failed: {e}"));
     let pulled = rt()
         .block_on(oci::pull(&reference, &PullOptions::default()))
         .unwrap_or_else(|e| panic!("pulling {reference}: {e}"));
-    let mine = ours_chart(
-        &pulled,
-        &Inputs {
-            ecdsa_keys,
-            ..inp.clone()
-        },
-    )
-    .unwrap_or_else(|e| panic!("engine-helm render failed: {e}"));
+    let mine = ours_chart(&pulled, &Inputs { ecdsa_keys, ..inp.clone() })
+        .unwrap_or_else(|e| panic!("engine-helm render failed: {e}"));
     let a = split_stream(&expected);
     let b = split_stream(&mine);
     let sources_a: Vec<&str> = a.iter().map(|(s, _)| s.as_str()).collect();
     let sources_b: Vec<&str> = b.iter().map(|(s, _)| s.as_str()).collect();
-    assert_eq!(
-        sources_a, sources_b,
-        "documents differ in number, source or order"
-    );
+    assert_eq!(sources_a, sources_b, "documents differ in number, source or order");
     assert!(!a.is_empty(), "helm rendered no document");
     let mut random = Vec::new();
     let mut exact = 0;
@@ -189,11 +158,7 @@ fn golden_with(chart: &str, values: &[&str], sets: &[&str], ecdsa_keys: bool) {
         let jb = parse_doc(tb);
         if is_random(&ja) {
             assert!(is_random(&jb), "{src}: non-idempotent label missing");
-            assert_eq!(
-                mask(&ja),
-                mask(&jb),
-                "{src}: generated object differs structurally"
-            );
+            assert_eq!(mask(&ja), mask(&jb), "{src}: generated object differs structurally");
             random.push((src.clone(), jb));
             continue;
         }
@@ -203,10 +168,7 @@ fn golden_with(chart: &str, values: &[&str], sets: &[&str], ecdsa_keys: bool) {
     }
     let verified = verify_certificates(&random);
     if !random.is_empty() {
-        assert!(
-            verified > 0,
-            "generated secrets found but no certificate verified"
-        );
+        assert!(verified > 0, "generated secrets found but no certificate verified");
     }
     eprintln!(
         "{chart} {values:?}: {} documents, {exact} identical, {} generated ({verified} certificates verified)",
@@ -222,11 +184,7 @@ fn flux_operator_defaults() {
 
 #[test]
 fn flux_operator_features() {
-    golden(
-        "flux-operator-0.49.0.tgz",
-        &["flux-operator-features.yaml"],
-        &[],
-    );
+    golden("flux-operator-0.49.0.tgz", &["flux-operator-features.yaml"], &[]);
 }
 
 #[test]
@@ -301,11 +259,7 @@ fn cilium_1_20_aws_plus_features_and_sets() {
     golden(
         "cilium-1.20.0.tgz",
         &["cilium-aws.yaml", "cilium-features.yaml"],
-        &[
-            "hubble.relay.replicas=3",
-            "operator.replicas=1",
-            "cluster.name=aws-0",
-        ],
+        &["hubble.relay.replicas=3", "operator.replicas=1", "cluster.name=aws-0"],
     );
 }
 
@@ -330,22 +284,13 @@ fn fixture_values_serialisation() {
         let values_yaml =
             values_yaml.unwrap_or_else(|| read_from_tgz(&fixture(name), "values.yaml"));
         let templates = vec![
-            (
-                "yaml.yaml".to_string(),
-                "v: |2+\n{{ toYaml .Values | indent 2 }}\n".to_string(),
-            ),
-            (
-                "json.yaml".to_string(),
-                "v: |2+\n{{ toJson .Values | indent 2 }}\n".to_string(),
-            ),
+            ("yaml.yaml".to_string(), "v: |2+\n{{ toYaml .Values | indent 2 }}\n".to_string()),
+            ("json.yaml".to_string(), "v: |2+\n{{ toJson .Values | indent 2 }}\n".to_string()),
             (
                 "pretty.yaml".to_string(),
                 "v: |2+\n{{ toPrettyJson .Values | indent 2 }}\n".to_string(),
             ),
-            (
-                "raw.yaml".to_string(),
-                "v: |2+\n{{ toRawJson .Values | indent 2 }}\n".to_string(),
-            ),
+            ("raw.yaml".to_string(), "v: |2+\n{{ toRawJson .Values | indent 2 }}\n".to_string()),
             (
                 "print.yaml".to_string(),
                 "v: |2+\n{{ printf \"%v\" .Values | indent 2 }}\n".to_string(),
@@ -359,11 +304,7 @@ fn fixture_values_serialisation() {
             .unwrap_or_else(|e| panic!("{name}: engine-helm failed: {e}"));
         for ((src, a), (_, b)) in split_stream(&h).iter().zip(split_stream(&o).iter()) {
             if a != b {
-                let line = a
-                    .lines()
-                    .zip(b.lines())
-                    .position(|(x, y)| x != y)
-                    .unwrap_or(0);
+                let line = a.lines().zip(b.lines()).position(|(x, y)| x != y).unwrap_or(0);
                 panic!(
                     "{name} {src}: differs at line {}\n  helm: {:?}\n  ours: {:?}",
                     line + 1,
@@ -372,10 +313,7 @@ fn fixture_values_serialisation() {
                 );
             }
         }
-        eprintln!(
-            "{name}: values serialisation identical ({} bytes of YAML)",
-            values_yaml.len()
-        );
+        eprintln!("{name}: values serialisation identical ({} bytes of YAML)", values_yaml.len());
     }
 }
 

@@ -21,22 +21,14 @@ fn tgz_of(dir: &Path, name: &str) -> Vec<u8> {
         let enc = flate2::write::GzEncoder::new(&mut buf, flate2::Compression::default());
         let mut tar = tar::Builder::new(enc);
         tar.append_dir_all(name, dir).expect("tar");
-        tar.into_inner()
-            .expect("tar finish")
-            .finish()
-            .expect("gz finish")
-            .flush()
-            .expect("flush");
+        tar.into_inner().expect("tar finish").finish().expect("gz finish").flush().expect("flush");
     }
     buf
 }
 
 /// Builds the parent chart with three subcharts in a temp dir.
 fn build() -> tempfile::TempDir {
-    let tmp = tempfile::Builder::new()
-        .prefix("engine-helm-model-")
-        .tempdir()
-        .expect("tempdir");
+    let tmp = tempfile::Builder::new().prefix("engine-helm-model-").tempdir().expect("tempdir");
     let root = tmp.path().join("parent");
     write(
         &root,
@@ -154,16 +146,8 @@ metadata:
     other: x
 "#,
     );
-    write(
-        &root,
-        "templates/NOTES.txt",
-        "Notes for {{ .Release.Name }}\n",
-    );
-    write(
-        &root,
-        "templates/empty.yaml",
-        "{{- if false }}\nkind: Nothing\n{{- end }}\n",
-    );
+    write(&root, "templates/NOTES.txt", "Notes for {{ .Release.Name }}\n");
+    write(&root, "templates/empty.yaml", "{{- if false }}\nkind: Nothing\n{{- end }}\n");
     write(
         &root,
         "templates/multi.yaml",
@@ -171,11 +155,7 @@ metadata:
     );
     // subchart (directory)
     let sub = root.join("charts/sub");
-    write(
-        &sub,
-        "Chart.yaml",
-        "apiVersion: v2\nname: sub\nversion: 0.1.0\n",
-    );
+    write(&sub, "Chart.yaml", "apiVersion: v2\nname: sub\nversion: 0.1.0\n");
     write(
         &sub,
         "values.yaml",
@@ -186,16 +166,8 @@ metadata:
         "templates/cm.yaml",
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Chart.Name }}-{{ .Release.Name }}\ndata:\n  values: {{ toJson .Values | quote }}\n  template: {{ .Template.Name | quote }}\n  base: {{ .Template.BasePath | quote }}\n  isRoot: {{ .Chart.IsRoot | quote }}\n",
     );
-    write(
-        &sub,
-        "templates/_helpers.tpl",
-        "{{- define \"shared\" }}from-sub{{ end }}\n",
-    );
-    write(
-        &root,
-        "templates/_helpers.tpl",
-        "{{- define \"shared\" }}from-parent{{ end }}\n",
-    );
+    write(&sub, "templates/_helpers.tpl", "{{- define \"shared\" }}from-sub{{ end }}\n");
+    write(&root, "templates/_helpers.tpl", "{{- define \"shared\" }}from-parent{{ end }}\n");
     write(
         &root,
         "templates/uses-shared.yaml",
@@ -203,11 +175,7 @@ metadata:
     );
     // packed subchart (.tgz)
     let packed_src = tmp.path().join("packed-src");
-    write(
-        &packed_src,
-        "Chart.yaml",
-        "apiVersion: v2\nname: packed\nversion: 0.2.0\n",
-    );
+    write(&packed_src, "Chart.yaml", "apiVersion: v2\nname: packed\nversion: 0.2.0\n");
     write(
         &packed_src,
         "values.yaml",
@@ -222,26 +190,16 @@ metadata:
     std::fs::write(root.join("charts/packed-0.2.0.tgz"), archive).expect("write tgz");
     // disabled subchart
     let off = root.join("charts/disabled");
-    write(
-        &off,
-        "Chart.yaml",
-        "apiVersion: v2\nname: disabled\nversion: 0.1.0\n",
-    );
-    write(
-        &off,
-        "templates/cm.yaml",
-        "kind: ConfigMap\nmetadata:\n  name: disabled\n",
-    );
+    write(&off, "Chart.yaml", "apiVersion: v2\nname: disabled\nversion: 0.1.0\n");
+    write(&off, "templates/cm.yaml", "kind: ConfigMap\nmetadata:\n  name: disabled\n");
     tmp
 }
 
 fn compare(sets: &[&str], values_yaml: Option<&str>) {
     let tmp = build();
     let root = tmp.path().join("parent");
-    let mut inp = Inputs {
-        sets: sets.iter().map(|s| s.to_string()).collect(),
-        ..Default::default()
-    };
+    let mut inp =
+        Inputs { sets: sets.iter().map(|s| s.to_string()).collect(), ..Default::default() };
     if let Some(v) = values_yaml {
         let p = tmp.path().join("user.yaml");
         std::fs::write(&p, v).expect("write");
@@ -252,11 +210,8 @@ fn compare(sets: &[&str], values_yaml: Option<&str>) {
     if h != o {
         let hl: Vec<&str> = h.lines().collect();
         let ol: Vec<&str> = o.lines().collect();
-        let first = hl
-            .iter()
-            .zip(ol.iter())
-            .position(|(a, b)| a != b)
-            .unwrap_or(hl.len().min(ol.len()));
+        let first =
+            hl.iter().zip(ol.iter()).position(|(a, b)| a != b).unwrap_or(hl.len().min(ol.len()));
         panic!(
             "outputs differ at line {}:\n  helm: {:?}\n  ours: {:?}\n--- helm ---\n{h}\n--- ours ---\n{o}",
             first + 1,
@@ -291,10 +246,7 @@ fn notes_hooks_and_objects_api() {
     let tmp = build();
     let chart = Chart::load_dir(tmp.path().join("parent")).expect("load");
     assert!(
-        chart
-            .files
-            .iter()
-            .all(|f| !f.name.ends_with(".bak") && !f.name.starts_with("secret/")),
+        chart.files.iter().all(|f| !f.name.ends_with(".bak") && !f.name.starts_with("secret/")),
         ".helmignore not applied"
     );
     assert_eq!(chart.crds().len(), 1);
@@ -312,10 +264,7 @@ fn notes_hooks_and_objects_api() {
             .iter()
             .any(|o| o.object["kind"] == "Namespace" && o.source == "parent/templates/multi.yaml")
     );
-    assert_eq!(
-        objects.first().map(|o| o.object["kind"].clone()),
-        Some("Namespace".into())
-    );
+    assert_eq!(objects.first().map(|o| o.object["kind"].clone()), Some("Namespace".into()));
 }
 
 #[test]

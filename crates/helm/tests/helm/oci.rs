@@ -10,10 +10,7 @@ use super::common::{Inputs, Registry, fixture, helm_bin, init_crypto, ours};
 
 pub fn rt() -> tokio::runtime::Runtime {
     init_crypto();
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime")
+    tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime")
 }
 
 #[test]
@@ -22,45 +19,29 @@ fn push_and_pull_with_cache() {
     let rt = rt();
     let archive = std::fs::read(fixture("flux-instance-0.49.0.tgz")).expect("fixture");
     let cache = tempfile::tempdir().expect("tempdir");
-    let opts = PullOptions {
-        cache_dir: Some(cache.path().to_path_buf()),
-        ..Default::default()
-    };
-    let reference = rt
-        .block_on(oci::push(&archive, &reg.repo(), &opts))
-        .expect("push");
+    let opts = PullOptions { cache_dir: Some(cache.path().to_path_buf()), ..Default::default() };
+    let reference = rt.block_on(oci::push(&archive, &reg.repo(), &opts)).expect("push");
     assert_eq!(reference, format!("{}/flux-instance:0.49.0", reg.repo()));
 
-    let first = rt
-        .block_on(oci::pull_archive(&reference, &opts))
-        .expect("pull");
+    let first = rt.block_on(oci::pull_archive(&reference, &opts)).expect("pull");
     assert!(!first.from_cache);
-    assert_eq!(
-        first.archive, archive,
-        "pulled archive differs from pushed one"
-    );
+    assert_eq!(first.archive, archive, "pulled archive differs from pushed one");
     assert_eq!(first.digest, oci::sha256_digest(&archive));
-    let second = rt
-        .block_on(oci::pull_archive(&reference, &opts))
-        .expect("pull from cache");
+    let second = rt.block_on(oci::pull_archive(&reference, &opts)).expect("pull from cache");
     assert!(second.from_cache, "second pull should come from the cache");
 
     // A corrupted cache entry is detected and replaced.
-    let cached = cache.path().join("sha256").join(format!(
-        "{}.tgz",
-        first.digest.trim_start_matches("sha256:")
-    ));
+    let cached = cache
+        .path()
+        .join("sha256")
+        .join(format!("{}.tgz", first.digest.trim_start_matches("sha256:")));
     std::fs::write(&cached, b"garbage").expect("corrupt cache");
-    let third = rt
-        .block_on(oci::pull_archive(&reference, &opts))
-        .expect("pull after corruption");
+    let third = rt.block_on(oci::pull_archive(&reference, &opts)).expect("pull after corruption");
     assert!(!third.from_cache);
     assert_eq!(third.archive, archive);
 
     // The pulled chart renders like the local archive.
-    let chart = rt
-        .block_on(oci::pull(&reference, &opts))
-        .expect("pull chart");
+    let chart = rt.block_on(oci::pull(&reference, &opts)).expect("pull chart");
     assert_eq!(chart.name(), "flux-instance");
     let dir = tempfile::tempdir().expect("tempdir");
     let local = dir.path().join("pulled.tgz");
@@ -78,17 +59,10 @@ fn pull_chart_pushed_by_helm() {
         .arg(fixture("flux-operator-0.49.0.tgz"))
         .arg(reg.repo())
         .arg("--plain-http")
-        .env(
-            "HELM_REGISTRY_CONFIG",
-            std::env::temp_dir().join("engine-helm-registry.json"),
-        )
+        .env("HELM_REGISTRY_CONFIG", std::env::temp_dir().join("engine-helm-registry.json"))
         .output()
         .expect("helm push");
-    assert!(
-        out.status.success(),
-        "helm push failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "helm push failed: {}", String::from_utf8_lossy(&out.stderr));
     let rt = rt();
     let reference = format!("{}/flux-operator:0.49.0", reg.repo());
     let chart: Chart = rt
@@ -99,13 +73,8 @@ fn pull_chart_pushed_by_helm() {
     assert!(!chart.templates.is_empty());
     // Unknown tags fail with a clear error.
     let missing = format!("{}/flux-operator:9.9.9", reg.repo());
-    let err = rt
-        .block_on(oci::pull(&missing, &PullOptions::default()))
-        .expect_err("missing tag");
-    assert!(
-        err.to_string().contains("flux-operator:9.9.9"),
-        "unclear error: {err}"
-    );
+    let err = rt.block_on(oci::pull(&missing, &PullOptions::default())).expect_err("missing tag");
+    assert!(err.to_string().contains("flux-operator:9.9.9"), "unclear error: {err}");
 }
 
 #[test]
@@ -114,32 +83,22 @@ fn pull_with_basic_auth() {
     let rt = rt();
     let archive = std::fs::read(fixture("flux-instance-0.49.0.tgz")).expect("fixture");
     let good = PullOptions {
-        credentials: Credentials::Basic {
-            username: "engine".into(),
-            password: "s3cret".into(),
-        },
+        credentials: Credentials::Basic { username: "engine".into(), password: "s3cret".into() },
         ..Default::default()
     };
-    let reference = rt
-        .block_on(oci::push(&archive, &reg.repo(), &good))
-        .expect("authenticated push");
-    let pulled = rt
-        .block_on(oci::pull_archive(&reference, &good))
-        .expect("authenticated pull");
+    let reference =
+        rt.block_on(oci::push(&archive, &reg.repo(), &good)).expect("authenticated push");
+    let pulled = rt.block_on(oci::pull_archive(&reference, &good)).expect("authenticated pull");
     assert_eq!(pulled.archive, archive);
     let err = rt
         .block_on(oci::pull_archive(&reference, &PullOptions::default()))
         .expect_err("anonymous pull must be refused");
     assert!(err.to_string().contains("manifest"), "unclear error: {err}");
     let bad = PullOptions {
-        credentials: Credentials::Basic {
-            username: "engine".into(),
-            password: "wrong".into(),
-        },
+        credentials: Credentials::Basic { username: "engine".into(), password: "wrong".into() },
         ..Default::default()
     };
-    rt.block_on(oci::pull_archive(&reference, &bad))
-        .expect_err("wrong password must be refused");
+    rt.block_on(oci::pull_archive(&reference, &bad)).expect_err("wrong password must be refused");
 }
 
 #[test]
