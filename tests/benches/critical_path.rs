@@ -1,7 +1,7 @@
 //! Benchmark (not a test): what one graph saves over the per-stage ordering.
 //!
 //! The whole AWS lane runs against the local peers (see `e2e/lane.rs`) with moto behind
-//! `bench/latency_proxy.py`, which delays the slow AWS operations by their production duration
+//! `testenv/aws_proxy.py`, which delays the slow AWS operations by their production duration
 //! divided by a scale (default 100: EKS's 540 s control plane takes 5.4 s). Two fresh runs:
 //!
 //! 1. one graph: `engine apply` of the whole spec; its wall time is printed next to the graph's
@@ -24,10 +24,9 @@ mod bao_server;
 mod lane;
 
 use engine::{Address, ApplyReport};
+use engine_tests::{AwsProxy, ProxyRules};
 use lane::Run;
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// The stages of the per-stage ordering, in order, as `--target` / `--exclude` prefixes.
@@ -38,41 +37,6 @@ const STAGES: [(&str, &[&str], &[&str]); 5] = [
     ("openbao config", &["aws.openbao.config"], &[]),
     ("bootstrap", &["aws.bootstrap"], &[]),
 ];
-
-/// `bench/latency_proxy.py` in front of moto.
-struct LatencyProxy {
-    child: Child,
-    endpoint: String,
-}
-
-impl LatencyProxy {
-    fn start(upstream: &str, scale: f64) -> LatencyProxy {
-        let script = engine_tests::workspace().join("bench/latency_proxy.py");
-        let mut child = Command::new("python3")
-            .arg(&script)
-            .arg(upstream)
-            .arg(scale.to_string())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap_or_else(|e| panic!("starting {}: {e}", script.display()));
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .expect("the proxy's port");
-        let port = line
-            .trim()
-            .strip_prefix("port ")
-            .unwrap_or_else(|| panic!("the proxy printed `{line}`"));
-        LatencyProxy { child, endpoint: format!("http://127.0.0.1:{port}") }
-    }
-}
-
-impl Drop for LatencyProxy {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 fn main() {
     let scale: f64 = std::env::var("BENCH_SCALE")
@@ -88,11 +52,14 @@ fn main() {
 }
 
 async fn run(scale: f64) {
-    println!("injected latencies: production seconds / {scale} (bench/latency_proxy.py)");
+    println!("injected latencies: production seconds / {scale} (testenv/aws_proxy.py)");
 
     // 1. One graph, one run.
     let peers = lane::peers().await;
-    let proxy = LatencyProxy::start(&peers.moto.endpoint(), scale);
+    let proxy = AwsProxy::start(
+        &peers.moto.endpoint(),
+        &ProxyRules { latency_scale: scale, ..Default::default() },
+    );
     let engine = lane::engine(&peers, proxy_run(&proxy, &[], &[])).await;
     let plan = engine.plan().await.unwrap();
     let started = Instant::now();
@@ -118,7 +85,10 @@ async fn run(scale: f64) {
 
     // 2. The per-stage ordering, measured on fresh peers.
     let peers = lane::peers().await;
-    let proxy = LatencyProxy::start(&peers.moto.endpoint(), scale);
+    let proxy = AwsProxy::start(
+        &peers.moto.endpoint(),
+        &ProxyRules { latency_scale: scale, ..Default::default() },
+    );
     let mut staged = Vec::new();
     for (name, targets, excludes) in STAGES {
         let engine = lane::engine(&peers, proxy_run(&proxy, targets, excludes)).await;
@@ -157,9 +127,9 @@ async fn run(scale: f64) {
     }
 }
 
-fn proxy_run(proxy: &LatencyProxy, targets: &[&str], excludes: &[&str]) -> Run {
+fn proxy_run(proxy: &AwsProxy, targets: &[&str], excludes: &[&str]) -> Run {
     Run {
-        aws_endpoint: Some(proxy.endpoint.clone()),
+        aws_endpoint: Some(proxy.endpoint()),
         targets: targets.iter().map(|t| t.to_string()).collect(),
         excludes: excludes.iter().map(|e| e.to_string()).collect(),
         ..Run::default()

@@ -1,29 +1,64 @@
 //! A run killed mid-apply: the next run adopts what was made and converges, with no duplicates.
 
 use crate::support::{REFERENCE_RESOURCES, owned, reference_counts};
-use engine_tests::{Moto, engine_command, network_spec_path, run_engine, text};
+use engine_tests::{
+    AwsProxy, Moto, ProxyRules, engine_command, network_spec_path, run_engine, text,
+};
 use std::time::{Duration, Instant};
 
+/// How many subnets in the cloud carry `address` as their `engine:address` tag.
+async fn subnets_tagged(moto: &Moto, address: &str) -> usize {
+    let ec2 = aws_sdk_ec2::Client::new(&moto.sdk_config().await);
+    let out = ec2.describe_subnets().send().await.expect("DescribeSubnets");
+    let tagged = |s: &&aws_sdk_ec2::types::Subnet| {
+        s.tags().iter().any(|t| t.key() == Some("engine:address") && t.value() == Some(address))
+    };
+    out.subnets().iter().filter(tagged).count()
+}
+
 #[tokio::test(flavor = "multi_thread")]
-async fn abort_between_create_and_state_write_is_adopted_not_duplicated() {
+async fn killed_between_create_and_state_write_is_adopted_not_duplicated() {
     let moto = Moto::start();
+    // The proxy never answers the read-back that follows a subnet's create, so the run is
+    // stopped between "created in the cloud" and "recorded in state", where it is killed.
+    let rules = ProxyRules {
+        holds: vec![("DescribeSubnets".into(), "Filter.1.Name=subnet-id".into())],
+        ..Default::default()
+    };
+    let proxy = AwsProxy::start(&moto.endpoint(), &rules);
     let dir = tempfile::tempdir().unwrap();
     let state = dir.path().join("aws.state.json");
     let spec = network_spec_path();
-    let args =
-        ["apply", spec.to_str().unwrap(), "--state", state.to_str().unwrap(), "--auto-approve"];
+    // Enough parallelism for every subnet to start while the others are held.
+    let args = [
+        "apply",
+        spec.to_str().unwrap(),
+        "--state",
+        state.to_str().unwrap(),
+        "--auto-approve",
+        "--parallelism",
+        "32",
+    ];
     let victim = "aws.network.subnet.private[\"eu-west-3a\"]";
 
-    let crashed =
-        run_engine(&moto.endpoint(), &args, &[("ENGINE_FAULT_ABORT_AFTER_CREATE", victim)]);
-    assert!(!crashed.status.success(), "the fault must abort the run: {}", text(&crashed));
+    let mut child = engine_command(&proxy.endpoint(), &args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while subnets_tagged(&moto, victim).await == 0 {
+        assert!(child.try_wait().unwrap().is_none(), "apply ended before the subnet was made");
+        assert!(started.elapsed() < Duration::from_secs(60), "the subnet was never created");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
     let doc = engine_state::LocalBackend::new(&state)
         .load()
         .unwrap()
         .unwrap_or_else(|| engine_state::StateDocument::new("aws"));
-    assert!(!doc.resources.contains_key(victim), "the crash came before the state write");
-    let before = owned(&moto).await;
-    assert!(before.subnets >= 1, "the subnet exists in the cloud: {before:?}");
+    assert!(!doc.resources.contains_key(victim), "killed before the state write");
 
     let rerun = run_engine(&moto.endpoint(), &args, &[]);
     let out = text(&rerun);
@@ -31,6 +66,7 @@ async fn abort_between_create_and_state_write_is_adopted_not_duplicated() {
     assert!(out.contains("to adopt into state"), "{out}");
     assert!(out.contains(&format!("{victim}: Adopted")), "{out}");
     assert_eq!(owned(&moto).await, reference_counts(), "no duplicates");
+    assert_eq!(subnets_tagged(&moto, victim).await, 1);
     let doc = engine_state::LocalBackend::new(&state).load().unwrap().unwrap();
     assert_eq!(doc.resources.len(), REFERENCE_RESOURCES);
 }

@@ -15,7 +15,7 @@ use engine_bootstrap::openbao::StoredTokenConnector;
 use engine_bootstrap::platform::ClusterOutputs;
 use engine_bootstrap::{BootstrapProvider, OpenBaoSetup, pki};
 use engine_cli::providers::SecretsManager;
-use engine_tests::registry::fixtures;
+use engine_tests::fixtures;
 use engine_tests::{KubeCluster, Moto, Registry, aws_spec_path, moto};
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use kube::discovery::ApiResource;
@@ -87,13 +87,11 @@ pub async fn peers() -> Peers {
     let moto = Moto::start();
     let cluster = KubeCluster::start(2);
     let registry = Registry::start();
-    registry
-        .push_fixtures(&[
-            "cilium-1.20.0.tgz",
-            "flux-operator-0.49.0.tgz",
-            "flux-instance-0.49.0.tgz",
-        ])
-        .await;
+    engine_tests::push_fixtures(
+        &registry,
+        &["cilium-1.20.0.tgz", "flux-operator-0.49.0.tgz", "flux-instance-0.49.0.tgz"],
+    )
+    .await;
     let work = tempfile::tempdir().unwrap();
 
     // What the platform team does once, before the first apply: the offline root, the AWS
@@ -189,7 +187,7 @@ pub async fn engine(p: &Peers, run: Run) -> Engine {
     };
     let kube_secrets = secrets.clone();
     let bootstrap = BootstrapProvider::builder("aws")
-        .cluster(outputs, p.cluster.connector())
+        .cluster(outputs, engine_tests::cluster_connector(&p.cluster))
         .openbao(OpenBaoSetup {
             connector: Some(Arc::new(StoredTokenConnector {
                 address: p.bao.address.clone(),

@@ -339,7 +339,7 @@ token_max_ttl = 1200
                     oidc_ca_pem: Some(Value::from(ca.as_str())),
                     installed_by: vec![],
                 },
-                cluster.connector(),
+                engine_tests::cluster_connector(&cluster),
             )
             .openbao(OpenBaoSetup {
                 connector: Some(Arc::new(StaticConnector(

@@ -1,25 +1,47 @@
-//! Test harness: real local peers started per test, and helpers to run the `engine` binary.
-//!
-//! Every peer is a real server started on a free loopback port and stopped when its guard drops.
-//! A peer that is not installed makes the test fail loudly with the command that installs it.
-
-pub mod kube_cluster;
-pub mod moto;
-pub mod registry;
+//! Helpers of the end-to-end tests: the reference spec, the `engine` binary, and what the tests
+//! do with the peers of `engine-testpeers` (pushing the fixture charts, reaching the test
+//! cluster).
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
+use std::sync::Arc;
 
-pub use kube_cluster::KubeCluster;
-pub use moto::Moto;
-pub use registry::Registry;
+pub use engine_testpeers::{
+    AwsProxy, KubeCluster, Moto, ProxyRules, Registry, fixtures, moto, workspace,
+};
 
-/// The workspace root.
-pub fn workspace() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("tests/ is inside the workspace")
-        .to_path_buf()
+/// Pushes the fixture charts named (`cilium-1.20.0.tgz`, ...) into `registry` over the OCI API.
+pub async fn push_fixtures(registry: &Registry, archives: &[&str]) {
+    for name in archives {
+        let path = fixtures().join("charts").join(name);
+        let data = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        engine_helm::oci::push(&data, &registry.repo(), &Default::default())
+            .await
+            .unwrap_or_else(|e| panic!("pushing {name}: {e}"));
+    }
+}
+
+/// A connector that reaches the test cluster whatever the cluster target says (the library's
+/// harness hook).
+pub fn cluster_connector(cluster: &KubeCluster) -> Arc<dyn engine_bootstrap::kube::KubeConnector> {
+    Arc::new(ClusterConnector(cluster.kubeconfig().to_path_buf()))
+}
+
+struct ClusterConnector(PathBuf);
+
+#[async_trait::async_trait]
+impl engine_bootstrap::kube::KubeConnector for ClusterConnector {
+    async fn config(
+        &self,
+        _target: &engine_bootstrap::kube::ClusterTarget,
+    ) -> Result<kube::Config, engine_bootstrap::kube::ConnectError> {
+        let error = |e: String| engine_bootstrap::kube::ConnectError(e);
+        let file =
+            kube::config::Kubeconfig::read_from(&self.0).map_err(|e| error(e.to_string()))?;
+        kube::Config::from_custom_kubeconfig(file, &Default::default())
+            .await
+            .map_err(|e| error(e.to_string()))
+    }
 }
 
 /// The `engine` binary built from this workspace (next to the test executable).
@@ -92,7 +114,6 @@ pub fn engine_command(endpoint: &str, args: &[&str]) -> Command {
     cmd.args(args)
         .env_remove("AWS_PROFILE")
         .env_remove("ENGINE_CLOUD")
-        .env_remove("ENGINE_FAULT_ABORT_AFTER_CREATE")
         .env_remove("ENGINE_OVERLAY")
         .env_remove("ENGINE_STATE")
         .env_remove("ENGINE_LLM_PLATFORM_ENABLED")

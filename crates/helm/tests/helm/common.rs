@@ -2,12 +2,9 @@
 //! renderers, splitting and comparing manifest streams.
 
 use std::ffi::OsStr;
-use std::io::Write as _;
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::Command;
 use std::sync::Once;
-use std::time::{Duration, Instant};
 
 use engine_helm::{Capabilities, Chart, NoLookup, RenderOptions, render, values};
 
@@ -42,7 +39,7 @@ pub fn helm_bin() -> PathBuf {
 pub fn fixtures_dir() -> PathBuf {
     let p = match std::env::var_os("ENGINE_FIXTURES_DIR") {
         Some(p) => PathBuf::from(p),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures/charts"),
+        None => engine_testpeers::fixtures().join("charts"),
     };
     assert!(p.is_dir(), "chart fixtures not found at {} (set ENGINE_FIXTURES_DIR)", p.display());
     p
@@ -182,96 +179,4 @@ pub fn temp_chart(
     dir
 }
 
-fn registry_bin() -> PathBuf {
-    let p = std::env::var_os("ENGINE_REGISTRY_BIN")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/usr/bin/docker-registry"));
-    assert!(
-        p.is_file(),
-        "OCI registry binary not found at {} (set ENGINE_REGISTRY_BIN or run testenv/install-registry.sh)",
-        p.display()
-    );
-    p
-}
-
-/// Runs the registry and removes its storage once its standard input
-/// reaches end of file: when the handle is dropped, or when the test
-/// process ends in any way (the pipe's write end is held only by it).
-const SUPERVISOR: &str = r#"
-"$1" serve "$2" >/dev/null 2>&1 &
-pid=$!
-read -r _ || true
-kill "$pid" 2>/dev/null
-wait "$pid" 2>/dev/null
-rm -rf "$3"
-"#;
-
-/// A `docker-registry` serving on 127.0.0.1:port, stopped (and its
-/// storage removed) on drop or when the test process exits.
-pub struct Registry {
-    supervisor: Child,
-    stdin: Option<ChildStdin>,
-    pub port: u16,
-}
-
-impl Registry {
-    /// Starts a registry; with `htpasswd` (user, password) basic auth is required.
-    pub fn start(htpasswd: Option<(&str, &str)>) -> Registry {
-        let bin = registry_bin();
-        let dir =
-            tempfile::Builder::new().prefix("engine-registry-").tempdir().expect("tempdir").keep();
-        let port =
-            TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port();
-        let mut cfg = format!(
-            "version: 0.1\nlog:\n  level: error\n  accesslog:\n    disabled: true\nstorage:\n  filesystem:\n    rootdirectory: {}\n  delete:\n    enabled: true\nhttp:\n  addr: 127.0.0.1:{port}\n",
-            dir.join("data").display()
-        );
-        if let Some((user, pass)) = htpasswd {
-            let hash = bcrypt::hash(pass, 5).expect("bcrypt");
-            let file = dir.join("htpasswd");
-            std::fs::write(&file, format!("{user}:{hash}\n")).expect("write htpasswd");
-            cfg.push_str(&format!(
-                "auth:\n  htpasswd:\n    realm: engine-test\n    path: {}\n",
-                file.display()
-            ));
-        }
-        let cfg_path = dir.join("config.yml");
-        std::fs::write(&cfg_path, cfg).expect("write config");
-        let mut supervisor = Command::new("/bin/sh")
-            .arg("-c")
-            .arg(SUPERVISOR)
-            .arg("engine-registry")
-            .arg(&bin)
-            .arg(&cfg_path)
-            .arg(&dir)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("starting docker-registry");
-        let stdin = supervisor.stdin.take();
-        let mut reg = Registry { supervisor, stdin, port };
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            if let Ok(Some(status)) = reg.supervisor.try_wait() {
-                panic!("registry exited early ({status}) on port {port}");
-            }
-            assert!(Instant::now() < deadline, "registry did not start on port {port}");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        reg
-    }
-
-    pub fn repo(&self) -> String {
-        format!("oci://127.0.0.1:{}/charts", self.port)
-    }
-}
-
-impl Drop for Registry {
-    fn drop(&mut self) {
-        if let Some(mut stdin) = self.stdin.take() {
-            let _ = stdin.write_all(b"stop\n");
-        }
-        let _ = self.supervisor.wait();
-    }
-}
+pub use engine_testpeers::Registry;

@@ -101,7 +101,7 @@ struct SharedRegistry {
 fn shared_registry() -> &'static SharedRegistry {
     static SHARED: OnceLock<SharedRegistry> = OnceLock::new();
     SHARED.get_or_init(|| SharedRegistry {
-        registry: Registry::start(None),
+        registry: Registry::start(),
         pushed: Mutex::new(HashMap::new()),
     })
 }

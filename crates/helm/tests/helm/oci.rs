@@ -15,7 +15,7 @@ pub fn rt() -> tokio::runtime::Runtime {
 
 #[test]
 fn push_and_pull_with_cache() {
-    let reg = Registry::start(None);
+    let reg = Registry::start();
     let rt = rt();
     let archive = std::fs::read(fixture("flux-instance-0.49.0.tgz")).expect("fixture");
     let cache = tempfile::tempdir().expect("tempdir");
@@ -53,7 +53,7 @@ fn push_and_pull_with_cache() {
 
 #[test]
 fn pull_chart_pushed_by_helm() {
-    let reg = Registry::start(None);
+    let reg = Registry::start();
     let out = Command::new(helm_bin())
         .arg("push")
         .arg(fixture("flux-operator-0.49.0.tgz"))
@@ -79,7 +79,7 @@ fn pull_chart_pushed_by_helm() {
 
 #[test]
 fn pull_with_basic_auth() {
-    let reg = Registry::start(Some(("engine", "s3cret")));
+    let reg = Registry::start_with(Some(("engine", "s3cret")));
     let rt = rt();
     let archive = std::fs::read(fixture("flux-instance-0.49.0.tgz")).expect("fixture");
     let good = PullOptions {

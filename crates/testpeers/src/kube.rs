@@ -1,8 +1,7 @@
 //! A real Kubernetes control plane (etcd, kube-apiserver, controller-manager, scheduler, kwok
 //! with Ready nodes) on loopback, started per test by `testenv/kube-up.sh` and stopped on drop.
 
-use crate::workspace;
-use engine_bootstrap::kube::{ClusterTarget, ConnectError, KubeConnector};
+use crate::{cache, installed, workspace};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -16,17 +15,9 @@ pub struct KubeCluster {
 }
 
 fn bin_dir() -> PathBuf {
-    if let Ok(p) = std::env::var("KUBE_BIN_DIR") {
-        return PathBuf::from(p);
-    }
-    let home = std::env::var("HOME").expect("HOME");
-    let dir = PathBuf::from(home).join(format!(".cache/engine/kube-{KUBE_VERSION}/bin"));
-    assert!(
-        dir.join("kube-apiserver").is_file() && dir.join("kwok").is_file(),
-        "the Kubernetes test control plane is not installed in {}: run testenv/install-kube.sh \
-         (or set KUBE_BIN_DIR)",
-        dir.display()
-    );
+    let default = cache(&format!("kube-{KUBE_VERSION}/bin"));
+    let dir = installed("KUBE_BIN_DIR", default, "testenv/install-kube.sh");
+    installed("KUBE_APISERVER", dir.join("kube-apiserver"), "testenv/install-kube.sh");
     dir
 }
 
@@ -63,19 +54,17 @@ impl KubeCluster {
         &self.kubeconfig
     }
 
-    /// A connector that reaches this cluster whatever the cluster target says: the harness hook.
-    pub fn connector(&self) -> std::sync::Arc<dyn KubeConnector> {
-        std::sync::Arc::new(Harness(self.kubeconfig.clone()))
+    /// The client configuration of the admin kubeconfig.
+    pub async fn config(&self) -> kube::Config {
+        let file = kube::config::Kubeconfig::read_from(&self.kubeconfig).expect("kubeconfig");
+        kube::Config::from_custom_kubeconfig(file, &Default::default()).await.expect("config")
     }
 
     /// A client for assertions.
     pub async fn client(&self) -> kube::Client {
-        engine_helm::oci::install_crypto_provider();
-        let config = Harness(self.kubeconfig.clone())
-            .config(&ClusterTarget { name: "test".into(), endpoint: None, ca_pem: None })
-            .await
-            .expect("kubeconfig");
-        kube::Client::try_from(config).expect("client")
+        // kube's TLS needs a process-wide crypto provider; aws-lc-rs is the workspace's.
+        let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
+        kube::Client::try_from(self.config().await).expect("client")
     }
 
     /// A token of service account `namespace/name` for `audience` (10 minutes), making the
@@ -145,19 +134,6 @@ impl KubeCluster {
     pub fn log(&self, component: &str) -> String {
         std::fs::read_to_string(self.dir.path().join(format!("{component}.log")))
             .unwrap_or_default()
-    }
-}
-
-struct Harness(PathBuf);
-
-#[async_trait::async_trait]
-impl KubeConnector for Harness {
-    async fn config(&self, _target: &ClusterTarget) -> Result<kube::Config, ConnectError> {
-        let file = kube::config::Kubeconfig::read_from(&self.0)
-            .map_err(|e| ConnectError(e.to_string()))?;
-        kube::Config::from_custom_kubeconfig(file, &Default::default())
-            .await
-            .map_err(|e| ConnectError(e.to_string()))
     }
 }
 

@@ -1,7 +1,9 @@
-//! A moto server (the AWS emulator) on a free loopback port, one per test.
+//! A moto server (the AWS emulator, with the project's extension) on a free loopback port, one
+//! per test.
 
+use crate::{cache, free_port, installed, workspace};
 use aws_config::{BehaviorVersion, SdkConfig};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -17,28 +19,16 @@ pub struct Moto {
     _dir: tempfile::TempDir,
 }
 
+/// The project's wrapper that starts moto with its extension (EKS calls, S3 wire-format fixes):
+/// `$ENGINE_MOTO_SERVER`, else `testenv/moto-server` over the moto testenv/install-moto.sh
+/// installs.
 fn moto_server_bin() -> PathBuf {
-    if let Ok(p) = std::env::var("ENGINE_MOTO_SERVER") {
+    if let Some(p) = std::env::var_os("ENGINE_MOTO_SERVER") {
         return PathBuf::from(p);
     }
-    let home = std::env::var("HOME").expect("HOME");
-    let bin =
-        PathBuf::from(home).join(format!(".cache/engine/moto-{MOTO_VERSION}/bin/moto_server"));
-    assert!(
-        bin.exists(),
-        "moto {MOTO_VERSION} is not installed at {}: run testenv/install-moto.sh (or set ENGINE_MOTO_SERVER)",
-        bin.display()
-    );
-    // The same server with the project's extension (EKS calls, S3 wire-format fixes).
-    crate::workspace().join("testenv/moto-server")
-}
-
-/// A port nothing listens on right now.
-pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port")
+    let moto = format!("moto-{MOTO_VERSION}/bin/moto_server");
+    installed("ENGINE_MOTO_BIN", cache(&moto), "testenv/install-moto.sh");
+    workspace().join("testenv/moto-server")
 }
 
 impl Moto {

@@ -1,26 +1,33 @@
 #!/usr/bin/env python3
-"""An HTTP proxy in front of the AWS emulator that delays the answers of slow AWS operations.
+"""An HTTP proxy in front of the AWS emulator that makes it behave like the real cloud in time,
+or holds chosen calls so a test can kill the engine at a known point.
 
-    latency_proxy.py UPSTREAM_URL SCALE
+    aws_proxy.py UPSTREAM_URL [--latency-scale SCALE] [--hold OPERATION[:TEXT]]...
 
-Listens on a free 127.0.0.1 port (printed on stdout as `port N` once ready), forwards every request
-to UPSTREAM_URL unchanged and answers after the production duration of the operation divided by
-SCALE. The emulator completes these operations at once; the real cloud takes minutes, most of it in
-the waiter that follows the call. Delaying the call itself gives the same wall-clock effect.
+Listens on a free 127.0.0.1 port (printed on stdout as `port N` once ready) and forwards every
+request to UPSTREAM_URL unchanged, except:
+  --latency-scale SCALE  answers the slow operations after their production duration divided by
+                         SCALE (the emulator completes them at once; the real cloud takes minutes,
+                         most of it in the waiter that follows the call: delaying the call itself
+                         gives the same wall-clock effect). Used by the critical-path benchmark.
+  --hold OPERATION[:TEXT]  never answers requests of OPERATION (whose body contains TEXT, if
+                         given): the caller waits until it is killed. Used by the crash tests to
+                         stop the engine between a create and the state write that follows it.
 
 Operations are recognised from the request, whatever the protocol:
   - query protocol (EC2, ELBv2, Auto Scaling, IAM): `Action=` in the form body;
   - JSON protocol (KMS, Secrets Manager, ...): the `X-Amz-Target` header;
   - REST (EKS): the method and path.
 
-Written for the benchmark (not a test peer): a per-operation delay needs the request parsed, which a
-TCP-level latency tool (toxiproxy, tc netem) does not do.
+Hand-written: a per-operation rule needs the request parsed, which a TCP-level tool (toxiproxy,
+tc netem) does not do.
 """
+
+import argparse
 
 import http.client
 import http.server
 import re
-import sys
 import threading
 import time
 import urllib.parse
@@ -67,7 +74,8 @@ def operation(method, path, headers, body):
 class Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     upstream = None
-    scale = 100.0
+    scale = 0.0
+    holds = []
     lock = threading.Lock()
     delayed = {}
 
@@ -88,9 +96,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         return self.rfile.read(length) if length else b""
 
+    def held(self, op, body):
+        text = body.decode("utf-8", "replace")
+        return any(op == name and (not needle or needle in text) for name, needle in self.holds)
+
     def forward(self):
         body = self.read_body()
         op = operation(self.command, self.path, self.headers, body)
+        if self.held(op, body):
+            while True:
+                time.sleep(3600)
         started = time.monotonic()
         connection = http.client.HTTPConnection(self.upstream.hostname, self.upstream.port,
                                                 timeout=300)
@@ -99,8 +114,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
         connection.request(self.command, self.path, body=body, headers=headers)
         response = connection.getresponse()
         data = response.read()
-        delay = LATENCIES.get(op, 0) / self.scale - (time.monotonic() - started)
-        if op in LATENCIES and 200 <= response.status < 300:
+        scaled = LATENCIES.get(op, 0) / self.scale if self.scale else 0
+        delay = scaled - (time.monotonic() - started)
+        if self.scale and op in LATENCIES and 200 <= response.status < 300:
             with self.lock:
                 self.delayed[op] = self.delayed.get(op, 0) + 1
             if delay > 0:
@@ -121,9 +137,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
 
 def main():
-    upstream, scale = sys.argv[1], float(sys.argv[2])
-    Handler.upstream = urllib.parse.urlparse(upstream)
-    Handler.scale = scale
+    parser = argparse.ArgumentParser(description="HTTP proxy in front of the AWS emulator")
+    parser.add_argument("upstream")
+    parser.add_argument("--latency-scale", type=float, default=0.0)
+    parser.add_argument("--hold", action="append", default=[])
+    args = parser.parse_args()
+    Handler.upstream = urllib.parse.urlparse(args.upstream)
+    Handler.scale = args.latency_scale
+    Handler.holds = [tuple(h.split(":", 1)) if ":" in h else (h, "") for h in args.hold]
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     print(f"port {server.server_address[1]}", flush=True)

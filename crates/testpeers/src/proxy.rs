@@ -1,0 +1,66 @@
+//! [`AwsProxy`]: `testenv/aws_proxy.py` in front of moto, which answers the slow AWS operations
+//! after their production duration (scaled down), or never answers chosen calls so a test can
+//! kill the engine between a create and the state write that follows it.
+
+use crate::workspace;
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+
+/// A running proxy; killed on drop.
+pub struct AwsProxy {
+    child: Child,
+    port: u16,
+}
+
+/// What the proxy does besides forwarding.
+#[derive(Debug, Clone, Default)]
+pub struct ProxyRules {
+    /// Production durations of the slow operations divided by this (0: no delay).
+    pub latency_scale: f64,
+    /// Operations never answered, each with a text their request body must contain (empty:
+    /// every call of the operation), e.g. `("DescribeSubnets", "Filter.1.Name=subnet-id")`.
+    pub holds: Vec<(String, String)>,
+}
+
+impl AwsProxy {
+    /// Starts the proxy in front of `upstream` (e.g. moto's endpoint).
+    pub fn start(upstream: &str, rules: &ProxyRules) -> AwsProxy {
+        let mut cmd = Command::new("python3");
+        cmd.arg(workspace().join("testenv/aws_proxy.py")).arg(upstream);
+        if rules.latency_scale > 0.0 {
+            cmd.args(["--latency-scale", &rules.latency_scale.to_string()]);
+        }
+        for (operation, text) in &rules.holds {
+            let rule =
+                if text.is_empty() { operation.clone() } else { format!("{operation}:{text}") };
+            cmd.args(["--hold", &rule]);
+        }
+        let mut child = cmd
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("python3 testenv/aws_proxy.py");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().expect("the proxy's stdout"))
+            .read_line(&mut line)
+            .expect("the proxy's port");
+        let port = line
+            .trim()
+            .strip_prefix("port ")
+            .and_then(|p| p.parse().ok())
+            .unwrap_or_else(|| panic!("the proxy printed `{line}`"));
+        AwsProxy { child, port }
+    }
+
+    /// `http://127.0.0.1:PORT`.
+    pub fn endpoint(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+}
+
+impl Drop for AwsProxy {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
