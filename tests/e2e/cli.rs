@@ -212,3 +212,34 @@ fn dot_dependencies(dot: &str) -> BTreeMap<String, BTreeSet<String>> {
     }
     deps
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_failed_step_reports_the_cloud_error_code_in_json() {
+    let moto = Moto::start();
+    // Someone else's role already has the name the spec gives the flow-logs role.
+    let iam = aws_sdk_iam::Client::new(&moto.sdk_config().await);
+    let trust = r#"{"Version":"2012-10-17","Statement":[]}"#;
+    let role = iam.create_role().role_name("aws-0-vpc-flow-logs").assume_role_policy_document(trust);
+    role.send().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("aws.state.json");
+    let spec = network_spec_path();
+    let (s, st) = (spec.to_str().unwrap(), state.to_str().unwrap());
+    let out = run_engine(
+        &moto.endpoint(),
+        &["apply", s, "--state", st, "--auto-approve", "--json"],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let v: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", text(&out)));
+    assert_eq!(v["success"], false);
+    let steps = v["steps"].as_array().unwrap();
+    let failed: Vec<_> = steps.iter().filter(|s| s["outcome"] == "failed").collect();
+    assert_eq!(failed.len(), 1, "{failed:#?}");
+    assert_eq!(failed[0]["address"], "aws.network.iam_role.flow_logs");
+    assert_eq!(failed[0]["code"], "EntityAlreadyExists", "{failed:#?}");
+    assert!(failed[0]["reason"].as_str().unwrap().contains("EntityAlreadyExists"));
+    let done = steps.iter().find(|s| s["outcome"] == "done").unwrap();
+    assert!(done.get("code").is_none(), "only failures carry a code: {done}");
+}
