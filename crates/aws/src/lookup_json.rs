@@ -87,29 +87,6 @@ where
     read_by_key(requests, |r| wanted_name(r, field), read).await
 }
 
-/// For each request, the found resource with its recorded id, else the one with the name the
-/// spec gives it (in `field`) that carries its address tag.
-pub(crate) fn match_by_id_or_name(
-    requests: &[ReadRequest],
-    found: &[Live],
-    field: &str,
-) -> Vec<Option<Live>> {
-    requests
-        .iter()
-        .map(|r| {
-            let by_id = r.id.as_ref().and_then(|id| found.iter().find(|l| &l.id == id));
-            let by_name = || {
-                let name = desired_str(r, field)?;
-                found.iter().find(|l| {
-                    l.attributes.get(field).and_then(Json::as_str) == Some(name.as_str())
-                        && address_tag(l) == Some(r.address.as_str())
-                })
-            };
-            by_id.or_else(by_name).cloned()
-        })
-        .collect()
-}
-
 /// For each request, the found resource with its recorded id, else the one carrying its
 /// address tag (a resource created by a run that died before writing state).
 pub(crate) fn match_requests(requests: &[ReadRequest], found: &[Live]) -> Vec<Option<Live>> {
@@ -145,13 +122,6 @@ pub(crate) fn str_attr<'a>(attrs: &'a Attrs, name: &str) -> Result<&'a str, engi
 /// A boolean attribute of desired attributes (false when absent).
 pub(crate) fn bool_attr(attrs: &Attrs, name: &str) -> bool {
     attrs.get(name).and_then(Json::as_bool).unwrap_or(false)
-}
-
-/// An integer attribute of desired attributes.
-pub(crate) fn int_attr(attrs: &Attrs, name: &str) -> Result<i32, engine::KindError> {
-    attrs.get(name).and_then(Json::as_i64).map(|n| n as i32).ok_or_else(|| {
-        engine::KindError::new(format!("attribute `{name}` is missing or not a number"))
-    })
 }
 
 /// A list attribute as strings (empty when absent).

@@ -1,153 +1,145 @@
 //! `aws_autoscaling_group`: the OpenBao nodes, in the private subnets, registered in the load
 //! balancer's target group. Tags (but the engine's own) propagate to the instances: raft
-//! auto-join finds its peers by one of them.
+//! auto-join finds its peers by one of them. Its id is its name. A group being deleted is
+//! neither adopted nor updated; deleting one waits until its instances are gone (the subnets and
+//! security groups are free only then).
 
+use super::{AsgTags, asg_tags};
 use crate::AwsClients;
-use crate::error::{api_error, has_code};
-use crate::lookup_json::{
-    int_attr, live, match_requests, missing_ids, still_there, str_attr, strings_attr,
-};
-use crate::settle::read_back;
+use crate::error::{SdkResult, required};
+use crate::lookup::{match_requests, missing_ids, still_there};
+use crate::tagging::{from_pairs, retag};
 use async_trait::async_trait;
-use aws_sdk_autoscaling::types::{
-    AutoScalingGroup as Asg, Filter, LaunchTemplateSpecification, Tag,
+use aws_sdk_autoscaling::types::{AutoScalingGroup as Asg, Filter, LaunchTemplateSpecification};
+use engine::retry::read_back;
+use engine::wait::{Poll, Wait};
+use engine::{
+    Attributes, Changes, Context, KindResult, Live, ReadRequest, ReadResult, TAG_SPEC, Tags,
+    TypedKind,
 };
-use engine::{Address, Attrs, Context, Field, Kind, KindError, Live, ReadRequest, TAG_SPEC};
-use serde_json::json;
+use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use std::time::Duration;
 
-pub(crate) struct AutoscalingGroup(pub Arc<AwsClients>);
+/// How long a delete waits for the instances to terminate.
+const DELETE_TIMEOUT: Duration = Duration::from_secs(600);
 
-const FIELDS: &[Field] = &[
-    Field::replace("name"),
-    Field::in_place("launch_template_id"),
-    Field::in_place("launch_template_version"),
-    Field::in_place("min_size"),
-    Field::in_place("max_size"),
-    Field::in_place("desired_capacity"),
-    Field::in_place("subnet_ids").unordered(),
-    Field::in_place("target_group_arns").unordered(),
-    Field::in_place("health_check_type"),
-    Field::in_place("health_check_grace_period"),
-    Field::in_place("tags"),
-    Field::computed("id"),
-    Field::computed("arn"),
-];
-
-/// The group's tags for AWS: the engine's ownership tags stay on the group, the others
-/// propagate to the instances it launches.
-fn asg_tags(name: &str, attrs: &Attrs) -> Vec<Tag> {
-    crate::tags::from_attrs(attrs)
-        .into_iter()
-        .map(|(k, v)| {
-            let propagate = !k.starts_with("engine:");
-            Tag::builder()
-                .resource_id(name)
-                .resource_type("auto-scaling-group")
-                .key(k)
-                .value(v)
-                .propagate_at_launch(propagate)
-                .build()
-        })
-        .collect()
-}
-
-fn to_live(g: &Asg) -> Live {
-    let name = g.auto_scaling_group_name().unwrap_or_default();
-    let mut subnets: Vec<&str> = g
-        .vpc_zone_identifier()
-        .unwrap_or_default()
-        .split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .collect();
-    subnets.sort();
-    let mut groups: Vec<&str> = g.target_group_arns().iter().map(String::as_str).collect();
-    groups.sort();
-    let lt = g.launch_template();
-    live(
-        name,
-        [
-            ("name", json!(name)),
-            ("launch_template_id", json!(lt.and_then(|t| t.launch_template_id()))),
-            ("launch_template_version", json!(lt.and_then(|t| t.version()))),
-            ("min_size", json!(g.min_size())),
-            ("max_size", json!(g.max_size())),
-            ("desired_capacity", json!(g.desired_capacity())),
-            ("subnet_ids", json!(subnets)),
-            ("target_group_arns", json!(groups)),
-            ("health_check_type", json!(g.health_check_type())),
-            ("health_check_grace_period", json!(g.health_check_grace_period())),
-            (
-                "tags",
-                crate::tags::to_json(
-                    g.tags()
-                        .iter()
-                        .map(|t| (t.key().unwrap_or_default(), t.value().unwrap_or_default())),
-                ),
-            ),
-            ("arn", json!(g.auto_scaling_group_arn())),
-        ],
-    )
+#[derive(Attributes, Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub(crate) struct AutoscalingGroup {
+    #[attr(replace)]
+    pub name: String,
+    #[attr(in_place)]
+    pub launch_template_id: String,
+    #[attr(in_place)]
+    pub launch_template_version: String,
+    #[attr(in_place)]
+    pub min_size: i32,
+    #[attr(in_place)]
+    pub max_size: i32,
+    #[attr(in_place)]
+    pub desired_capacity: i32,
+    #[attr(in_place, unordered)]
+    pub subnet_ids: Vec<String>,
+    #[attr(in_place, unordered)]
+    pub target_group_arns: Vec<String>,
+    #[attr(in_place)]
+    pub health_check_type: String,
+    #[attr(in_place)]
+    pub health_check_grace_period: i32,
+    #[attr(in_place, tags)]
+    pub tags: Tags,
+    #[attr(computed)]
+    #[serde(default)]
+    pub arn: Option<String>,
 }
 
 impl AutoscalingGroup {
-    fn client(&self) -> Result<&aws_sdk_autoscaling::Client, KindError> {
-        Ok(&self.0.autoscaling)
+    fn launch_template(&self) -> LaunchTemplateSpecification {
+        let spec = LaunchTemplateSpecification::builder();
+        let spec = spec.launch_template_id(&self.launch_template_id);
+        spec.version(&self.launch_template_version).build()
+    }
+}
+
+/// Sets the group's settings on a CreateAutoScalingGroup or an UpdateAutoScalingGroup call:
+/// the two builders have the same setters but no common type.
+macro_rules! with_settings {
+    ($call:expr, $group:expr) => {{
+        let g: &AutoscalingGroup = $group;
+        $call
+            .launch_template(g.launch_template())
+            .min_size(g.min_size)
+            .max_size(g.max_size)
+            .desired_capacity(g.desired_capacity)
+            .vpc_zone_identifier(g.subnet_ids.join(","))
+            .health_check_type(&g.health_check_type)
+            .health_check_grace_period(g.health_check_grace_period)
+    }};
+}
+
+fn live(g: &Asg) -> KindResult<Live<AutoscalingGroup>> {
+    let name = g.auto_scaling_group_name();
+    let name = required(name, "autoscaling:DescribeAutoScalingGroups: AutoScalingGroupName")?;
+    let text = |s: Option<&str>| s.unwrap_or_default().to_string();
+    let subnets = g.vpc_zone_identifier().unwrap_or_default().split(',').map(str::trim);
+    let tags =
+        g.tags().iter().map(|t| (t.key().unwrap_or_default(), t.value().unwrap_or_default()));
+    let lt = g.launch_template();
+    let group = AutoscalingGroup {
+        name: name.to_string(),
+        launch_template_id: text(lt.and_then(|t| t.launch_template_id())),
+        launch_template_version: text(lt.and_then(|t| t.version())),
+        min_size: g.min_size().unwrap_or_default(),
+        max_size: g.max_size().unwrap_or_default(),
+        desired_capacity: g.desired_capacity().unwrap_or_default(),
+        subnet_ids: subnets.filter(|s| !s.is_empty()).map(str::to_string).collect(),
+        target_group_arns: g.target_group_arns().to_vec(),
+        health_check_type: text(g.health_check_type()),
+        health_check_grace_period: g.health_check_grace_period().unwrap_or_default(),
+        tags: from_pairs(tags),
+        arn: g.auto_scaling_group_arn().map(str::to_string),
+    };
+    Ok(Live::new(name, group))
+}
+
+pub(crate) struct AutoscalingGroupKind(pub Arc<AwsClients>);
+
+impl AutoscalingGroupKind {
+    /// The groups `filter` or `names` select, those being deleted included.
+    async fn groups(&self, filter: Option<Filter>, names: Vec<String>) -> KindResult<Vec<Asg>> {
+        let call = self.0.autoscaling.describe_auto_scaling_groups();
+        let call = call.set_filters(filter.map(|f| vec![f]));
+        let call = call.set_auto_scaling_group_names((!names.is_empty()).then_some(names));
+        let pages = call.into_paginator().items().send();
+        pages.collect::<Result<_, _>>().await.api("autoscaling:DescribeAutoScalingGroups")
     }
 
+    /// The groups `filter` or `names` select but those being deleted (on their way out).
     async fn describe(
         &self,
         filter: Option<Filter>,
         names: Vec<String>,
-    ) -> Result<Vec<Live>, KindError> {
-        let groups: Vec<Asg> = self
-            .client()?
-            .describe_auto_scaling_groups()
-            .set_filters(filter.map(|f| vec![f]))
-            .set_auto_scaling_group_names((!names.is_empty()).then_some(names))
-            .into_paginator()
-            .items()
-            .send()
-            .collect::<Result<_, _>>()
-            .await
-            .map_err(|e| api_error("autoscaling:DescribeAutoScalingGroups", e))?;
-        // A group being deleted is on its way out: neither adopted nor updated.
-        Ok(groups
-            .iter()
-            .filter(|g| g.status().is_none_or(|s| !s.starts_with("Delete")))
-            .map(to_live)
-            .collect())
+    ) -> KindResult<Vec<Live<AutoscalingGroup>>> {
+        let groups = self.groups(filter, names).await?;
+        let deleting = |g: &&Asg| g.status().is_some_and(|s| s.starts_with("Delete"));
+        groups.iter().filter(|g| !deleting(g)).map(live).collect()
     }
 
-    async fn by_name(&self, name: &str) -> Result<Option<Live>, KindError> {
-        Ok(self.describe(None, vec![name.to_string()]).await?.into_iter().next())
-    }
-
-    fn launch_template(desired: &Attrs) -> Result<LaunchTemplateSpecification, KindError> {
-        Ok(LaunchTemplateSpecification::builder()
-            .launch_template_id(str_attr(desired, "launch_template_id")?)
-            .version(str_attr(desired, "launch_template_version")?)
-            .build())
+    async fn by_name(&self, name: &str) -> KindResult<Option<Live<AutoscalingGroup>>> {
+        Ok(self.describe(None, vec![name.to_string()]).await?.pop())
     }
 }
 
 #[async_trait]
-impl Kind for AutoscalingGroup {
-    fn name(&self) -> &'static str {
-        "aws_autoscaling_group"
-    }
-
-    fn fields(&self) -> &'static [Field] {
-        FIELDS
-    }
+impl TypedKind for AutoscalingGroupKind {
+    type Attrs = AutoscalingGroup;
+    const NAME: &'static str = "aws_autoscaling_group";
 
     async fn read(
         &self,
         ctx: &Context,
-        requests: &[ReadRequest],
-    ) -> Result<Vec<Option<Live>>, KindError> {
+        requests: &[ReadRequest<AutoscalingGroup>],
+    ) -> ReadResult<AutoscalingGroup> {
         let owned =
             Filter::builder().name(format!("tag:{TAG_SPEC}")).values(ctx.spec_name()).build();
         let mut found = self.describe(Some(owned), vec![]).await?;
@@ -160,154 +152,67 @@ impl Kind for AutoscalingGroup {
 
     async fn create(
         &self,
-        _ctx: &Context,
-        address: &Address,
-        desired: &Attrs,
-    ) -> Result<Live, KindError> {
-        let name = str_attr(desired, "name")?;
-        self.client()?
-            .create_auto_scaling_group()
-            .auto_scaling_group_name(name)
-            .launch_template(Self::launch_template(desired)?)
-            .min_size(int_attr(desired, "min_size")?)
-            .max_size(int_attr(desired, "max_size")?)
-            .desired_capacity(int_attr(desired, "desired_capacity")?)
-            .vpc_zone_identifier(strings_attr(desired, "subnet_ids").join(","))
-            .set_target_group_arns(Some(strings_attr(desired, "target_group_arns")))
-            .health_check_type(str_attr(desired, "health_check_type")?)
-            .health_check_grace_period(int_attr(desired, "health_check_grace_period")?)
-            .set_tags(Some(asg_tags(name, desired)))
-            .send()
-            .await
-            .map_err(|e| api_error("autoscaling:CreateAutoScalingGroup", e))?;
-        tracing::info!(%address, name, "created autoscaling group");
+        _: &Context,
+        desired: &AutoscalingGroup,
+    ) -> KindResult<Live<AutoscalingGroup>> {
+        let name = &desired.name;
+        let call = self.0.autoscaling.create_auto_scaling_group().auto_scaling_group_name(name);
+        let call = call.set_target_group_arns(Some(desired.target_group_arns.clone()));
+        let call = with_settings!(call, desired).set_tags(Some(asg_tags(name, &desired.tags)));
+        call.send().await.api("autoscaling:CreateAutoScalingGroup")?;
         read_back(&format!("autoscaling group {name}"), || self.by_name(name)).await
     }
 
     async fn update(
         &self,
-        _ctx: &Context,
-        _address: &Address,
-        current: &Live,
-        desired: &Attrs,
-    ) -> Result<Live, KindError> {
-        let client = self.client()?;
-        let name = &current.id;
-        let differs = |f: &str| current.attributes.get(f) != desired.get(f);
-        let group_fields = [
-            "launch_template_id",
-            "launch_template_version",
-            "min_size",
-            "max_size",
-            "desired_capacity",
-            "subnet_ids",
-            "health_check_type",
-            "health_check_grace_period",
-        ];
-        if group_fields.iter().any(|f| differs(f)) {
-            client
-                .update_auto_scaling_group()
-                .auto_scaling_group_name(name)
-                .launch_template(Self::launch_template(desired)?)
-                .min_size(int_attr(desired, "min_size")?)
-                .max_size(int_attr(desired, "max_size")?)
-                .desired_capacity(int_attr(desired, "desired_capacity")?)
-                .vpc_zone_identifier(strings_attr(desired, "subnet_ids").join(","))
-                .health_check_type(str_attr(desired, "health_check_type")?)
-                .health_check_grace_period(int_attr(desired, "health_check_grace_period")?)
-                .send()
-                .await
-                .map_err(|e| api_error("autoscaling:UpdateAutoScalingGroup", e))?;
+        _: &Context,
+        current: &Live<AutoscalingGroup>,
+        desired: &AutoscalingGroup,
+        changes: &AutoscalingGroupChanges,
+    ) -> KindResult<Live<AutoscalingGroup>> {
+        let (asc, name) = (&self.0.autoscaling, &current.id);
+        // Every field but the target groups and the tags is UpdateAutoScalingGroup's.
+        if changes.names().iter().any(|f| !matches!(*f, "target_group_arns" | "tags")) {
+            let call = asc.update_auto_scaling_group().auto_scaling_group_name(name);
+            with_settings!(call, desired).send().await.api("autoscaling:UpdateAutoScalingGroup")?;
         }
-        let have = strings_attr(&current.attributes, "target_group_arns");
-        let want = strings_attr(desired, "target_group_arns");
-        let detach: Vec<String> = have.iter().filter(|a| !want.contains(a)).cloned().collect();
-        let attach: Vec<String> = want.iter().filter(|a| !have.contains(a)).cloned().collect();
-        if !attach.is_empty() {
-            client
-                .attach_load_balancer_target_groups()
-                .auto_scaling_group_name(name)
-                .set_target_group_arns(Some(attach))
-                .send()
-                .await
-                .map_err(|e| api_error("autoscaling:AttachLoadBalancerTargetGroups", e))?;
-        }
-        if !detach.is_empty() {
-            client
-                .detach_load_balancer_target_groups()
-                .auto_scaling_group_name(name)
-                .set_target_group_arns(Some(detach))
-                .send()
-                .await
-                .map_err(|e| api_error("autoscaling:DetachLoadBalancerTargetGroups", e))?;
-        }
-        if differs("tags") {
-            let stale: Vec<Tag> = crate::tags::diff(&current.attributes, desired)
-                .removed
-                .into_iter()
-                .map(|k| {
-                    Tag::builder()
-                        .resource_id(name)
-                        .resource_type("auto-scaling-group")
-                        .key(k)
-                        .build()
-                })
-                .collect();
-            if !stale.is_empty() {
-                client
-                    .delete_tags()
-                    .set_tags(Some(stale))
-                    .send()
-                    .await
-                    .map_err(|e| api_error("autoscaling:DeleteTags", e))?;
+        if changes.target_group_arns {
+            let (have, want) = (&current.attributes.target_group_arns, &desired.target_group_arns);
+            let attach: Vec<String> = want.iter().filter(|a| !have.contains(a)).cloned().collect();
+            let detach: Vec<String> = have.iter().filter(|a| !want.contains(a)).cloned().collect();
+            if !attach.is_empty() {
+                let call = asc.attach_load_balancer_target_groups().auto_scaling_group_name(name);
+                let call = call.set_target_group_arns(Some(attach));
+                call.send().await.api("autoscaling:AttachLoadBalancerTargetGroups")?;
             }
-            client
-                .create_or_update_tags()
-                .set_tags(Some(asg_tags(name, desired)))
-                .send()
-                .await
-                .map_err(|e| api_error("autoscaling:CreateOrUpdateTags", e))?;
+            if !detach.is_empty() {
+                let call = asc.detach_load_balancer_target_groups().auto_scaling_group_name(name);
+                let call = call.set_target_group_arns(Some(detach));
+                call.send().await.api("autoscaling:DetachLoadBalancerTargetGroups")?;
+            }
+        }
+        if changes.tags {
+            retag(&AsgTags(asc), name, &current.attributes.tags, &desired.tags).await?;
         }
         still_there(&format!("autoscaling group {name}"), self.by_name(name).await?)
     }
 
-    async fn delete(
-        &self,
-        ctx: &Context,
-        _address: &Address,
-        current: &Live,
-    ) -> Result<(), KindError> {
-        let client = self.client()?;
+    async fn delete(&self, ctx: &Context, current: &Live<AutoscalingGroup>) -> KindResult<()> {
         let name = &current.id;
-        match client
-            .delete_auto_scaling_group()
-            .auto_scaling_group_name(name)
-            .force_delete(true)
-            .send()
-            .await
+        let call = self.0.autoscaling.delete_auto_scaling_group().auto_scaling_group_name(name);
+        let deleted = call.force_delete(true).send().await;
+        // A group already gone (or going) answers with a validation error.
+        if let Err(e) = deleted.api("autoscaling:DeleteAutoScalingGroup")
+            && (e.code.as_deref() != Some("ValidationError") || self.by_name(name).await?.is_some())
         {
-            Ok(_) => {}
-            Err(e) if has_code(&e, "ValidationError") && self.by_name(name).await?.is_none() => {
-                return Ok(());
-            }
-            Err(e) => return Err(api_error("autoscaling:DeleteAutoScalingGroup", e)),
+            return Err(e);
         }
-        // Instances terminate first; the subnets and security groups are free only after.
-        for _ in 0..120 {
-            let still: Vec<Asg> = client
-                .describe_auto_scaling_groups()
-                .auto_scaling_group_names(name)
-                .send()
-                .await
-                .map_err(|e| api_error("autoscaling:DescribeAutoScalingGroups", e))?
-                .auto_scaling_groups()
-                .to_vec();
-            if still.is_empty() {
-                return Ok(());
-            }
-            ctx.waiting(format!("autoscaling group {name} terminating its instances"));
-            tokio::time::sleep(Duration::from_secs(5)).await;
-        }
-        Err(KindError::retryable(format!("autoscaling group {name} is still being deleted")))
+        let wait = Wait::new(format!("autoscaling group {name}"), DELETE_TIMEOUT);
+        wait.until(ctx, || async {
+            let groups = self.groups(None, vec![name.clone()]).await?;
+            let status = groups.first().map(|g| g.status().unwrap_or("terminating its instances"));
+            Ok(status.map_or(Poll::Done(()), |s| Poll::Pending(s.to_string())))
+        })
+        .await
     }
 }

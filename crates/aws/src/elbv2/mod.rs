@@ -1,150 +1,123 @@
 //! Elastic Load Balancing kinds: the load balancer, its target groups and listeners; and the
-//! calls they share.
+//! calls they share: reading them with their tags (one `DescribeTags` per 20), tagging by ARN.
 
 mod listener;
 mod load_balancer;
 mod target_group;
 
-pub(crate) fn kinds(
-    shared: &std::sync::Arc<crate::AwsClients>,
-) -> Vec<std::sync::Arc<dyn engine::Kind>> {
+use crate::AwsClients;
+use crate::error::{SdkResult, required};
+use crate::lookup::match_by_id_or_name;
+use crate::tagging::{TagApi, from_pairs};
+use async_trait::async_trait;
+use aws_sdk_elasticloadbalancingv2::Client;
+use aws_sdk_elasticloadbalancingv2::types::Tag;
+use engine::{Attributes, Kind, KindResult, Live, ReadRequest, ReadResult, Tags, Typed};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+pub(crate) fn kinds(shared: &Arc<AwsClients>) -> Vec<Arc<dyn Kind>> {
     vec![
-        std::sync::Arc::new(load_balancer::Lb(shared.clone())),
-        std::sync::Arc::new(target_group::LbTargetGroup(shared.clone())),
-        std::sync::Arc::new(listener::LbListener(shared.clone())),
+        Typed::arc(load_balancer::LoadBalancerKind(shared.clone())),
+        Typed::arc(target_group::TargetGroupKind(shared.clone())),
+        Typed::arc(listener::ListenerKind(shared.clone())),
     ]
 }
 
-use crate::error::api_error;
-use crate::lookup_json::{desired_str, match_by_id_or_name};
-use aws_sdk_elasticloadbalancingv2::Client;
-use aws_sdk_elasticloadbalancingv2::types::Tag;
-use engine::{Attrs, KindError, Live, ReadRequest};
-use serde_json::{Value as Json, json};
-use std::collections::HashMap;
-
 /// A load balancer, target group or listener as the ELB API describes it.
-pub(crate) trait ElbResource {
+pub(crate) trait Described {
+    type Attrs: Attributes;
+    /// Where its ARN comes from, named when the answer lacks it.
+    const ARN: &'static str;
     fn arn(&self) -> Option<&str>;
     /// The name the spec gives it (listeners have none).
-    fn name(&self) -> Option<&str>;
+    fn name(&self) -> Option<&str> {
+        None
+    }
     /// Its attributes, given its tags.
-    fn to_live(&self, tags: Json) -> Live;
+    fn attributes(&self, tags: Tags) -> Self::Attrs;
 }
 
-/// The batched read of load balancers or target groups, which the spec names: for each request,
-/// the one of `all` with its recorded ARN, else the one with its name and address tag.
-pub(crate) async fn read_named<T: ElbResource>(
+/// The batched read of load balancers or target groups, which the spec names (`name`): for each
+/// request, the one of `all` with its recorded ARN, else the one with its name and address tag.
+pub(crate) async fn read_named<T: Described>(
     elb: &Client,
     all: &[T],
-    requests: &[ReadRequest],
-) -> Result<Vec<Option<Live>>, KindError> {
-    let names: Vec<String> = requests.iter().filter_map(|r| desired_str(r, "name")).collect();
-    let arns: Vec<String> = requests.iter().filter_map(|r| r.id.clone()).collect();
-    let found = wanted(elb, all, &names, &arns).await?;
-    Ok(match_by_id_or_name(requests, &found, "name"))
-}
-
-/// The one of `all` with this ARN, with its tags.
-pub(crate) async fn by_arn<T: ElbResource>(
-    elb: &Client,
-    all: &[T],
-    arn: &str,
-) -> Result<Option<Live>, KindError> {
-    Ok(wanted(elb, all, &[], &[arn.to_string()]).await?.into_iter().next())
-}
-
-/// Those of `all` whose name or ARN is asked for, with their tags.
-async fn wanted<T: ElbResource>(
-    elb: &Client,
-    all: &[T],
-    names: &[String],
-    arns: &[String],
-) -> Result<Vec<Live>, KindError> {
+    requests: &[ReadRequest<T::Attrs>],
+    name: impl Fn(&T::Attrs) -> &str,
+) -> ReadResult<T::Attrs> {
+    let names: Vec<&str> = requests.iter().filter_map(|r| r.desired.as_ref().map(&name)).collect();
+    let arns: Vec<&str> = requests.iter().filter_map(|r| r.id.as_deref()).collect();
     let wanted: Vec<&T> = all
         .iter()
         .filter(|r| {
-            r.name().is_some_and(|n| names.iter().any(|w| w == n))
-                || r.arn().is_some_and(|a| arns.iter().any(|w| w == a))
+            r.name().is_some_and(|n| names.contains(&n))
+                || r.arn().is_some_and(|a| arns.contains(&a))
         })
         .collect();
-    with_tags(elb, &wanted).await
+    let found = with_tags(elb, &wanted).await?;
+    Ok(match_by_id_or_name(requests, &found, name))
 }
 
-/// `resources` as live resources, with their tags (one tag call per 20).
-pub(crate) async fn with_tags<T: ElbResource>(
+/// The one of `all` with this ARN, with its tags.
+pub(crate) async fn by_arn<T: Described>(
     elb: &Client,
-    resources: &[&T],
-) -> Result<Vec<Live>, KindError> {
-    let arns: Vec<String> = resources.iter().filter_map(|r| r.arn().map(str::to_string)).collect();
-    let tags = tags(elb, &arns).await?;
-    Ok(resources
+    all: &[T],
+    arn: &str,
+) -> KindResult<Option<Live<T::Attrs>>> {
+    let one: Vec<&T> = all.iter().filter(|r| r.arn() == Some(arn)).collect();
+    Ok(with_tags(elb, &one).await?.pop())
+}
+
+/// `described` as live resources, with their tags.
+pub(crate) async fn with_tags<T: Described>(
+    elb: &Client,
+    described: &[&T],
+) -> KindResult<Vec<Live<T::Attrs>>> {
+    let arns = described.iter().map(|r| required(r.arn(), T::ARN).map(str::to_string));
+    let arns: Vec<String> = arns.collect::<KindResult<_>>()?;
+    let mut tags = tags(elb, &arns).await?;
+    let live = described
         .iter()
-        .map(|r| {
-            let t = tags.get(r.arn().unwrap_or_default()).cloned().unwrap_or(json!({}));
-            r.to_live(t)
-        })
-        .collect())
+        .zip(arns)
+        .map(|(r, arn)| Live::new(&arn, r.attributes(tags.remove(&arn).unwrap_or_default())));
+    Ok(live.collect())
 }
 
 /// Tags of up to 20 resources per call, by ARN.
-async fn tags(elb: &Client, arns: &[String]) -> Result<HashMap<String, Json>, KindError> {
+async fn tags(elb: &Client, arns: &[String]) -> KindResult<HashMap<String, Tags>> {
     let mut out = HashMap::new();
     for chunk in arns.chunks(20) {
-        let resp = elb
-            .describe_tags()
-            .set_resource_arns(Some(chunk.to_vec()))
-            .send()
-            .await
-            .map_err(|e| api_error("elasticloadbalancing:DescribeTags", e))?;
+        let call = elb.describe_tags().set_resource_arns(Some(chunk.to_vec()));
+        let resp = call.send().await.api("elasticloadbalancing:DescribeTags")?;
         for d in resp.tag_descriptions() {
-            let tags = crate::tags::to_json(
-                d.tags()
-                    .iter()
-                    .map(|t| (t.key().unwrap_or_default(), t.value().unwrap_or_default())),
-            );
-            out.insert(d.resource_arn().unwrap_or_default().to_string(), tags);
+            let pairs = d
+                .tags()
+                .iter()
+                .map(|t| (t.key().unwrap_or_default(), t.value().unwrap_or_default()));
+            out.insert(d.resource_arn().unwrap_or_default().to_string(), from_pairs(pairs));
         }
     }
     Ok(out)
 }
 
-/// The desired tags as ELB tags.
-pub(crate) fn elb_tags(attrs: &Attrs) -> Vec<Tag> {
-    crate::tags::from_attrs(attrs)
-        .into_iter()
-        .map(|(k, v)| Tag::builder().key(k).value(v).build())
-        .collect()
+/// Tags as ELB tags.
+pub(crate) fn elb_tags(tags: &Tags) -> Vec<Tag> {
+    tags.iter().map(|(k, v)| Tag::builder().key(k).value(v).build()).collect()
 }
 
-/// Brings the tags of `arn` from `current` to `desired`.
-pub(crate) async fn retag(
-    elb: &Client,
-    arn: &str,
-    current: &Attrs,
-    desired: &Attrs,
-) -> Result<(), KindError> {
-    crate::tags::update(
-        current,
-        desired,
-        |keys| async move {
-            elb.remove_tags()
-                .resource_arns(arn)
-                .set_tag_keys(Some(keys))
-                .send()
-                .await
-                .map(|_| ())
-                .map_err(|e| api_error("elasticloadbalancing:RemoveTags", e))
-        },
-        || async move {
-            elb.add_tags()
-                .resource_arns(arn)
-                .set_tags(Some(elb_tags(desired)))
-                .send()
-                .await
-                .map(|_| ())
-                .map_err(|e| api_error("elasticloadbalancing:AddTags", e))
-        },
-    )
-    .await
+/// ELB's tagging calls (by ARN).
+pub(crate) struct ElbTags<'a>(pub &'a Client);
+
+#[async_trait]
+impl TagApi for ElbTags<'_> {
+    async fn untag(&self, arn: &str, keys: Vec<String>) -> KindResult<()> {
+        let call = self.0.remove_tags().resource_arns(arn).set_tag_keys(Some(keys));
+        call.send().await.api("elasticloadbalancing:RemoveTags").map(|_| ())
+    }
+
+    async fn tag(&self, arn: &str, tags: Tags) -> KindResult<()> {
+        let call = self.0.add_tags().resource_arns(arn).set_tags(Some(elb_tags(&tags)));
+        call.send().await.api("elasticloadbalancing:AddTags").map(|_| ())
+    }
 }

@@ -1,33 +1,59 @@
 //! `aws_lb_target_group`: the OpenBao nodes behind the load balancer, with an HTTPS health
 //! check. Named by the spec; one found by name is ours only when recorded in state or tagged
-//! with this address.
+//! with this address. Read from one listing of the account's target groups.
 
-use super::{ElbResource, by_arn, elb_tags, read_named, retag};
+use super::{Described, ElbTags, by_arn, elb_tags, read_named};
 use crate::AwsClients;
-use crate::error::{api_error, has_code};
-use crate::lookup_json::{int_attr, live, still_there, str_attr};
-use crate::settle::read_back;
+use crate::error::{SdkResult, required};
+use crate::lookup::still_there;
+use crate::tagging::retag;
 use async_trait::async_trait;
-use aws_sdk_elasticloadbalancingv2::types::{Matcher, ProtocolEnum, TargetGroup, TargetTypeEnum};
-use engine::{Address, Attrs, Context, Field, Kind, KindError, Live, ReadRequest};
-use serde_json::{Value as Json, json};
+use aws_sdk_elasticloadbalancingv2::types::{self as elb, Matcher, ProtocolEnum, TargetTypeEnum};
+use engine::retry::read_back;
+use engine::{
+    Attributes, Context, KindError, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind,
+};
+use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
-pub(crate) struct LbTargetGroup(pub Arc<AwsClients>);
+#[derive(Attributes, Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub(crate) struct TargetGroup {
+    #[attr(replace)]
+    pub name: String,
+    #[attr(replace)]
+    pub port: i32,
+    #[attr(replace)]
+    pub protocol: String,
+    #[attr(replace)]
+    pub vpc_id: String,
+    #[attr(replace)]
+    pub target_type: String,
+    #[attr(in_place)]
+    pub health_check: HealthCheck,
+    #[attr(in_place, tags)]
+    pub tags: Tags,
+    #[attr(computed)]
+    #[serde(default)]
+    pub arn: Option<String>,
+}
 
-const FIELDS: &[Field] = &[
-    Field::replace("name"),
-    Field::replace("port"),
-    Field::replace("protocol"),
-    Field::replace("vpc_id"),
-    Field::replace("target_type"),
-    Field::in_place("health_check"),
-    Field::in_place("tags"),
-    Field::computed("id"),
-    Field::computed("arn"),
-];
+/// The health check; a TCP check has no path and no matcher.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub(crate) struct HealthCheck {
+    pub protocol: Option<String>,
+    pub port: Option<String>,
+    pub path: Option<String>,
+    pub interval_seconds: Option<i32>,
+    pub healthy_threshold: Option<i32>,
+    pub unhealthy_threshold: Option<i32>,
+    /// The HTTP codes of a healthy answer, e.g. `200,429`.
+    pub matcher: Option<String>,
+}
 
-impl ElbResource for TargetGroup {
+impl Described for elb::TargetGroup {
+    type Attrs = TargetGroup;
+    const ARN: &'static str = "elasticloadbalancing:DescribeTargetGroups: TargetGroupArn";
+
     fn arn(&self) -> Option<&str> {
         self.target_group_arn()
     }
@@ -36,173 +62,119 @@ impl ElbResource for TargetGroup {
         self.target_group_name()
     }
 
-    fn to_live(&self, tags: Json) -> Live {
-        live(
-            self.target_group_arn().unwrap_or_default(),
-            [
-                ("name", json!(self.target_group_name())),
-                ("port", json!(self.port())),
-                ("protocol", json!(self.protocol().map(|p| p.as_str()))),
-                ("vpc_id", json!(self.vpc_id())),
-                ("target_type", json!(self.target_type().map(|t| t.as_str()))),
-                (
-                    "health_check",
-                    json!({
-                        "protocol": self.health_check_protocol().map(|p| p.as_str()),
-                        "port": self.health_check_port(),
-                        "path": self.health_check_path(),
-                        "interval_seconds": self.health_check_interval_seconds(),
-                        "healthy_threshold": self.healthy_threshold_count(),
-                        "unhealthy_threshold": self.unhealthy_threshold_count(),
-                        "matcher": self.matcher().and_then(|m| m.http_code()),
-                    }),
-                ),
-                ("tags", tags),
-                ("arn", json!(self.target_group_arn())),
-            ],
-        )
+    fn attributes(&self, tags: Tags) -> TargetGroup {
+        let text = |s: Option<&str>| s.map(str::to_string);
+        TargetGroup {
+            name: self.target_group_name().unwrap_or_default().to_string(),
+            port: self.port().unwrap_or_default(),
+            protocol: self.protocol().map(|p| p.as_str().to_string()).unwrap_or_default(),
+            vpc_id: self.vpc_id().unwrap_or_default().to_string(),
+            target_type: self.target_type().map(|t| t.as_str().to_string()).unwrap_or_default(),
+            health_check: HealthCheck {
+                protocol: text(self.health_check_protocol().map(|p| p.as_str())),
+                port: text(self.health_check_port()),
+                path: text(self.health_check_path()),
+                interval_seconds: self.health_check_interval_seconds(),
+                healthy_threshold: self.healthy_threshold_count(),
+                unhealthy_threshold: self.unhealthy_threshold_count(),
+                matcher: text(self.matcher().and_then(|m| m.http_code())),
+            },
+            tags,
+            arn: text(self.target_group_arn()),
+        }
     }
 }
 
-/// Sets the desired health check on a CreateTargetGroup or a ModifyTargetGroup call: the two
-/// builders have the same setters but no common type.
+/// Sets the health check on a CreateTargetGroup or a ModifyTargetGroup call: the two builders
+/// have the same setters but no common type.
 macro_rules! with_health_check {
-    ($call:expr, $desired:expr) => {
+    ($call:expr, $check:expr) => {{
+        let c: &HealthCheck = $check;
         $call
             .health_check_enabled(true)
-            .health_check_protocol(ProtocolEnum::from(check_str($desired, "protocol")?))
-            .health_check_port(check_str($desired, "port")?)
-            .health_check_path(check_str($desired, "path")?)
-            .health_check_interval_seconds(check_int($desired, "interval_seconds")?)
-            .healthy_threshold_count(check_int($desired, "healthy_threshold")?)
-            .unhealthy_threshold_count(check_int($desired, "unhealthy_threshold")?)
-            .matcher(Matcher::builder().http_code(check_str($desired, "matcher")?).build())
-    };
+            .set_health_check_protocol(c.protocol.as_deref().map(ProtocolEnum::from))
+            .set_health_check_port(c.port.clone())
+            .set_health_check_path(c.path.clone())
+            .set_health_check_interval_seconds(c.interval_seconds)
+            .set_healthy_threshold_count(c.healthy_threshold)
+            .set_unhealthy_threshold_count(c.unhealthy_threshold)
+            .set_matcher(c.matcher.as_ref().map(|m| Matcher::builder().http_code(m).build()))
+    }};
 }
 
-/// A string inside the `health_check` attribute.
-fn check_str<'a>(desired: &'a Attrs, key: &str) -> Result<&'a str, KindError> {
-    desired
-        .get("health_check")
-        .and_then(|h| h.get(key))
-        .and_then(Json::as_str)
-        .ok_or_else(|| KindError::new(format!("health_check.{key} is missing")))
-}
+pub(crate) struct TargetGroupKind(pub Arc<AwsClients>);
 
-/// A number inside the `health_check` attribute.
-fn check_int(desired: &Attrs, key: &str) -> Result<i32, KindError> {
-    desired
-        .get("health_check")
-        .and_then(|h| h.get(key))
-        .and_then(Json::as_i64)
-        .map(|n| n as i32)
-        .ok_or_else(|| KindError::new(format!("health_check.{key} is missing")))
-}
-
-impl LbTargetGroup {
-    fn elb(&self) -> Result<&aws_sdk_elasticloadbalancingv2::Client, KindError> {
-        Ok(&self.0.elbv2)
-    }
-
+impl TargetGroupKind {
     /// Every target group of the account in the region (one listing).
-    async fn list(&self) -> Result<Vec<TargetGroup>, KindError> {
-        self.elb()?
-            .describe_target_groups()
-            .into_paginator()
-            .items()
-            .send()
-            .collect::<Result<_, _>>()
-            .await
-            .map_err(|e| api_error("elasticloadbalancing:DescribeTargetGroups", e))
+    async fn list(&self) -> KindResult<Vec<elb::TargetGroup>> {
+        let pages = self.0.elbv2.describe_target_groups().into_paginator().items().send();
+        pages.collect::<Result<_, _>>().await.api("elasticloadbalancing:DescribeTargetGroups")
     }
 
-    async fn by_arn(&self, arn: &str) -> Result<Option<Live>, KindError> {
-        by_arn(self.elb()?, &self.list().await?, arn).await
+    async fn by_arn(&self, arn: &str) -> KindResult<Option<Live<TargetGroup>>> {
+        by_arn(&self.0.elbv2, &self.list().await?, arn).await
     }
 }
 
 #[async_trait]
-impl Kind for LbTargetGroup {
-    fn name(&self) -> &'static str {
-        "aws_lb_target_group"
-    }
-
-    fn fields(&self) -> &'static [Field] {
-        FIELDS
-    }
+impl TypedKind for TargetGroupKind {
+    type Attrs = TargetGroup;
+    const NAME: &'static str = "aws_lb_target_group";
 
     async fn read(
         &self,
-        _ctx: &Context,
-        requests: &[ReadRequest],
-    ) -> Result<Vec<Option<Live>>, KindError> {
-        read_named(self.elb()?, &self.list().await?, requests).await
+        _: &Context,
+        requests: &[ReadRequest<TargetGroup>],
+    ) -> ReadResult<TargetGroup> {
+        read_named(&self.0.elbv2, &self.list().await?, requests, |tg| &tg.name).await
     }
 
-    async fn create(
-        &self,
-        _ctx: &Context,
-        address: &Address,
-        desired: &Attrs,
-    ) -> Result<Live, KindError> {
-        let name = str_attr(desired, "name")?;
+    async fn create(&self, _: &Context, desired: &TargetGroup) -> KindResult<Live<TargetGroup>> {
         let call = self
-            .elb()?
+            .0
+            .elbv2
             .create_target_group()
-            .name(name)
-            .protocol(ProtocolEnum::from(str_attr(desired, "protocol")?))
-            .port(int_attr(desired, "port")?)
-            .vpc_id(str_attr(desired, "vpc_id")?)
-            .target_type(TargetTypeEnum::from(str_attr(desired, "target_type")?))
-            .set_tags(Some(elb_tags(desired)));
-        let out = with_health_check!(call, desired)
-            .send()
-            .await
-            .map_err(|e| api_error("elasticloadbalancing:CreateTargetGroup", e))?;
-        let arn = out
-            .target_groups()
-            .first()
-            .and_then(|tg| tg.target_group_arn())
-            .ok_or_else(|| KindError::new("CreateTargetGroup returned no ARN"))?
-            .to_string();
-        tracing::info!(%address, %arn, "created target group");
-        read_back(&format!("target group {name}"), || self.by_arn(&arn)).await
+            .name(&desired.name)
+            .protocol(ProtocolEnum::from(desired.protocol.as_str()))
+            .port(desired.port)
+            .vpc_id(&desired.vpc_id)
+            .target_type(TargetTypeEnum::from(desired.target_type.as_str()))
+            .set_tags(Some(elb_tags(&desired.tags)));
+        let call = with_health_check!(call, &desired.health_check);
+        let out = call.send().await.api("elasticloadbalancing:CreateTargetGroup")?;
+        let arn = out.target_groups().first().and_then(|tg| tg.target_group_arn());
+        let arn = required(arn, "elasticloadbalancing:CreateTargetGroup: TargetGroupArn")?;
+        read_back(&format!("target group {}", desired.name), || self.by_arn(arn)).await
     }
 
     async fn update(
         &self,
-        _ctx: &Context,
-        _address: &Address,
-        current: &Live,
-        desired: &Attrs,
-    ) -> Result<Live, KindError> {
-        let elb = self.elb()?;
-        let arn = &current.id;
-        if current.attributes.get("health_check") != desired.get("health_check") {
+        _: &Context,
+        current: &Live<TargetGroup>,
+        desired: &TargetGroup,
+        changes: &TargetGroupChanges,
+    ) -> KindResult<Live<TargetGroup>> {
+        let (elb, arn) = (&self.0.elbv2, &current.id);
+        if changes.health_check {
             let call = elb.modify_target_group().target_group_arn(arn);
-            with_health_check!(call, desired)
-                .send()
-                .await
-                .map_err(|e| api_error("elasticloadbalancing:ModifyTargetGroup", e))?;
+            let call = with_health_check!(call, &desired.health_check);
+            call.send().await.api("elasticloadbalancing:ModifyTargetGroup")?;
         }
-        retag(elb, arn, &current.attributes, desired).await?;
+        if changes.tags {
+            retag(&ElbTags(elb), arn, &current.attributes.tags, &desired.tags).await?;
+        }
         still_there(&format!("target group {arn}"), self.by_arn(arn).await?)
     }
 
-    async fn delete(
-        &self,
-        _ctx: &Context,
-        _address: &Address,
-        current: &Live,
-    ) -> Result<(), KindError> {
-        match self.elb()?.delete_target_group().target_group_arn(&current.id).send().await {
-            Ok(_) => Ok(()),
-            Err(e) if has_code(&e, "TargetGroupNotFound") => Ok(()),
+    async fn delete(&self, _: &Context, current: &Live<TargetGroup>) -> KindResult<()> {
+        let call = self.0.elbv2.delete_target_group().target_group_arn(&current.id);
+        let op = "elasticloadbalancing:DeleteTargetGroup";
+        match call.send().await.or_gone(op, &["TargetGroupNotFound"]) {
             // Still used by a listener being deleted.
-            Err(e) if has_code(&e, "ResourceInUse") => {
+            Err(e) if e.code.as_deref() == Some("ResourceInUse") => {
                 Err(KindError::retryable(format!("target group {} is still in use", current.id)))
             }
-            Err(e) => Err(api_error("elasticloadbalancing:DeleteTargetGroup", e)),
+            other => other,
         }
     }
 }

@@ -3,126 +3,143 @@
 //! found again by name and adopted with its address tag; a same-named rule without that tag is
 //! never taken over (`PutRule` would silently overwrite it, so the create checks first).
 //! Description, pattern and state change in place with `PutRule`, the target with
-//! `PutTargets`/`RemoveTargets`, tags with `TagResource`/`UntagResource`. The name is fixed.
+//! `PutTargets`/`RemoveTargets`. The name is fixed; the pattern is compared by meaning.
 
+use super::{EventTags, event_tags};
 use crate::AwsClients;
-use crate::error::{api_error, has_code};
-use crate::lookup_json::{live, read_by_name, str_attr};
-use crate::settle::{read_back, settle};
+use crate::error::{SdkResult, required};
+use crate::lookup::{read_by_key, still_there, wanted};
+use crate::tagging::{from_pairs, retag};
 use async_trait::async_trait;
 use aws_sdk_eventbridge::types::{RuleState, Tag, Target};
-use engine::{Address, Attrs, Context, Field, Kind, KindError, Live, ReadRequest};
-use serde_json::{Value as Json, json};
+use engine::retry::{read_back, settle};
+use engine::{
+    Attributes, Context, KindError, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind,
+};
+use serde::{Deserialize, Serialize};
+use serde_json::Value as Json;
 use std::sync::Arc;
 
-pub(crate) struct EventRule(pub Arc<AwsClients>);
+/// What EventBridge answers when the rule does not exist.
+const GONE: &[&str] = &["ResourceNotFoundException"];
 
-const FIELDS: &[Field] = &[
-    Field::replace("name"),
-    Field::in_place("description"),
-    Field::in_place("event_pattern"),
-    Field::in_place("state"),
-    Field::in_place("target_id"),
-    Field::in_place("target_arn"),
-    Field::in_place("tags"),
-    Field::computed("id"),
-    Field::computed("arn"),
-];
-
-fn tags(desired: &Attrs) -> Result<Vec<Tag>, KindError> {
-    crate::tags::build(desired, |k, v| Tag::builder().key(k).value(v).build())
+#[derive(Attributes, Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub(crate) struct EventRule {
+    #[attr(replace)]
+    pub name: String,
+    #[attr(in_place)]
+    #[serde(default)]
+    pub description: Option<String>,
+    /// The pattern document (as EventBridge returns it: parsed when it is JSON).
+    #[attr(in_place, normalize = engine::normalize::json_document)]
+    #[serde(default)]
+    pub event_pattern: Json,
+    #[attr(in_place)]
+    pub state: String,
+    #[attr(in_place)]
+    #[serde(default)]
+    pub target_id: Option<Targets>,
+    #[attr(in_place)]
+    #[serde(default)]
+    pub target_arn: Option<Targets>,
+    #[attr(in_place, tags)]
+    pub tags: Tags,
+    #[attr(computed)]
+    #[serde(default)]
+    pub arn: Option<String>,
 }
 
-fn pattern_text(desired: &Attrs) -> Result<String, KindError> {
-    desired
-        .get("event_pattern")
-        .filter(|p| p.is_object())
-        .map(Json::to_string)
-        .ok_or_else(|| KindError::new("attribute `event_pattern` is missing or not a document"))
+/// The ids (or ARNs) of a rule's targets: the one the engine gives it, or several when someone
+/// added more (a change; the update removes the others).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(untagged)]
+pub(crate) enum Targets {
+    One(String),
+    Several(Vec<String>),
+}
+
+impl Targets {
+    /// `values` as targets; none when there are none.
+    fn of<'a>(values: impl Iterator<Item = &'a str>) -> Option<Targets> {
+        let mut all: Vec<String> = values.map(str::to_string).collect();
+        match all.len() {
+            0 | 1 => all.pop().map(Targets::One),
+            _ => Some(Targets::Several(all)),
+        }
+    }
 }
 
 impl EventRule {
-    fn events(&self) -> Result<&aws_sdk_eventbridge::Client, KindError> {
-        Ok(&self.0.events)
+    /// The ids of the rule's targets.
+    fn target_ids(&self) -> Vec<String> {
+        match &self.target_id {
+            Some(Targets::One(id)) => vec![id.clone()],
+            Some(Targets::Several(ids)) => ids.clone(),
+            None => vec![],
+        }
     }
 
-    async fn read_one(&self, name: &str) -> Result<Option<Live>, KindError> {
-        let events = self.events()?;
-        let rule = match events.describe_rule().name(name).send().await {
-            Ok(out) => out,
-            Err(e) if has_code(&e, "ResourceNotFoundException") => return Ok(None),
-            Err(e) => return Err(api_error("events:DescribeRule", e)),
+    /// The one target the spec gives the rule.
+    fn target(&self) -> KindResult<Target> {
+        let (Some(Targets::One(id)), Some(Targets::One(arn))) = (&self.target_id, &self.target_arn)
+        else {
+            return Err(KindError::new("aws_event_rule: target_id and target_arn name one target"));
         };
-        let arn = rule.arn().unwrap_or_default().to_string();
-        let targets = match events.list_targets_by_rule().rule(name).send().await {
-            Ok(out) => out.targets().to_vec(),
-            Err(e) if has_code(&e, "ResourceNotFoundException") => return Ok(None),
-            Err(e) => return Err(api_error("events:ListTargetsByRule", e)),
+        Target::builder().id(id).arn(arn).build().map_err(|e| KindError::new(e.to_string()))
+    }
+}
+
+/// The pattern as the JSON text `PutRule` takes.
+fn pattern_text(pattern: &Json) -> KindResult<String> {
+    let text = pattern.is_object().then(|| pattern.to_string());
+    text.ok_or_else(|| KindError::new("attribute `event_pattern` is missing or not a document"))
+}
+
+pub(crate) struct EventRuleKind(pub Arc<AwsClients>);
+
+impl EventRuleKind {
+    async fn read_one(&self, name: &str) -> KindResult<Option<Live<EventRule>>> {
+        let events = &self.0.events;
+        let call = events.describe_rule().name(name);
+        let Some(rule) = call.send().await.or_absent("events:DescribeRule", GONE)? else {
+            return Ok(None);
         };
-        let tag_list = match events.list_tags_for_resource().resource_arn(&arn).send().await {
-            Ok(out) => out.tags().to_vec(),
-            Err(e) if has_code(&e, "ResourceNotFoundException") => return Ok(None),
-            Err(e) => return Err(api_error("events:ListTagsForResource", e)),
+        let arn = required(rule.arn(), "events:DescribeRule: Arn")?;
+        let targets = events.list_targets_by_rule().rule(name).send().await;
+        let targets = targets.or_absent("events:ListTargetsByRule", GONE)?;
+        let tags = events.list_tags_for_resource().resource_arn(arn).send().await;
+        let tags = tags.or_absent("events:ListTagsForResource", GONE)?;
+        let (Some(targets), Some(tags)) = (targets, tags) else {
+            return Ok(None);
         };
-        let mut pairs: Vec<(&str, &str)> = tag_list.iter().map(|t| (t.key(), t.value())).collect();
-        pairs.sort();
-        let pattern = rule
-            .event_pattern()
-            .map(|p| serde_json::from_str::<Json>(p).unwrap_or_else(|_| json!(p)));
-        // The engine gives a rule one target; more (someone else's) show as a change.
-        let (target_id, target_arn) = match targets.as_slice() {
-            [t] => (json!(t.id()), json!(t.arn())),
-            [] => (Json::Null, Json::Null),
-            many => (
-                json!(many.iter().map(|t| t.id()).collect::<Vec<_>>()),
-                json!(many.iter().map(|t| t.arn()).collect::<Vec<_>>()),
-            ),
+        let pattern =
+            rule.event_pattern().map(|p| serde_json::from_str(p).unwrap_or_else(|_| Json::from(p)));
+        let targets = targets.targets();
+        let found = EventRule {
+            name: name.to_string(),
+            description: rule.description().map(str::to_string),
+            event_pattern: pattern.unwrap_or_default(),
+            state: rule.state().map(|s| s.as_str().to_string()).unwrap_or_default(),
+            target_id: Targets::of(targets.iter().map(|t| t.id())),
+            target_arn: Targets::of(targets.iter().map(|t| t.arn())),
+            tags: from_pairs(tags.tags().iter().map(|t| (t.key(), t.value()))),
+            arn: Some(arn.to_string()),
         };
-        Ok(Some(live(
-            name,
-            [
-                ("name", json!(name)),
-                ("description", json!(rule.description())),
-                ("event_pattern", json!(pattern)),
-                ("state", json!(rule.state().map(|s| s.as_str()))),
-                ("target_id", target_id),
-                ("target_arn", target_arn),
-                ("tags", crate::tags::to_json(pairs)),
-                ("arn", json!(arn)),
-            ],
-        )))
+        Ok(Some(Live::new(name, found)))
     }
 
     /// `PutRule` with the desired description, pattern and state (tags only when creating).
-    async fn put_rule(&self, desired: &Attrs, with_tags: bool) -> Result<(), KindError> {
-        self.events()?
-            .put_rule()
-            .name(str_attr(desired, "name")?)
-            .description(str_attr(desired, "description")?)
-            .event_pattern(pattern_text(desired)?)
-            .state(RuleState::from(str_attr(desired, "state")?))
-            .set_tags(if with_tags { Some(tags(desired)?) } else { None })
-            .send()
-            .await
-            .map(|_| ())
-            .map_err(|e| api_error("events:PutRule", e))
+    async fn put_rule(&self, desired: &EventRule, tags: Option<Vec<Tag>>) -> KindResult<()> {
+        let call = self.0.events.put_rule().name(&desired.name);
+        let call = call.set_description(desired.description.clone());
+        let call = call.event_pattern(pattern_text(&desired.event_pattern)?);
+        let call = call.state(RuleState::from(desired.state.as_str())).set_tags(tags);
+        call.send().await.api("events:PutRule").map(|_| ())
     }
 
-    async fn put_target(&self, desired: &Attrs) -> Result<(), KindError> {
-        let name = str_attr(desired, "name")?;
-        let target = Target::builder()
-            .id(str_attr(desired, "target_id")?)
-            .arn(str_attr(desired, "target_arn")?)
-            .build()
-            .map_err(|e| KindError::new(e.to_string()))?;
-        let out = self
-            .events()?
-            .put_targets()
-            .rule(name)
-            .targets(target)
-            .send()
-            .await
-            .map_err(|e| api_error("events:PutTargets", e))?;
+    async fn put_target(&self, desired: &EventRule) -> KindResult<()> {
+        let call = self.0.events.put_targets().rule(&desired.name).targets(desired.target()?);
+        let out = call.send().await.api("events:PutTargets")?;
         match out.failed_entries().first() {
             None => Ok(()),
             Some(f) => Err(KindError::new(format!(
@@ -133,178 +150,133 @@ impl EventRule {
         }
     }
 
-    async fn remove_targets(&self, name: &str, ids: Vec<String>) -> Result<(), KindError> {
+    async fn remove_targets(&self, name: &str, ids: Vec<String>) -> KindResult<()> {
         if ids.is_empty() {
             return Ok(());
         }
-        match self.events()?.remove_targets().rule(name).set_ids(Some(ids)).send().await {
-            Ok(_) => Ok(()),
-            Err(e) if has_code(&e, "ResourceNotFoundException") => Ok(()),
-            Err(e) => Err(api_error("events:RemoveTargets", e)),
-        }
-    }
-}
-
-/// Target ids of a live rule's `target_id` (one, several, or none).
-fn target_ids(attrs: &Attrs) -> Vec<String> {
-    match attrs.get("target_id") {
-        Some(Json::String(s)) => vec![s.clone()],
-        Some(Json::Array(a)) => a.iter().filter_map(Json::as_str).map(str::to_string).collect(),
-        _ => vec![],
+        let call = self.0.events.remove_targets().rule(name).set_ids(Some(ids));
+        call.send().await.or_gone("events:RemoveTargets", GONE)
     }
 }
 
 #[async_trait]
-impl Kind for EventRule {
-    fn name(&self) -> &'static str {
-        "aws_event_rule"
-    }
-
-    fn fields(&self) -> &'static [Field] {
-        FIELDS
-    }
+impl TypedKind for EventRuleKind {
+    type Attrs = EventRule;
+    const NAME: &'static str = "aws_event_rule";
 
     async fn read(
         &self,
-        _ctx: &Context,
-        requests: &[ReadRequest],
-    ) -> Result<Vec<Option<Live>>, KindError> {
-        read_by_name(requests, "name", |n| async move { self.read_one(&n).await }).await
+        _: &Context,
+        requests: &[ReadRequest<EventRule>],
+    ) -> ReadResult<EventRule> {
+        let key = |r: &ReadRequest<EventRule>| wanted(r, |d| d.name.clone());
+        read_by_key(requests, key, |name| async move { self.read_one(&name).await }).await
     }
 
-    #[tracing::instrument(skip_all, fields(%address))]
-    async fn create(
-        &self,
-        _ctx: &Context,
-        address: &Address,
-        desired: &Attrs,
-    ) -> Result<Live, KindError> {
-        let name = str_attr(desired, "name")?;
+    async fn create(&self, _: &Context, desired: &EventRule) -> KindResult<Live<EventRule>> {
+        let name = &desired.name;
         if self.read_one(name).await?.is_some() {
             return Err(KindError::new(format!(
                 "events:PutRule: rule {name} already exists and is not this spec's"
             )));
         }
-        self.put_rule(desired, true).await?;
-        tracing::info!(rule = name, "created rule");
+        self.put_rule(desired, Some(event_tags(&desired.tags)?)).await?;
         // The rule exists: its target is retried here, never the create.
         settle(|| self.put_target(desired)).await?;
         read_back(&format!("rule {name}"), || self.read_one(name)).await
     }
 
-    #[tracing::instrument(skip_all, fields(%address))]
     async fn update(
         &self,
-        _ctx: &Context,
-        address: &Address,
-        current: &Live,
-        desired: &Attrs,
-    ) -> Result<Live, KindError> {
-        let events = self.events()?;
-        let name = str_attr(desired, "name")?;
-        let have = &current.attributes;
-        if ["description", "event_pattern", "state"].iter().any(|f| have.get(*f) != desired.get(*f))
-        {
-            self.put_rule(desired, false).await?;
+        _: &Context,
+        current: &Live<EventRule>,
+        desired: &EventRule,
+        changes: &EventRuleChanges,
+    ) -> KindResult<Live<EventRule>> {
+        let name = &current.id;
+        if changes.description || changes.event_pattern || changes.state {
+            self.put_rule(desired, None).await?;
         }
-        if ["target_id", "target_arn"].iter().any(|f| have.get(*f) != desired.get(*f)) {
-            let keep = str_attr(desired, "target_id")?;
-            let stale: Vec<String> = target_ids(have).into_iter().filter(|t| t != keep).collect();
-            self.remove_targets(name, stale).await?;
+        if changes.target_id || changes.target_arn {
+            let keep = desired.target_ids();
+            let stale = current.attributes.target_ids().into_iter().filter(|t| !keep.contains(t));
+            self.remove_targets(name, stale.collect()).await?;
             self.put_target(desired).await?;
         }
-        let arn = str_attr(have, "arn")?;
-        crate::tags::update(
-            have,
-            desired,
-            |keys| async move {
-                events
-                    .untag_resource()
-                    .resource_arn(arn)
-                    .set_tag_keys(Some(keys))
-                    .send()
-                    .await
-                    .map(|_| ())
-                    .map_err(|e| api_error("events:UntagResource", e))
-            },
-            || async {
-                events
-                    .tag_resource()
-                    .resource_arn(arn)
-                    .set_tags(Some(tags(desired)?))
-                    .send()
-                    .await
-                    .map(|_| ())
-                    .map_err(|e| api_error("events:TagResource", e))
-            },
-        )
-        .await?;
-        self.read_one(name).await?.ok_or_else(|| KindError::new(format!("rule {name} vanished")))
+        if changes.tags {
+            let arn = required(current.attributes.arn.as_deref(), "events:DescribeRule: Arn")?;
+            let api = EventTags(&self.0.events);
+            retag(&api, arn, &current.attributes.tags, &desired.tags).await?;
+        }
+        still_there(&format!("rule {name}"), self.read_one(name).await?)
     }
 
-    #[tracing::instrument(skip_all, fields(%address))]
-    async fn delete(
-        &self,
-        _ctx: &Context,
-        address: &Address,
-        current: &Live,
-    ) -> Result<(), KindError> {
-        let name = current.id.as_str();
+    async fn delete(&self, _: &Context, current: &Live<EventRule>) -> KindResult<()> {
+        let name = &current.id;
         // A rule with targets cannot be deleted.
-        self.remove_targets(name, target_ids(&current.attributes)).await?;
-        crate::error::deleted(
-            "events:DeleteRule",
-            self.events()?.delete_rule().name(name).send().await,
-            &["ResourceNotFoundException"],
-        )
+        self.remove_targets(name, current.attributes.target_ids()).await?;
+        let call = self.0.events.delete_rule().name(name);
+        call.send().await.or_gone("events:DeleteRule", GONE)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use engine::testing::changed_fields;
+    use serde_json::json;
 
-    #[test]
-    fn pattern_target_and_tags_change_in_place_the_name_does_not() {
-        use crate::stages::eks::changed_fields;
-        let live = json!({
-            "name": "aws-0-karpenter-rebalance",
-            "description": "d",
-            "event_pattern": {"source": ["aws.ec2"], "detail-type": ["x"]},
-            "state": "ENABLED",
-            "target_id": "q",
-            "target_arn": "arn:aws:sqs:eu-west-3:123456789012:aws-0",
-            "tags": {"a": "1"},
-        });
-        // Key order in a pattern does not matter.
-        let mut same = live.clone();
-        same["event_pattern"] = json!({"detail-type": ["x"], "source": ["aws.ec2"]});
-        assert!(changed_fields(FIELDS, &live, &same).is_empty());
-        let mut changed = live.clone();
-        changed["event_pattern"] = json!({"source": ["aws.health"]});
-        changed["target_arn"] = json!("arn:aws:sqs:eu-west-3:123456789012:other");
-        changed["state"] = json!("DISABLED");
-        assert_eq!(
-            changed_fields(FIELDS, &live, &changed),
-            [("event_pattern", false), ("state", false), ("target_arn", false)]
-        );
-        let mut renamed = live.clone();
-        renamed["name"] = json!("other");
-        assert_eq!(changed_fields(FIELDS, &live, &renamed), [("name", true)]);
+    fn rule() -> EventRule {
+        EventRule {
+            name: "aws-0-karpenter-rebalance".into(),
+            description: Some("d".into()),
+            event_pattern: json!({"source": ["aws.ec2"], "detail-type": ["x"]}),
+            state: "ENABLED".into(),
+            target_id: Some(Targets::One("q".into())),
+            target_arn: Some(Targets::One("arn:aws:sqs:eu-west-3:123456789012:aws-0".into())),
+            tags: from_pairs([("a", "1")]),
+            arn: None,
+        }
     }
 
     #[test]
-    fn target_ids_of_one_many_or_none() {
-        let a = |v: Json| v.as_object().unwrap().clone();
-        assert_eq!(target_ids(&a(json!({"target_id": "q"}))), ["q"]);
-        assert_eq!(target_ids(&a(json!({"target_id": ["q", "x"]}))), ["q", "x"]);
-        assert!(target_ids(&a(json!({"target_id": null}))).is_empty());
+    fn pattern_target_and_tags_change_in_place_the_name_does_not() {
+        let live = rule();
+        // Key order and formatting of a pattern do not matter.
+        let mut same = live.clone();
+        same.event_pattern = json!(r#"{"detail-type": ["x"], "source": ["aws.ec2"]}"#);
+        assert!(changed_fields(&live, &same).is_empty());
+        let mut changed = live.clone();
+        changed.event_pattern = json!({"source": ["aws.health"]});
+        changed.target_arn = Some(Targets::One("arn:aws:sqs:eu-west-3:123456789012:other".into()));
+        changed.state = "DISABLED".into();
+        assert_eq!(
+            changed_fields(&live, &changed),
+            [("event_pattern", false), ("state", false), ("target_arn", false)]
+        );
+        let mut renamed = live.clone();
+        renamed.name = "other".into();
+        assert_eq!(changed_fields(&live, &renamed), [("name", true)]);
+    }
+
+    #[test]
+    fn targets_of_one_many_or_none() {
+        let mut r = rule();
+        assert_eq!(r.target_ids(), ["q"]);
+        assert_eq!(serde_json::to_value(&r.target_id).unwrap(), json!("q"));
+        r.target_id = Targets::of(["q", "x"].into_iter());
+        assert_eq!(r.target_ids(), ["q", "x"]);
+        assert_eq!(serde_json::to_value(&r.target_id).unwrap(), json!(["q", "x"]));
+        assert!(r.target().is_err(), "the spec gives one target");
+        r.target_id = Targets::of(std::iter::empty());
+        assert!(r.target_ids().is_empty());
+        assert_eq!(serde_json::to_value(&r.target_id).unwrap(), json!(null));
     }
 
     #[test]
     fn patterns_are_sent_as_json_text() {
-        let d = json!({"event_pattern": {"source": ["aws.ec2"]}});
-        assert_eq!(pattern_text(d.as_object().unwrap()).unwrap(), r#"{"source":["aws.ec2"]}"#);
-        assert!(pattern_text(json!({"event_pattern": "x"}).as_object().unwrap()).is_err());
+        let pattern = json!({"source": ["aws.ec2"]});
+        assert_eq!(pattern_text(&pattern).unwrap(), r#"{"source":["aws.ec2"]}"#);
+        assert!(pattern_text(&json!("x")).is_err());
     }
 }

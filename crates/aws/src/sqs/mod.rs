@@ -1,15 +1,39 @@
-//! SQS kinds: queues and their policies.
+//! SQS kinds: queues and their policies; SQS's tagging calls and its "no such queue" codes.
 
 mod queue;
 mod queue_policy;
 
 use crate::AwsClients;
-use engine::Kind;
+use crate::error::SdkResult;
+use crate::tagging::TagApi;
+use async_trait::async_trait;
+use engine::{Kind, KindResult, Tags, Typed};
 use std::sync::Arc;
 
 pub(crate) fn kinds(shared: &Arc<AwsClients>) -> Vec<Arc<dyn Kind>> {
     vec![
-        Arc::new(queue::SqsQueue(shared.clone())),
-        Arc::new(queue_policy::SqsQueuePolicy(shared.clone())),
+        Typed::arc(queue::QueueKind(shared.clone())),
+        Typed::arc(queue_policy::QueuePolicyKind(shared.clone())),
     ]
+}
+
+/// The codes of "the queue does not exist": the JSON protocol's, and the query protocol's that
+/// SQS also sends.
+pub(crate) const NO_SUCH_QUEUE: &[&str] =
+    &["QueueDoesNotExist", "AWS.SimpleQueueService.NonExistentQueue"];
+
+/// SQS's tagging calls (by queue URL).
+pub(crate) struct SqsTags<'a>(pub &'a aws_sdk_sqs::Client);
+
+#[async_trait]
+impl TagApi for SqsTags<'_> {
+    async fn untag(&self, url: &str, keys: Vec<String>) -> KindResult<()> {
+        let call = self.0.untag_queue().queue_url(url).set_tag_keys(Some(keys));
+        call.send().await.api("sqs:UntagQueue").map(|_| ())
+    }
+
+    async fn tag(&self, url: &str, tags: Tags) -> KindResult<()> {
+        let call = self.0.tag_queue().queue_url(url).set_tags(Some(tags.into_iter().collect()));
+        call.send().await.api("sqs:TagQueue").map(|_| ())
+    }
 }

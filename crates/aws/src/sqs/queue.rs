@@ -1,139 +1,102 @@
 //! `aws_sqs_queue`: a standard SQS queue (Karpenter's interruption queue). Named by the spec,
 //! so one whose create was not recorded is found again by name and adopted with its address
-//! tag; a same-named queue without that tag is never taken over. Its id is the queue URL. Retention and encryption change in place with
-//! `SetQueueAttributes`, tags with `TagQueue`/`UntagQueue`.
+//! tag; a same-named queue without that tag is never taken over. Its id is the queue URL.
+//! Retention and encryption change in place with `SetQueueAttributes`.
 
+use super::{NO_SUCH_QUEUE, SqsTags};
 use crate::AwsClients;
-use crate::error::{api_error, has_code};
-use crate::lookup_json::{bool_attr, int_attr, live, read_by_name, str_attr};
-use crate::settle::read_back;
+use crate::error::{SdkResult, required};
+use crate::lookup::{read_by_key, still_there, wanted};
+use crate::tagging::retag;
 use async_trait::async_trait;
-use aws_sdk_sqs::error::ProvideErrorMetadata;
-use aws_sdk_sqs::types::QueueAttributeName;
-use aws_smithy_runtime_api::client::result::SdkError;
-use engine::{Address, Attrs, Context, Field, Kind, KindError, Live, ReadRequest};
-use serde_json::json;
+use aws_sdk_sqs::types::QueueAttributeName as Attr;
+use engine::retry::read_back;
+use engine::{
+    Attributes, Context, KindError, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind,
+};
+use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::sync::Arc;
 
-pub(crate) struct SqsQueue(pub Arc<AwsClients>);
+#[derive(Attributes, Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub(crate) struct Queue {
+    #[attr(replace)]
+    pub name: String,
+    #[attr(in_place)]
+    #[serde(default)]
+    pub message_retention_seconds: Option<i64>,
+    #[attr(in_place)]
+    #[serde(default)]
+    pub sqs_managed_sse: bool,
+    #[attr(in_place, tags)]
+    pub tags: Tags,
+    #[attr(computed)]
+    #[serde(default)]
+    pub arn: Option<String>,
+}
 
-const FIELDS: &[Field] = &[
-    Field::replace("name"),
-    Field::in_place("message_retention_seconds"),
-    Field::in_place("sqs_managed_sse"),
-    Field::in_place("tags"),
-    Field::computed("id"),
-    Field::computed("arn"),
-];
-
-/// Whether an SQS error says the queue does not exist (the JSON protocol's code, or the query
-/// protocol's that SQS also sends).
-pub(crate) fn no_such_queue<E: ProvideErrorMetadata, R>(err: &SdkError<E, R>) -> bool {
-    has_code(err, "QueueDoesNotExist") || has_code(err, "AWS.SimpleQueueService.NonExistentQueue")
+impl Queue {
+    /// The attributes the engine sets, as SQS wants them.
+    fn attributes(&self) -> HashMap<Attr, String> {
+        let mut out =
+            HashMap::from([(Attr::SqsManagedSseEnabled, self.sqs_managed_sse.to_string())]);
+        if let Some(seconds) = self.message_retention_seconds {
+            out.insert(Attr::MessageRetentionPeriod, seconds.to_string());
+        }
+        out
+    }
 }
 
 /// The queue name at the end of a queue URL.
-pub(crate) fn name_of_url(url: &str) -> &str {
+fn name_of_url(url: &str) -> &str {
     url.rsplit('/').next().unwrap_or(url)
 }
 
-/// The attributes the engine sets, as SQS wants them.
-fn queue_attributes(desired: &Attrs) -> Result<HashMap<QueueAttributeName, String>, KindError> {
-    Ok(HashMap::from([
-        (
-            QueueAttributeName::MessageRetentionPeriod,
-            int_attr(desired, "message_retention_seconds")?.to_string(),
-        ),
-        (
-            QueueAttributeName::SqsManagedSseEnabled,
-            bool_attr(desired, "sqs_managed_sse").to_string(),
-        ),
-    ]))
-}
+pub(crate) struct QueueKind(pub Arc<AwsClients>);
 
-impl SqsQueue {
-    fn sqs(&self) -> Result<&aws_sdk_sqs::Client, KindError> {
-        Ok(&self.0.sqs)
-    }
-
-    async fn read_one(&self, name: &str) -> Result<Option<Live>, KindError> {
-        let sqs = self.sqs()?;
-        let url = match sqs.get_queue_url().queue_name(name).send().await {
-            Ok(out) => out.queue_url().unwrap_or_default().to_string(),
-            Err(e) if no_such_queue(&e) => return Ok(None),
-            Err(e) => return Err(api_error("sqs:GetQueueUrl", e)),
+impl QueueKind {
+    async fn read_one(&self, name: &str) -> KindResult<Option<Live<Queue>>> {
+        let sqs = &self.0.sqs;
+        let call = sqs.get_queue_url().queue_name(name);
+        let Some(out) = call.send().await.or_absent("sqs:GetQueueUrl", NO_SUCH_QUEUE)? else {
+            return Ok(None);
         };
-        let attrs = match sqs
-            .get_queue_attributes()
-            .queue_url(&url)
-            .attribute_names(QueueAttributeName::All)
-            .send()
-            .await
-        {
-            Ok(out) => out.attributes().cloned().unwrap_or_default(),
-            Err(e) if no_such_queue(&e) => return Ok(None),
-            Err(e) => return Err(api_error("sqs:GetQueueAttributes", e)),
+        let url = required(out.queue_url(), "sqs:GetQueueUrl: QueueUrl")?;
+        let call = sqs.get_queue_attributes().queue_url(url).attribute_names(Attr::All);
+        let attrs = call.send().await.or_absent("sqs:GetQueueAttributes", NO_SUCH_QUEUE)?;
+        let tags = sqs.list_queue_tags().queue_url(url).send().await;
+        let tags = tags.or_absent("sqs:ListQueueTags", NO_SUCH_QUEUE)?;
+        let (Some(attrs), Some(tags)) = (attrs, tags) else {
+            return Ok(None);
         };
-        let tags = match sqs.list_queue_tags().queue_url(&url).send().await {
-            Ok(out) => out.tags().cloned().unwrap_or_default(),
-            Err(e) if no_such_queue(&e) => return Ok(None),
-            Err(e) => return Err(api_error("sqs:ListQueueTags", e)),
+        let get = |a: Attr| attrs.attributes().and_then(|m| m.get(&a));
+        let queue = Queue {
+            name: name.to_string(),
+            message_retention_seconds: get(Attr::MessageRetentionPeriod)
+                .and_then(|v| v.parse().ok()),
+            sqs_managed_sse: get(Attr::SqsManagedSseEnabled).is_some_and(|v| v == "true"),
+            tags: tags.tags().cloned().unwrap_or_default().into_iter().collect(),
+            arn: get(Attr::QueueArn).cloned(),
         };
-        let mut tags: Vec<(&str, &str)> =
-            tags.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-        tags.sort();
-        let get = |a: QueueAttributeName| attrs.get(&a).map(String::as_str);
-        Ok(Some(live(
-            url.as_str(),
-            [
-                ("name", json!(name)),
-                (
-                    "message_retention_seconds",
-                    json!(
-                        get(QueueAttributeName::MessageRetentionPeriod)
-                            .and_then(|v| v.parse::<i64>().ok())
-                    ),
-                ),
-                (
-                    "sqs_managed_sse",
-                    json!(get(QueueAttributeName::SqsManagedSseEnabled) == Some("true")),
-                ),
-                ("tags", crate::tags::to_json(tags)),
-                ("arn", json!(get(QueueAttributeName::QueueArn))),
-            ],
-        )))
+        Ok(Some(Live::new(url, queue)))
     }
 }
 
 #[async_trait]
-impl Kind for SqsQueue {
-    fn name(&self) -> &'static str {
-        "aws_sqs_queue"
-    }
+impl TypedKind for QueueKind {
+    type Attrs = Queue;
+    const NAME: &'static str = "aws_sqs_queue";
 
-    fn fields(&self) -> &'static [Field] {
-        FIELDS
-    }
-
-    async fn read(
-        &self,
-        _ctx: &Context,
-        requests: &[ReadRequest],
-    ) -> Result<Vec<Option<Live>>, KindError> {
+    async fn read(&self, _: &Context, requests: &[ReadRequest<Queue>]) -> ReadResult<Queue> {
         // The recorded id is the queue's URL, which ends with its name.
-        read_by_name(requests, "name", |n| async move { self.read_one(name_of_url(&n)).await })
-            .await
+        let key = |r: &ReadRequest<Queue>| {
+            wanted(r, |q| q.name.clone()).map(|k| name_of_url(&k).to_string())
+        };
+        read_by_key(requests, key, |name| async move { self.read_one(&name).await }).await
     }
 
-    #[tracing::instrument(skip_all, fields(%address))]
-    async fn create(
-        &self,
-        _ctx: &Context,
-        address: &Address,
-        desired: &Attrs,
-    ) -> Result<Live, KindError> {
-        let name = str_attr(desired, "name")?;
+    async fn create(&self, _: &Context, desired: &Queue) -> KindResult<Live<Queue>> {
+        let name = &desired.name;
         // CreateQueue answers with the existing queue when the attributes match: a same-named
         // queue that is not this spec's must not be taken over that way.
         if self.read_one(name).await?.is_some() {
@@ -141,106 +104,70 @@ impl Kind for SqsQueue {
                 "sqs:CreateQueue: queue {name} already exists and is not this spec's"
             )));
         }
-        let out = self
-            .sqs()?
-            .create_queue()
-            .queue_name(name)
-            .set_attributes(Some(queue_attributes(desired)?))
-            .set_tags(Some(crate::tags::from_attrs(desired).into_iter().collect()))
-            .send()
-            .await;
-        if let Err(e) = out {
-            let mut err = api_error("sqs:CreateQueue", e);
+        let call = self.0.sqs.create_queue().queue_name(name);
+        let call = call.set_attributes(Some(desired.attributes()));
+        let call = call.set_tags(Some(desired.tags.clone().into_iter().collect()));
+        call.send().await.api("sqs:CreateQueue").map_err(|mut e| {
             // A queue of this name deleted less than a minute ago: nothing was created.
-            err.retryable |= err.code.as_deref() == Some("QueueDeletedRecently")
-                || err.code.as_deref() == Some("AWS.SimpleQueueService.QueueDeletedRecently");
-            return Err(err);
-        }
-        tracing::info!(queue = name, "created queue");
+            e.retryable |= e.code.as_deref().is_some_and(|c| c.ends_with("QueueDeletedRecently"));
+            e
+        })?;
         read_back(&format!("queue {name}"), || self.read_one(name)).await
     }
 
-    #[tracing::instrument(skip_all, fields(%address))]
     async fn update(
         &self,
-        _ctx: &Context,
-        address: &Address,
-        current: &Live,
-        desired: &Attrs,
-    ) -> Result<Live, KindError> {
-        let sqs = self.sqs()?;
-        let url = current.id.as_str();
-        let have = &current.attributes;
-        if ["message_retention_seconds", "sqs_managed_sse"]
-            .iter()
-            .any(|f| have.get(*f) != desired.get(*f))
-        {
-            sqs.set_queue_attributes()
-                .queue_url(url)
-                .set_attributes(Some(queue_attributes(desired)?))
-                .send()
-                .await
-                .map_err(|e| api_error("sqs:SetQueueAttributes", e))?;
+        _: &Context,
+        current: &Live<Queue>,
+        desired: &Queue,
+        changes: &QueueChanges,
+    ) -> KindResult<Live<Queue>> {
+        let (sqs, url) = (&self.0.sqs, &current.id);
+        if changes.message_retention_seconds || changes.sqs_managed_sse {
+            let call = sqs.set_queue_attributes().queue_url(url);
+            let call = call.set_attributes(Some(desired.attributes()));
+            call.send().await.api("sqs:SetQueueAttributes")?;
         }
-        crate::tags::update(
-            have,
-            desired,
-            |keys| async move {
-                sqs.untag_queue()
-                    .queue_url(url)
-                    .set_tag_keys(Some(keys))
-                    .send()
-                    .await
-                    .map(|_| ())
-                    .map_err(|e| api_error("sqs:UntagQueue", e))
-            },
-            || async {
-                sqs.tag_queue()
-                    .queue_url(url)
-                    .set_tags(Some(crate::tags::from_attrs(desired).into_iter().collect()))
-                    .send()
-                    .await
-                    .map(|_| ())
-                    .map_err(|e| api_error("sqs:TagQueue", e))
-            },
-        )
-        .await?;
-        let name = str_attr(desired, "name")?;
-        self.read_one(name).await?.ok_or_else(|| KindError::new(format!("queue {name} vanished")))
+        if changes.tags {
+            retag(&SqsTags(sqs), url, &current.attributes.tags, &desired.tags).await?;
+        }
+        let name = &desired.name;
+        still_there(&format!("queue {name}"), self.read_one(name).await?)
     }
 
-    #[tracing::instrument(skip_all, fields(%address))]
-    async fn delete(
-        &self,
-        _ctx: &Context,
-        address: &Address,
-        current: &Live,
-    ) -> Result<(), KindError> {
-        match self.sqs()?.delete_queue().queue_url(&current.id).send().await {
-            Ok(_) => Ok(()),
-            Err(e) if no_such_queue(&e) => Ok(()),
-            Err(e) => Err(api_error("sqs:DeleteQueue", e)),
-        }
+    async fn delete(&self, _: &Context, current: &Live<Queue>) -> KindResult<()> {
+        let call = self.0.sqs.delete_queue().queue_url(&current.id);
+        call.send().await.or_gone("sqs:DeleteQueue", NO_SUCH_QUEUE)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use engine::testing::changed_fields;
+
+    fn queue() -> Queue {
+        Queue {
+            name: "aws-0".into(),
+            message_retention_seconds: Some(300),
+            sqs_managed_sse: true,
+            tags: Tags::new(),
+            arn: None,
+        }
+    }
 
     #[test]
     fn retention_and_encryption_change_in_place() {
-        use crate::stages::eks::changed_fields;
-        let live = json!({"name": "aws-0", "message_retention_seconds": 300, "sqs_managed_sse": true, "tags": {}});
+        let live = queue();
         let mut desired = live.clone();
-        desired["message_retention_seconds"] = json!(600);
-        desired["sqs_managed_sse"] = json!(false);
+        desired.message_retention_seconds = Some(600);
+        desired.sqs_managed_sse = false;
         assert_eq!(
-            changed_fields(FIELDS, &live, &desired),
+            changed_fields(&live, &desired),
             [("message_retention_seconds", false), ("sqs_managed_sse", false)]
         );
-        desired["name"] = json!("other");
-        assert!(changed_fields(FIELDS, &live, &desired).contains(&("name", true)));
+        desired.name = "other".into();
+        assert!(changed_fields(&live, &desired).contains(&("name", true)));
     }
 
     #[test]
@@ -251,9 +178,8 @@ mod tests {
 
     #[test]
     fn attributes_are_sent_as_sqs_strings() {
-        let desired = json!({"message_retention_seconds": 300, "sqs_managed_sse": true});
-        let a = queue_attributes(desired.as_object().unwrap()).unwrap();
-        assert_eq!(a[&QueueAttributeName::MessageRetentionPeriod], "300");
-        assert_eq!(a[&QueueAttributeName::SqsManagedSseEnabled], "true");
+        let a = queue().attributes();
+        assert_eq!(a[&Attr::MessageRetentionPeriod], "300");
+        assert_eq!(a[&Attr::SqsManagedSseEnabled], "true");
     }
 }

@@ -1,136 +1,117 @@
 //! `aws_sqs_queue_policy`: the access policy of an SQS queue, the queue's `Policy` attribute
 //! (a separate resource because its statements name the queue's ARN). Identified by the queue
 //! URL; it has no tags, so a policy found on a queue but not recorded counts as ours only when
-//! it already is the wanted document. Changed in place; deleting it clears the attribute.
+//! it already means the wanted document. Changed in place; deleting it clears the attribute.
 
-use super::queue::no_such_queue;
+use super::NO_SUCH_QUEUE;
 use crate::AwsClients;
-use crate::error::api_error;
-use crate::lookup_json::{live, ours_by_value, read_each, str_attr, wanted_name};
+use crate::error::SdkResult;
+use crate::lookup::{ours_by_value, read_each, wanted};
 use async_trait::async_trait;
 use aws_sdk_sqs::types::QueueAttributeName;
-use engine::{Address, Attrs, Context, Field, Kind, KindError, Live, ReadRequest};
-use serde_json::{Value as Json, json};
+use engine::normalize::iam_policy;
+use engine::retry::read_back;
+use engine::{Attributes, Context, KindResult, Live, ReadRequest, ReadResult, TypedKind};
+use serde::{Deserialize, Serialize};
+use serde_json::Value as Json;
 use std::sync::Arc;
 
-pub(crate) struct SqsQueuePolicy(pub Arc<AwsClients>);
+#[derive(Attributes, Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub(crate) struct QueuePolicy {
+    #[attr(replace)]
+    pub queue_url: String,
+    /// The policy document (as SQS returns it: parsed when it is JSON).
+    #[attr(in_place, normalize = engine::normalize::iam_policy)]
+    pub policy: Json,
+}
 
-const FIELDS: &[Field] =
-    &[Field::replace("queue_url"), Field::in_place("policy"), Field::computed("id")];
+pub(crate) struct QueuePolicyKind(pub Arc<AwsClients>);
 
-impl SqsQueuePolicy {
-    fn sqs(&self) -> Result<&aws_sdk_sqs::Client, KindError> {
-        Ok(&self.0.sqs)
+impl QueuePolicyKind {
+    async fn read_one(&self, url: &str) -> KindResult<Option<Live<QueuePolicy>>> {
+        let call = self.0.sqs.get_queue_attributes().queue_url(url);
+        let call = call.attribute_names(QueueAttributeName::Policy);
+        let out = call.send().await.or_absent("sqs:GetQueueAttributes", NO_SUCH_QUEUE)?;
+        let text = out.as_ref().and_then(|o| o.attributes()?.get(&QueueAttributeName::Policy));
+        Ok(text.filter(|t| !t.is_empty()).map(|text| {
+            let policy = serde_json::from_str(text).unwrap_or_else(|_| Json::from(text.as_str()));
+            Live::new(url, QueuePolicy { queue_url: url.to_string(), policy })
+        }))
     }
 
-    async fn read_one(&self, url: &str) -> Result<Option<Live>, KindError> {
-        let out = match self
-            .sqs()?
-            .get_queue_attributes()
-            .queue_url(url)
-            .attribute_names(QueueAttributeName::Policy)
-            .send()
-            .await
-        {
-            Ok(out) => out,
-            Err(e) if no_such_queue(&e) => return Ok(None),
-            Err(e) => return Err(api_error("sqs:GetQueueAttributes", e)),
+    async fn write(&self, desired: &QueuePolicy) -> KindResult<Live<QueuePolicy>> {
+        let url = &desired.queue_url;
+        let text = match &desired.policy {
+            Json::String(text) => text.clone(),
+            document => document.to_string(),
         };
-        let Some(text) = out
-            .attributes()
-            .and_then(|a| a.get(&QueueAttributeName::Policy))
-            .filter(|p| !p.is_empty())
-        else {
-            return Ok(None);
-        };
-        let policy: Json = serde_json::from_str(text)
-            .map_err(|e| KindError::new(format!("the policy of queue {url} is not JSON: {e}")))?;
-        Ok(Some(live(url, [("queue_url", json!(url)), ("policy", policy)])))
-    }
-
-    async fn put(&self, url: &str, policy: &str) -> Result<(), KindError> {
-        self.sqs()?
-            .set_queue_attributes()
-            .queue_url(url)
-            .attributes(QueueAttributeName::Policy, policy)
-            .send()
-            .await
-            .map(|_| ())
-            .map_err(|e| api_error("sqs:SetQueueAttributes", e))
-    }
-
-    async fn write(&self, desired: &Attrs) -> Result<Live, KindError> {
-        let url = str_attr(desired, "queue_url")?;
-        let policy = desired
-            .get("policy")
-            .filter(|p| p.is_object())
-            .ok_or_else(|| KindError::new("attribute `policy` is missing or not a document"))?;
-        self.put(url, &policy.to_string()).await?;
-        crate::settle::read_back(&format!("policy of queue {url}"), || self.read_one(url)).await
+        let call = self.0.sqs.set_queue_attributes().queue_url(url);
+        let call = call.attributes(QueueAttributeName::Policy, text);
+        call.send().await.api("sqs:SetQueueAttributes")?;
+        read_back(&format!("policy of queue {url}"), || self.read_one(url)).await
     }
 }
 
 #[async_trait]
-impl Kind for SqsQueuePolicy {
-    fn name(&self) -> &'static str {
-        "aws_sqs_queue_policy"
-    }
-
-    fn fields(&self) -> &'static [Field] {
-        FIELDS
-    }
+impl TypedKind for QueuePolicyKind {
+    type Attrs = QueuePolicy;
+    const NAME: &'static str = "aws_sqs_queue_policy";
 
     async fn read(
         &self,
-        _ctx: &Context,
-        requests: &[ReadRequest],
-    ) -> Result<Vec<Option<Live>>, KindError> {
-        let found = read_each(
-            requests,
-            |r| wanted_name(r, "queue_url"),
-            |url| async move { self.read_one(&url).await },
-        )
-        .await?;
-        Ok(requests.iter().zip(found).map(|(r, l)| ours_by_value(r, l, "policy")).collect())
+        _: &Context,
+        requests: &[ReadRequest<QueuePolicy>],
+    ) -> ReadResult<QueuePolicy> {
+        let key = |r: &ReadRequest<QueuePolicy>| wanted(r, |p| p.queue_url.clone());
+        let found =
+            read_each(requests, key, |url| async move { self.read_one(&url).await }).await?;
+        let same =
+            |a: &QueuePolicy, b: &QueuePolicy| iam_policy(&a.policy) == iam_policy(&b.policy);
+        Ok(requests.iter().zip(found).map(|(r, l)| ours_by_value(r, l, same)).collect())
     }
 
-    #[tracing::instrument(skip_all, fields(%address))]
-    async fn create(
-        &self,
-        _ctx: &Context,
-        address: &Address,
-        desired: &Attrs,
-    ) -> Result<Live, KindError> {
+    async fn create(&self, _: &Context, desired: &QueuePolicy) -> KindResult<Live<QueuePolicy>> {
         self.write(desired).await
     }
 
-    #[tracing::instrument(skip_all, fields(%address))]
     async fn update(
         &self,
-        _ctx: &Context,
-        address: &Address,
-        _current: &Live,
-        desired: &Attrs,
-    ) -> Result<Live, KindError> {
+        _: &Context,
+        _: &Live<QueuePolicy>,
+        desired: &QueuePolicy,
+        _: &QueuePolicyChanges,
+    ) -> KindResult<Live<QueuePolicy>> {
         self.write(desired).await
     }
 
-    #[tracing::instrument(skip_all, fields(%address))]
-    async fn delete(
-        &self,
-        _ctx: &Context,
-        address: &Address,
-        current: &Live,
-    ) -> Result<(), KindError> {
-        match self.put(&current.id, "").await {
-            Err(e)
-                if e.code.as_deref().is_some_and(|c| {
-                    c.contains("NonExistentQueue") || c == "QueueDoesNotExist"
-                }) =>
-            {
-                Ok(())
-            }
-            other => other,
-        }
+    async fn delete(&self, _: &Context, current: &Live<QueuePolicy>) -> KindResult<()> {
+        let call = self.0.sqs.set_queue_attributes().queue_url(&current.id);
+        let call = call.attributes(QueueAttributeName::Policy, "");
+        call.send().await.or_gone("sqs:SetQueueAttributes", NO_SUCH_QUEUE)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use engine::testing::changed_fields;
+    use serde_json::json;
+
+    #[test]
+    fn policies_compare_by_meaning() {
+        let statement = json!({"Effect": "Allow", "Action": "sqs:SendMessage", "Resource": "q"});
+        let live = QueuePolicy {
+            queue_url: "https://sqs.eu-west-3.amazonaws.com/123456789012/aws-0".into(),
+            policy: json!({"Version": "2012-10-17", "Statement": [statement]}),
+        };
+        let mut same = live.clone();
+        same.policy = json!(
+            r#"{"Statement": {"Action": ["sqs:SendMessage"], "Effect": "Allow", "Resource": "q"},
+                "Version": "2012-10-17"}"#
+        );
+        assert!(changed_fields(&live, &same).is_empty());
+        let mut other = live.clone();
+        other.policy["Statement"][0]["Effect"] = json!("Deny");
+        assert_eq!(changed_fields(&live, &other), [("policy", false)]);
     }
 }
