@@ -219,17 +219,15 @@ async fn a_failed_step_reports_the_cloud_error_code_in_json() {
     // Someone else's role already has the name the spec gives the flow-logs role.
     let iam = aws_sdk_iam::Client::new(&moto.sdk_config().await);
     let trust = r#"{"Version":"2012-10-17","Statement":[]}"#;
-    let role = iam.create_role().role_name("aws-0-vpc-flow-logs").assume_role_policy_document(trust);
+    let role =
+        iam.create_role().role_name("aws-0-vpc-flow-logs").assume_role_policy_document(trust);
     role.send().await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let state = dir.path().join("aws.state.json");
     let spec = network_spec_path();
     let (s, st) = (spec.to_str().unwrap(), state.to_str().unwrap());
-    let out = run_engine(
-        &moto.endpoint(),
-        &["apply", s, "--state", st, "--auto-approve", "--json"],
-        &[],
-    );
+    let out =
+        run_engine(&moto.endpoint(), &["apply", s, "--state", st, "--auto-approve", "--json"], &[]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     let v: serde_json::Value =
         serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", text(&out)));

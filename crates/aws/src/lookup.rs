@@ -219,6 +219,7 @@ mod tests {
             address: Address::new(address),
             id: id.map(str::to_string),
             desired: name.map(|n| Thing { name: n.into(), tags: Tags::new() }),
+            unknown: vec![],
         }
     }
 

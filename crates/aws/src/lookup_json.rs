@@ -209,6 +209,7 @@ mod tests {
             address: Address::new(a),
             id: id.map(str::to_string),
             desired: None,
+            unknown: vec![],
         };
         let requests = [req("a", Some("vpc-2")), req("b", None), req("c", Some("vpc-9"))];
         let m = match_requests(&requests, &found);

@@ -79,17 +79,27 @@ pub(crate) async fn refresh(
             })?;
             let requests: Vec<ReadRequest> = addresses
                 .iter()
-                .map(|a| ReadRequest {
-                    address: a.clone(),
-                    id: state.get(a.as_str()).filter(|s| s.kind == kind_name).map(|s| s.id.clone()),
-                    // Only when every reference is known: a resource whose parent does not
-                    // exist yet cannot exist either.
-                    desired: graph.and_then(|g| g.get(a)).and_then(|spec| {
-                        resolve(spec, &|r| live_lookup(&live, state, r))
-                            .into_iter()
-                            .map(|(k, v)| v.map(|v| (k, v)))
-                            .collect::<Option<Attrs>>()
-                    }),
+                .map(|a| {
+                    // What is known of the desired attributes (references resolved from what
+                    // is live), and the names of those known only after apply.
+                    let desired = graph.and_then(|g| g.get(a)).map(|spec| {
+                        let (known, unknown): (Vec<_>, Vec<_>) =
+                            resolve(spec, &|r| live_lookup(&live, state, r))
+                                .into_iter()
+                                .partition(|(_, v)| v.is_some());
+                        let known: Attrs =
+                            known.into_iter().filter_map(|(k, v)| v.map(|v| (k, v))).collect();
+                        (known, unknown.into_iter().map(|(k, _)| k).collect::<Vec<_>>())
+                    });
+                    ReadRequest {
+                        address: a.clone(),
+                        id: state
+                            .get(a.as_str())
+                            .filter(|s| s.kind == kind_name)
+                            .map(|s| s.id.clone()),
+                        desired: desired.as_ref().map(|(known, _)| known.clone()),
+                        unknown: desired.map(|(_, unknown)| unknown).unwrap_or_default(),
+                    }
                 })
                 .collect();
             let ctx = ctx.clone();

@@ -39,10 +39,12 @@ pub struct ReadRequest<A = Attrs> {
     pub address: Address,
     /// The id recorded in state, if any.
     pub id: Option<String>,
-    /// The desired attributes, if the resource is in the spec and every reference it makes is
-    /// known (parents' ids resolved). Lets sub-resources without tags (routes, associations) and
-    /// resources named by the spec be found.
+    /// The desired attributes, if the resource is in the spec: those already known (parents'
+    /// ids resolved from what is live). Lets sub-resources without tags (routes, associations)
+    /// and resources named by the spec be found.
     pub desired: Option<A>,
+    /// Desired attributes known only after apply (references to what does not exist yet).
+    pub unknown: Vec<String>,
 }
 
 /// A kind of cloud resource: how to read, create, update and delete it. The engine's dynamic

@@ -140,6 +140,26 @@ fn decode_live<A: DeserializeOwned>(
     Ok(Live { id: live.id.clone(), attributes: decode(kind, address, &live.attributes)? })
 }
 
+/// A read request with typed desired attributes. Desired attributes that do not decode because
+/// some are known only after apply (the parent they reference does not exist yet) leave the
+/// request without them: it is then found by its recorded id only, as it cannot exist otherwise.
+fn typed_request<K: TypedKind>(r: &ReadRequest) -> KindResult<ReadRequest<K::Attrs>> {
+    let desired = match &r.desired {
+        Some(d) => match decode(K::NAME, &r.address, d) {
+            Ok(a) => Some(a),
+            Err(_) if !r.unknown.is_empty() => None,
+            Err(e) => return Err(e),
+        },
+        None => None,
+    };
+    Ok(ReadRequest {
+        address: r.address.clone(),
+        id: r.id.clone(),
+        desired,
+        unknown: r.unknown.clone(),
+    })
+}
+
 /// The diffed fields whose desired value (when the spec sets one) differs from the live one.
 pub(crate) fn changed_fields<'f>(
     fields: &'f [Field],
@@ -173,19 +193,7 @@ impl<K: TypedKind> Kind for Typed<K> {
         ctx: &Context,
         requests: &[ReadRequest],
     ) -> Result<Vec<Option<Live>>, KindError> {
-        let typed = requests
-            .iter()
-            .map(|r| {
-                Ok(ReadRequest {
-                    address: r.address.clone(),
-                    id: r.id.clone(),
-                    desired: match &r.desired {
-                        Some(d) => Some(decode(K::NAME, &r.address, d)?),
-                        None => None,
-                    },
-                })
-            })
-            .collect::<Result<Vec<_>, KindError>>()?;
+        let typed = requests.iter().map(typed_request::<K>).collect::<KindResult<Vec<_>>>()?;
         let found = self.0.read(ctx, &typed).await?;
         if found.len() != requests.len() {
             return Err(KindError::new(format!(
