@@ -1,118 +1,94 @@
-//! `aws_eip`: an Elastic IP for a NAT gateway.
+//! `aws_eip`: an Elastic IP for a NAT gateway. Released only once the NAT gateway using it is
+//! gone: until then the release is retried.
 
+use super::{Ec2Tags, tag_spec, tags_of};
 use crate::AwsClients;
-use crate::error::{api_error, has_code};
-use crate::lookup_json::{filter, live, read_owned_then_ids};
-use crate::settle::read_back;
-use crate::tags;
+use crate::error::{SdkResult, required};
+use crate::lookup::{filter, read_owned_then_ids};
+use crate::tagging::retag;
 use async_trait::async_trait;
-use aws_sdk_ec2::types::{DomainType, ResourceType};
-use engine::{Address, Attrs, Context, Field, Kind, KindError, Live, ReadRequest};
-use serde_json::json;
+use aws_sdk_ec2::types::{DomainType, Filter, ResourceType};
+use engine::retry::read_back;
+use engine::{
+    Attributes, Context, KindError, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind,
+};
+use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
-pub(crate) struct Eip(pub Arc<AwsClients>);
+#[derive(Attributes, Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub(crate) struct Eip {
+    #[attr(replace)]
+    pub domain: String,
+    #[attr(in_place, tags)]
+    pub tags: Tags,
+    #[attr(computed)]
+    #[serde(default)]
+    pub public_ip: Option<String>,
+}
 
-const FIELDS: &[Field] = &[
-    Field::replace("domain"),
-    Field::in_place("tags"),
-    Field::computed("id"),
-    Field::computed("public_ip"),
-];
+pub(crate) struct EipKind(pub Arc<AwsClients>);
 
-impl Eip {
-    async fn describe(&self, filter: aws_sdk_ec2::types::Filter) -> Result<Vec<Live>, KindError> {
-        let ec2 = &self.0.ec2;
-        let out = ec2
-            .describe_addresses()
-            .filters(filter)
-            .send()
-            .await
-            .map_err(|e| api_error("ec2:DescribeAddresses", e))?;
-        Ok(out
-            .addresses()
+impl EipKind {
+    async fn describe(&self, filter: Filter) -> KindResult<Vec<Live<Eip>>> {
+        let call = self.0.ec2.describe_addresses().filters(filter);
+        let out = call.send().await.api("ec2:DescribeAddresses")?;
+        out.addresses()
             .iter()
             .map(|a| {
-                live(
-                    a.allocation_id().unwrap_or_default(),
-                    [
-                        ("domain", json!(a.domain().map(|d| d.as_str()).unwrap_or("vpc"))),
-                        ("tags", tags::ec2_to_json(a.tags())),
-                        ("public_ip", json!(a.public_ip().unwrap_or_default())),
-                    ],
-                )
+                let eip = Eip {
+                    domain: a.domain().map_or("vpc", |d| d.as_str()).to_string(),
+                    tags: tags_of(a.tags()),
+                    public_ip: a.public_ip().map(str::to_string),
+                };
+                Ok(Live::new(
+                    required(a.allocation_id(), "ec2:DescribeAddresses: AllocationId")?,
+                    eip,
+                ))
             })
-            .collect())
+            .collect()
     }
 }
 
 #[async_trait]
-impl Kind for Eip {
-    fn name(&self) -> &'static str {
-        "aws_eip"
-    }
+impl TypedKind for EipKind {
+    type Attrs = Eip;
+    const NAME: &'static str = "aws_eip";
 
-    fn fields(&self) -> &'static [Field] {
-        FIELDS
-    }
-
-    async fn read(
-        &self,
-        ctx: &Context,
-        requests: &[ReadRequest],
-    ) -> Result<Vec<Option<Live>>, KindError> {
+    async fn read(&self, ctx: &Context, requests: &[ReadRequest<Eip>]) -> ReadResult<Eip> {
         read_owned_then_ids(ctx, requests, "allocation-id", |f| self.describe(f)).await
     }
 
-    async fn create(
-        &self,
-        _ctx: &Context,
-        _address: &Address,
-        desired: &Attrs,
-    ) -> Result<Live, KindError> {
-        let ec2 = &self.0.ec2;
-        let out = ec2
-            .allocate_address()
-            .domain(DomainType::Vpc)
-            .tag_specifications(tags::ec2_spec(ResourceType::ElasticIp, desired))
-            .send()
-            .await
-            .map_err(|e| api_error("ec2:AllocateAddress", e))?;
-        let id = out
-            .allocation_id()
-            .ok_or_else(|| KindError::new("AllocateAddress returned no allocation id"))?
-            .to_string();
+    async fn create(&self, _: &Context, desired: &Eip) -> KindResult<Live<Eip>> {
+        let tags = tag_spec(ResourceType::ElasticIp, &desired.tags);
+        let domain = DomainType::from(desired.domain.as_str());
+        let call = self.0.ec2.allocate_address().domain(domain).tag_specifications(tags);
+        let out = call.send().await.api("ec2:AllocateAddress")?;
+        let id = required(out.allocation_id(), "ec2:AllocateAddress: AllocationId")?;
         read_back(&format!("EIP {id}"), || async {
-            Ok(self.describe(filter("allocation-id", vec![id.clone()])).await?.into_iter().next())
+            Ok(self.describe(filter("allocation-id", vec![id.into()])).await?.pop())
         })
         .await
     }
 
     async fn update(
         &self,
-        _ctx: &Context,
-        _address: &Address,
-        current: &Live,
-        desired: &Attrs,
-    ) -> Result<Live, KindError> {
-        tags::ec2_retag(&self.0.ec2, current, desired).await
+        _: &Context,
+        current: &Live<Eip>,
+        desired: &Eip,
+        _: &EipChanges,
+    ) -> KindResult<Live<Eip>> {
+        retag(&Ec2Tags(&self.0.ec2), &current.id, &current.attributes.tags, &desired.tags).await?;
+        Ok(Live::new(&current.id, Eip { tags: desired.tags.clone(), ..current.attributes.clone() }))
     }
 
-    async fn delete(
-        &self,
-        _ctx: &Context,
-        _address: &Address,
-        current: &Live,
-    ) -> Result<(), KindError> {
-        let ec2 = &self.0.ec2;
-        match ec2.release_address().allocation_id(&current.id).send().await {
-            Ok(_) => Ok(()),
-            Err(e) if has_code(&e, "InvalidAllocationID.NotFound") => Ok(()),
+    async fn delete(&self, _: &Context, current: &Live<Eip>) -> KindResult<()> {
+        let call = self.0.ec2.release_address().allocation_id(&current.id);
+        match call.send().await.or_gone("ec2:ReleaseAddress", &["InvalidAllocationID.NotFound"]) {
             // Still associated with a NAT gateway that is being deleted.
-            Err(e) if has_code(&e, "AuthFailure") || has_code(&e, "InvalidIPAddress.InUse") => Err(
+            Err(e) if e.has_code("AuthFailure") || e.has_code("InvalidIPAddress.InUse") => Err(
                 KindError::retryable(format!("ec2:ReleaseAddress: {} is still in use", current.id)),
             ),
-            Err(e) => Err(api_error("ec2:ReleaseAddress", e)),
+            done => done,
         }
     }
 }

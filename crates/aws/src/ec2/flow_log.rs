@@ -1,136 +1,111 @@
 //! `aws_flow_log`: VPC flow logs delivered to CloudWatch Logs.
 
+use super::{Ec2Tags, tag_spec, tags_of};
 use crate::AwsClients;
-use crate::error::{api_error, has_code};
-use crate::lookup_json::{filter, live, read_owned_then_ids, str_attr};
-use crate::settle::read_back;
-use crate::tags;
+use crate::error::{SdkResult, required};
+use crate::lookup::{filter, read_owned_then_ids};
+use crate::tagging::retag;
 use async_trait::async_trait;
-use aws_sdk_ec2::types::{FlowLogsResourceType, LogDestinationType, ResourceType, TrafficType};
-use engine::{Address, Attrs, Context, Field, Kind, KindError, Live, ReadRequest};
-use serde_json::json;
+use aws_sdk_ec2::types::{
+    Filter, FlowLogsResourceType, LogDestinationType, ResourceType, TrafficType,
+};
+use engine::retry::read_back;
+use engine::{
+    Attributes, Context, KindError, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind,
+};
+use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
-pub(crate) struct FlowLog(pub Arc<AwsClients>);
+#[derive(Attributes, Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub(crate) struct FlowLog {
+    /// The VPC.
+    #[attr(replace)]
+    pub resource_id: String,
+    #[attr(replace)]
+    pub traffic_type: String,
+    #[attr(replace)]
+    pub log_group_name: String,
+    #[attr(replace)]
+    pub deliver_logs_permission_arn: String,
+    #[attr(in_place, tags)]
+    pub tags: Tags,
+}
 
-const FIELDS: &[Field] = &[
-    Field::replace("resource_id"),
-    Field::replace("traffic_type"),
-    Field::replace("log_group_name"),
-    Field::replace("deliver_logs_permission_arn"),
-    Field::in_place("tags"),
-    Field::computed("id"),
-];
+pub(crate) struct FlowLogKind(pub Arc<AwsClients>);
 
-impl FlowLog {
-    async fn describe(&self, filter: aws_sdk_ec2::types::Filter) -> Result<Vec<Live>, KindError> {
-        let ec2 = &self.0.ec2;
-        let logs: Vec<_> = ec2
-            .describe_flow_logs()
-            .filter(filter)
-            .into_paginator()
-            .items()
-            .send()
-            .collect::<Result<_, _>>()
-            .await
-            .map_err(|e| api_error("ec2:DescribeFlowLogs", e))?;
-        Ok(logs
-            .into_iter()
+impl FlowLogKind {
+    async fn describe(&self, filter: Filter) -> KindResult<Vec<Live<FlowLog>>> {
+        let pages = self.0.ec2.describe_flow_logs().filter(filter).into_paginator();
+        let logs: Vec<_> =
+            pages.items().send().collect::<Result<_, _>>().await.api("ec2:DescribeFlowLogs")?;
+        logs.iter()
             .map(|f| {
-                live(
-                    f.flow_log_id().unwrap_or_default(),
-                    [
-                        ("resource_id", json!(f.resource_id().unwrap_or_default())),
-                        (
-                            "traffic_type",
-                            json!(f.traffic_type().map(|t| t.as_str()).unwrap_or_default()),
-                        ),
-                        ("log_group_name", json!(f.log_group_name().unwrap_or_default())),
-                        (
-                            "deliver_logs_permission_arn",
-                            json!(f.deliver_logs_permission_arn().unwrap_or_default()),
-                        ),
-                        ("tags", tags::ec2_to_json(f.tags())),
-                    ],
-                )
+                let log = FlowLog {
+                    resource_id: f.resource_id().unwrap_or_default().to_string(),
+                    traffic_type: f.traffic_type().map_or("", |t| t.as_str()).to_string(),
+                    log_group_name: f.log_group_name().unwrap_or_default().to_string(),
+                    deliver_logs_permission_arn: f
+                        .deliver_logs_permission_arn()
+                        .unwrap_or_default()
+                        .to_string(),
+                    tags: tags_of(f.tags()),
+                };
+                Ok(Live::new(required(f.flow_log_id(), "ec2:DescribeFlowLogs: FlowLogId")?, log))
             })
-            .collect())
+            .collect()
     }
 }
 
 #[async_trait]
-impl Kind for FlowLog {
-    fn name(&self) -> &'static str {
-        "aws_flow_log"
-    }
+impl TypedKind for FlowLogKind {
+    type Attrs = FlowLog;
+    const NAME: &'static str = "aws_flow_log";
 
-    fn fields(&self) -> &'static [Field] {
-        FIELDS
-    }
-
-    async fn read(
-        &self,
-        ctx: &Context,
-        requests: &[ReadRequest],
-    ) -> Result<Vec<Option<Live>>, KindError> {
+    async fn read(&self, ctx: &Context, requests: &[ReadRequest<FlowLog>]) -> ReadResult<FlowLog> {
         read_owned_then_ids(ctx, requests, "flow-log-id", |f| self.describe(f)).await
     }
 
-    async fn create(
-        &self,
-        _ctx: &Context,
-        _address: &Address,
-        desired: &Attrs,
-    ) -> Result<Live, KindError> {
-        let ec2 = &self.0.ec2;
-        let out = ec2
+    async fn create(&self, _: &Context, desired: &FlowLog) -> KindResult<Live<FlowLog>> {
+        let out = self
+            .0
+            .ec2
             .create_flow_logs()
             .resource_type(FlowLogsResourceType::Vpc)
-            .resource_ids(str_attr(desired, "resource_id")?)
-            .traffic_type(TrafficType::from(str_attr(desired, "traffic_type")?))
+            .resource_ids(&desired.resource_id)
+            .traffic_type(TrafficType::from(desired.traffic_type.as_str()))
             .log_destination_type(LogDestinationType::CloudWatchLogs)
-            .log_group_name(str_attr(desired, "log_group_name")?)
-            .deliver_logs_permission_arn(str_attr(desired, "deliver_logs_permission_arn")?)
-            .tag_specifications(tags::ec2_spec(ResourceType::VpcFlowLog, desired))
+            .log_group_name(&desired.log_group_name)
+            .deliver_logs_permission_arn(&desired.deliver_logs_permission_arn)
+            .tag_specifications(tag_spec(ResourceType::VpcFlowLog, &desired.tags))
             .send()
             .await
-            .map_err(|e| api_error("ec2:CreateFlowLogs", e))?;
+            .api("ec2:CreateFlowLogs")?;
         if let Some(err) = out.unsuccessful().first() {
             let msg = err.error().and_then(|e| e.message()).unwrap_or("unknown error");
             return Err(KindError::new(format!("ec2:CreateFlowLogs: {msg}")));
         }
-        let id = out
-            .flow_log_ids()
-            .first()
-            .ok_or_else(|| KindError::new("CreateFlowLogs returned no id"))?
-            .clone();
+        let id = out.flow_log_ids().first().map(String::as_str);
+        let id = required(id, "ec2:CreateFlowLogs: FlowLogIds")?;
         read_back(&format!("flow log {id}"), || async {
-            Ok(self.describe(filter("flow-log-id", vec![id.clone()])).await?.into_iter().next())
+            Ok(self.describe(filter("flow-log-id", vec![id.into()])).await?.pop())
         })
         .await
     }
 
     async fn update(
         &self,
-        _ctx: &Context,
-        _address: &Address,
-        current: &Live,
-        desired: &Attrs,
-    ) -> Result<Live, KindError> {
-        tags::ec2_retag(&self.0.ec2, current, desired).await
+        _: &Context,
+        current: &Live<FlowLog>,
+        desired: &FlowLog,
+        _: &FlowLogChanges,
+    ) -> KindResult<Live<FlowLog>> {
+        retag(&Ec2Tags(&self.0.ec2), &current.id, &current.attributes.tags, &desired.tags).await?;
+        let log = FlowLog { tags: desired.tags.clone(), ..current.attributes.clone() };
+        Ok(Live::new(&current.id, log))
     }
 
-    async fn delete(
-        &self,
-        _ctx: &Context,
-        _address: &Address,
-        current: &Live,
-    ) -> Result<(), KindError> {
-        let ec2 = &self.0.ec2;
-        match ec2.delete_flow_logs().flow_log_ids(&current.id).send().await {
-            Ok(_) => Ok(()),
-            Err(e) if has_code(&e, "InvalidFlowLogId.NotFound") => Ok(()),
-            Err(e) => Err(api_error("ec2:DeleteFlowLogs", e)),
-        }
+    async fn delete(&self, _: &Context, current: &Live<FlowLog>) -> KindResult<()> {
+        let call = self.0.ec2.delete_flow_logs().flow_log_ids(&current.id);
+        call.send().await.or_gone("ec2:DeleteFlowLogs", &["InvalidFlowLogId.NotFound"])
     }
 }

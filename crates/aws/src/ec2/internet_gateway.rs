@@ -1,239 +1,173 @@
-//! `aws_internet_gateway` and `aws_internet_gateway_attachment`.
+//! `aws_internet_gateway` and `aws_internet_gateway_attachment`. An attachment has no id of its
+//! own and no tags: its id is `igw-id/vpc-id`, and it is read through the gateway's attachments
+//! (one batched `DescribeInternetGateways`, shared with the gateway kind).
 
+use super::{Ec2Tags, tag_spec, tags_of};
 use crate::AwsClients;
-use crate::error::{api_error, has_code};
-use crate::lookup_json::{filter, live, owned, read_owned_then_ids, str_attr};
-use crate::settle::read_back;
-use crate::tags;
+use crate::error::{SdkResult, required};
+use crate::lookup::{filter, owned, read_owned_then_ids};
+use crate::tagging::retag;
 use async_trait::async_trait;
-use aws_sdk_ec2::types::ResourceType;
-use engine::{Address, Attrs, Context, Field, Kind, KindError, Live, ReadRequest};
-use serde_json::json;
+use aws_sdk_ec2::types::{Filter, ResourceType};
+use engine::retry::read_back;
+use engine::{Attributes, Context, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind};
+use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
-pub(crate) struct InternetGateway(pub Arc<AwsClients>);
-pub(crate) struct InternetGatewayAttachment(pub Arc<AwsClients>);
+#[derive(Attributes, Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub(crate) struct InternetGateway {
+    #[attr(in_place, tags)]
+    pub tags: Tags,
+    #[attr(computed)]
+    #[serde(default)]
+    pub attached_vpc_ids: Vec<String>,
+}
 
-const IGW_FIELDS: &[Field] =
-    &[Field::in_place("tags"), Field::computed("id"), Field::computed("attached_vpc_ids")];
-const ATTACHMENT_FIELDS: &[Field] =
-    &[Field::replace("internet_gateway_id"), Field::replace("vpc_id"), Field::computed("id")];
+#[derive(Attributes, Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub(crate) struct InternetGatewayAttachment {
+    #[attr(replace)]
+    pub internet_gateway_id: String,
+    #[attr(replace)]
+    pub vpc_id: String,
+}
+
+pub(crate) struct InternetGatewayKind(pub Arc<AwsClients>);
+pub(crate) struct InternetGatewayAttachmentKind(pub Arc<AwsClients>);
 
 /// Internet gateways matching `filter`, with the VPCs each is attached to.
-async fn describe(
-    shared: &AwsClients,
-    filter: aws_sdk_ec2::types::Filter,
-) -> Result<Vec<Live>, KindError> {
-    let ec2 = &shared.ec2;
-    let igws: Vec<_> = ec2
-        .describe_internet_gateways()
-        .filters(filter)
-        .into_paginator()
-        .items()
-        .send()
-        .collect::<Result<_, _>>()
-        .await
-        .map_err(|e| api_error("ec2:DescribeInternetGateways", e))?;
-    Ok(igws
-        .into_iter()
+async fn describe(clients: &AwsClients, filter: Filter) -> KindResult<Vec<Live<InternetGateway>>> {
+    let pages = clients.ec2.describe_internet_gateways().filters(filter).into_paginator();
+    let igws: Vec<_> =
+        pages.items().send().collect::<Result<_, _>>().await.api("ec2:DescribeInternetGateways")?;
+    igws.iter()
         .map(|g| {
-            let vpcs: Vec<&str> = g.attachments().iter().filter_map(|a| a.vpc_id()).collect();
-            live(
-                g.internet_gateway_id().unwrap_or_default(),
-                [("tags", tags::ec2_to_json(g.tags())), ("attached_vpc_ids", json!(vpcs))],
-            )
+            let id = required(g.internet_gateway_id(), "ec2:DescribeInternetGateways: Id")?;
+            let vpcs = g.attachments().iter().filter_map(|a| a.vpc_id()).map(str::to_string);
+            let igw = InternetGateway { tags: tags_of(g.tags()), attached_vpc_ids: vpcs.collect() };
+            Ok(Live::new(id, igw))
         })
-        .collect())
+        .collect()
 }
 
 #[async_trait]
-impl Kind for InternetGateway {
-    fn name(&self) -> &'static str {
-        "aws_internet_gateway"
-    }
-
-    fn fields(&self) -> &'static [Field] {
-        IGW_FIELDS
-    }
+impl TypedKind for InternetGatewayKind {
+    type Attrs = InternetGateway;
+    const NAME: &'static str = "aws_internet_gateway";
 
     async fn read(
         &self,
         ctx: &Context,
-        requests: &[ReadRequest],
-    ) -> Result<Vec<Option<Live>>, KindError> {
+        requests: &[ReadRequest<InternetGateway>],
+    ) -> ReadResult<InternetGateway> {
         read_owned_then_ids(ctx, requests, "internet-gateway-id", |f| describe(&self.0, f)).await
     }
 
     async fn create(
         &self,
-        _ctx: &Context,
-        _address: &Address,
-        desired: &Attrs,
-    ) -> Result<Live, KindError> {
-        let ec2 = &self.0.ec2;
-        let out = ec2
-            .create_internet_gateway()
-            .tag_specifications(tags::ec2_spec(ResourceType::InternetGateway, desired))
-            .send()
-            .await
-            .map_err(|e| api_error("ec2:CreateInternetGateway", e))?;
-        let id = out
-            .internet_gateway()
-            .and_then(|g| g.internet_gateway_id())
-            .ok_or_else(|| KindError::new("CreateInternetGateway returned no id"))?
-            .to_string();
+        _: &Context,
+        desired: &InternetGateway,
+    ) -> KindResult<Live<InternetGateway>> {
+        let tags = tag_spec(ResourceType::InternetGateway, &desired.tags);
+        let call = self.0.ec2.create_internet_gateway().tag_specifications(tags);
+        let out = call.send().await.api("ec2:CreateInternetGateway")?;
+        let id = out.internet_gateway().and_then(|g| g.internet_gateway_id());
+        let id = required(id, "ec2:CreateInternetGateway: InternetGatewayId")?;
         read_back(&format!("internet gateway {id}"), || async {
-            Ok(describe(&self.0, filter("internet-gateway-id", vec![id.clone()]))
-                .await?
-                .into_iter()
-                .next())
+            Ok(describe(&self.0, filter("internet-gateway-id", vec![id.into()])).await?.pop())
         })
         .await
     }
 
     async fn update(
         &self,
-        _ctx: &Context,
-        _address: &Address,
-        current: &Live,
-        desired: &Attrs,
-    ) -> Result<Live, KindError> {
-        tags::ec2_retag(&self.0.ec2, current, desired).await
+        _: &Context,
+        current: &Live<InternetGateway>,
+        desired: &InternetGateway,
+        _: &InternetGatewayChanges,
+    ) -> KindResult<Live<InternetGateway>> {
+        retag(&Ec2Tags(&self.0.ec2), &current.id, &current.attributes.tags, &desired.tags).await?;
+        let igw = InternetGateway { tags: desired.tags.clone(), ..current.attributes.clone() };
+        Ok(Live::new(&current.id, igw))
     }
 
-    async fn delete(
-        &self,
-        _ctx: &Context,
-        _address: &Address,
-        current: &Live,
-    ) -> Result<(), KindError> {
-        let ec2 = &self.0.ec2;
-        match ec2.delete_internet_gateway().internet_gateway_id(&current.id).send().await {
-            Ok(_) => Ok(()),
-            Err(e) if has_code(&e, "InvalidInternetGatewayID.NotFound") => Ok(()),
-            Err(e) => Err(api_error("ec2:DeleteInternetGateway", e)),
-        }
+    async fn delete(&self, _: &Context, current: &Live<InternetGateway>) -> KindResult<()> {
+        let call = self.0.ec2.delete_internet_gateway().internet_gateway_id(&current.id);
+        call.send()
+            .await
+            .or_gone("ec2:DeleteInternetGateway", &["InvalidInternetGatewayID.NotFound"])
     }
 }
 
-/// Attachment ids are `igw-id/vpc-id`.
-fn attachment(igw: &str, vpc: &str) -> Live {
-    live(format!("{igw}/{vpc}"), [("internet_gateway_id", json!(igw)), ("vpc_id", json!(vpc))])
+/// The attachment of `igw` to `vpc`.
+fn attachment(igw: &str, vpc: &str) -> Live<InternetGatewayAttachment> {
+    let attrs = InternetGatewayAttachment { internet_gateway_id: igw.into(), vpc_id: vpc.into() };
+    Live::new(format!("{igw}/{vpc}"), attrs)
+}
+
+/// The gateway and VPC a request is about: from the spec, else from the recorded id.
+fn target(r: &ReadRequest<InternetGatewayAttachment>) -> Option<(String, String)> {
+    match (&r.desired, &r.id) {
+        (Some(d), _) => Some((d.internet_gateway_id.clone(), d.vpc_id.clone())),
+        (None, id) => id.as_ref()?.split_once('/').map(|(g, v)| (g.into(), v.into())),
+    }
 }
 
 #[async_trait]
-impl Kind for InternetGatewayAttachment {
-    fn name(&self) -> &'static str {
-        "aws_internet_gateway_attachment"
-    }
-
-    fn fields(&self) -> &'static [Field] {
-        ATTACHMENT_FIELDS
-    }
+impl TypedKind for InternetGatewayAttachmentKind {
+    type Attrs = InternetGatewayAttachment;
+    const NAME: &'static str = "aws_internet_gateway_attachment";
 
     async fn read(
         &self,
         ctx: &Context,
-        requests: &[ReadRequest],
-    ) -> Result<Vec<Option<Live>>, KindError> {
-        // The gateway named by the spec, or by the recorded id.
-        let igw_of = |r: &ReadRequest| -> Option<String> {
-            r.desired
-                .as_ref()
-                .and_then(|d| d.get("internet_gateway_id"))
-                .and_then(|v| v.as_str())
-                .map(str::to_string)
-                .or_else(|| r.id.as_ref().and_then(|id| id.split('/').next().map(str::to_string)))
-        };
-        let mut found: Vec<Live> =
-            owned(ctx, "internet-gateway-id", &|f| describe(&self.0, f)).await?.as_ref().clone();
-        let mut others: Vec<String> = requests
+        requests: &[ReadRequest<InternetGatewayAttachment>],
+    ) -> ReadResult<InternetGatewayAttachment> {
+        let targets: Vec<_> = requests.iter().map(target).collect();
+        let by_filter = |f| describe(&self.0, f);
+        let mut found = owned(ctx, "internet-gateway-id", &by_filter).await?.as_ref().clone();
+        let mut others: Vec<String> = targets
             .iter()
-            .filter_map(igw_of)
-            .filter(|g| !found.iter().any(|l| &l.id == g))
+            .flatten()
+            .map(|(igw, _)| igw.clone())
+            .filter(|igw| !found.iter().any(|l| &l.id == igw))
             .collect();
         others.sort();
         others.dedup();
         if !others.is_empty() {
-            found.extend(describe(&self.0, filter("internet-gateway-id", others)).await?);
+            found.extend(by_filter(filter("internet-gateway-id", others)).await?);
         }
-        Ok(requests
+        // Attached to the VPC wanted, else to another one (which the plan then replaces).
+        Ok(targets
             .iter()
-            .map(|r| {
-                let igw = igw_of(r)?;
-                let gateway = found.iter().find(|l| l.id == igw)?;
-                let vpcs: Vec<String> = gateway
-                    .attributes
-                    .get("attached_vpc_ids")
-                    .and_then(|v| v.as_array())
-                    .map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_string)).collect())
-                    .unwrap_or_default();
-                let want_vpc = r
-                    .desired
-                    .as_ref()
-                    .and_then(|d| d.get("vpc_id"))
-                    .and_then(|v| v.as_str())
-                    .map(str::to_string)
-                    .or_else(|| {
-                        r.id.as_ref().and_then(|id| id.split('/').nth(1).map(str::to_string))
-                    });
-                let vpc = match want_vpc {
-                    Some(v) if vpcs.contains(&v) => v,
-                    _ => vpcs.first()?.clone(),
-                };
-                Some(attachment(&igw, &vpc))
+            .map(|t| {
+                let (igw, vpc) = t.as_ref()?;
+                let vpcs = &found.iter().find(|l| &l.id == igw)?.attributes.attached_vpc_ids;
+                let vpc = if vpcs.contains(vpc) { vpc } else { vpcs.first()? };
+                Some(attachment(igw, vpc))
             })
             .collect())
     }
 
     async fn create(
         &self,
-        _ctx: &Context,
-        _address: &Address,
-        desired: &Attrs,
-    ) -> Result<Live, KindError> {
-        let ec2 = &self.0.ec2;
-        let igw = str_attr(desired, "internet_gateway_id")?;
-        let vpc = str_attr(desired, "vpc_id")?;
-        ec2.attach_internet_gateway()
-            .internet_gateway_id(igw)
-            .vpc_id(vpc)
-            .send()
-            .await
-            .map_err(|e| api_error("ec2:AttachInternetGateway", e))?;
+        _: &Context,
+        desired: &InternetGatewayAttachment,
+    ) -> KindResult<Live<InternetGatewayAttachment>> {
+        let (igw, vpc) = (&desired.internet_gateway_id, &desired.vpc_id);
+        let call = self.0.ec2.attach_internet_gateway().internet_gateway_id(igw).vpc_id(vpc);
+        call.send().await.api("ec2:AttachInternetGateway")?;
         Ok(attachment(igw, vpc))
-    }
-
-    async fn update(
-        &self,
-        _ctx: &Context,
-        _address: &Address,
-        current: &Live,
-        _desired: &Attrs,
-    ) -> Result<Live, KindError> {
-        Ok(current.clone())
     }
 
     async fn delete(
         &self,
-        _ctx: &Context,
-        _address: &Address,
-        current: &Live,
-    ) -> Result<(), KindError> {
-        let ec2 = &self.0.ec2;
-        let (igw, vpc) = current
-            .id
-            .split_once('/')
-            .ok_or_else(|| KindError::new(format!("bad attachment id {}", current.id)))?;
-        match ec2.detach_internet_gateway().internet_gateway_id(igw).vpc_id(vpc).send().await {
-            Ok(_) => Ok(()),
-            Err(e)
-                if has_code(&e, "Gateway.NotAttached")
-                    || has_code(&e, "InvalidInternetGatewayID.NotFound") =>
-            {
-                Ok(())
-            }
-            Err(e) => Err(api_error("ec2:DetachInternetGateway", e)),
-        }
+        _: &Context,
+        current: &Live<InternetGatewayAttachment>,
+    ) -> KindResult<()> {
+        let a = &current.attributes;
+        let call = self.0.ec2.detach_internet_gateway();
+        let call = call.internet_gateway_id(&a.internet_gateway_id).vpc_id(&a.vpc_id);
+        let gone = ["Gateway.NotAttached", "InvalidInternetGatewayID.NotFound"];
+        call.send().await.or_gone("ec2:DetachInternetGateway", &gone)
     }
 }

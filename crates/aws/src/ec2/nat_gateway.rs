@@ -1,187 +1,143 @@
-//! `aws_nat_gateway`: a public NAT gateway, with waiters for create and delete.
+//! `aws_nat_gateway`: a public NAT gateway. Create waits until it is available, delete until it
+//! is gone (its EIP and subnet are released only then). Deleted and failed gateways linger in
+//! `DescribeNatGateways` for a while: they count as absent.
 
+use super::{Ec2Tags, tag_spec, tags_of};
 use crate::AwsClients;
-use crate::error::{api_error, has_code};
-use crate::lookup_json::{filter, live, read_owned_then_ids, str_attr};
-use crate::tags;
+use crate::error::{SdkResult, required};
+use crate::lookup::{filter, read_owned_then_ids};
+use crate::tagging::retag;
 use async_trait::async_trait;
-use aws_sdk_ec2::types::{ConnectivityType, NatGatewayState, ResourceType};
-use engine::{Address, Attrs, Context, Field, Kind, KindError, Live, ReadRequest};
-use serde_json::json;
+use aws_sdk_ec2::types::{ConnectivityType, Filter, NatGatewayState, ResourceType};
+use engine::wait::{Poll, Wait};
+use engine::{
+    Attributes, Context, KindError, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind,
+};
+use serde::{Deserialize, Serialize};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-pub(crate) struct NatGateway(pub Arc<AwsClients>);
+#[derive(Attributes, Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub(crate) struct NatGateway {
+    #[attr(replace)]
+    pub subnet_id: String,
+    #[attr(replace)]
+    pub allocation_id: String,
+    #[attr(replace)]
+    pub connectivity_type: String,
+    #[attr(in_place, tags)]
+    pub tags: Tags,
+}
 
-const FIELDS: &[Field] = &[
-    Field::replace("subnet_id"),
-    Field::replace("allocation_id"),
-    Field::replace("connectivity_type"),
-    Field::in_place("tags"),
-    Field::computed("id"),
-];
+pub(crate) struct NatGatewayKind(pub Arc<AwsClients>);
 
 /// How long a NAT gateway may take to become available or to go away.
 const TIMEOUT: Duration = Duration::from_secs(15 * 60);
 
-impl NatGateway {
-    /// NAT gateways matching `filter`, with their state; deleted ones are left out.
+impl NatGatewayKind {
+    /// NAT gateways matching `filter`, with their state; deleted and failed ones are left out.
     async fn describe(
         &self,
-        filter: aws_sdk_ec2::types::Filter,
-    ) -> Result<Vec<(Live, NatGatewayState)>, KindError> {
-        let ec2 = &self.0.ec2;
-        let nats: Vec<_> = ec2
-            .describe_nat_gateways()
-            .filter(filter)
-            .into_paginator()
-            .items()
-            .send()
-            .collect::<Result<_, _>>()
-            .await
-            .map_err(|e| api_error("ec2:DescribeNatGateways", e))?;
-        Ok(nats
-            .into_iter()
-            .filter_map(|n| {
-                let state = n.state().cloned().unwrap_or(NatGatewayState::Pending);
-                if matches!(state, NatGatewayState::Deleted | NatGatewayState::Failed) {
-                    return None;
-                }
-                let allocation = n
-                    .nat_gateway_addresses()
-                    .iter()
-                    .find_map(|a| a.allocation_id())
-                    .unwrap_or_default();
-                Some((
-                    live(
-                        n.nat_gateway_id().unwrap_or_default(),
-                        [
-                            ("subnet_id", json!(n.subnet_id().unwrap_or_default())),
-                            ("allocation_id", json!(allocation)),
-                            (
-                                "connectivity_type",
-                                json!(
-                                    n.connectivity_type().map(|c| c.as_str()).unwrap_or("public")
-                                ),
-                            ),
-                            ("tags", tags::ec2_to_json(n.tags())),
-                        ],
-                    ),
-                    state,
-                ))
-            })
-            .collect())
+        filter: Filter,
+    ) -> KindResult<Vec<(Live<NatGateway>, NatGatewayState)>> {
+        let pages = self.0.ec2.describe_nat_gateways().filter(filter).into_paginator();
+        let nats: Vec<_> =
+            pages.items().send().collect::<Result<_, _>>().await.api("ec2:DescribeNatGateways")?;
+        let mut out = Vec::new();
+        for n in nats {
+            let state = n.state().cloned().unwrap_or(NatGatewayState::Pending);
+            if matches!(state, NatGatewayState::Deleted | NatGatewayState::Failed) {
+                continue;
+            }
+            let allocation = n.nat_gateway_addresses().iter().find_map(|a| a.allocation_id());
+            let nat = NatGateway {
+                subnet_id: n.subnet_id().unwrap_or_default().to_string(),
+                allocation_id: allocation.unwrap_or_default().to_string(),
+                connectivity_type: n.connectivity_type().map_or("public", |c| c.as_str()).into(),
+                tags: tags_of(n.tags()),
+            };
+            let id = required(n.nat_gateway_id(), "ec2:DescribeNatGateways: NatGatewayId")?;
+            out.push((Live::new(id, nat), state));
+        }
+        Ok(out)
     }
 
-    /// Polls until the gateway is available (or gone when `gone` is set).
-    async fn wait(&self, ctx: &Context, id: &str, gone: bool) -> Result<Option<Live>, KindError> {
-        let started = Instant::now();
-        let mut pause = Duration::from_millis(250);
-        loop {
-            let found = self
-                .describe(filter("nat-gateway-id", vec![id.to_string()]))
-                .await?
-                .into_iter()
-                .next();
-            match (&found, gone) {
-                (None, true) => return Ok(None),
-                (Some((live, NatGatewayState::Available)), false) => return Ok(Some(live.clone())),
-                (Some((_, NatGatewayState::Deleting)), false) => {
-                    return Err(KindError::new(format!("NAT gateway {id} is being deleted")));
-                }
-                _ => {}
-            }
-            if started.elapsed() > TIMEOUT {
-                return Err(KindError::new(format!(
-                    "NAT gateway {id} not {} after {} s",
-                    if gone { "deleted" } else { "available" },
-                    TIMEOUT.as_secs()
-                )));
-            }
-            let state = found
-                .map(|(_, s)| s.as_str().to_string())
-                .unwrap_or_else(|| "not visible yet".into());
-            ctx.waiting(format!("NAT gateway {id}: {state} ({} s)", started.elapsed().as_secs()));
-            tokio::time::sleep(pause).await;
-            pause = (pause * 2).min(Duration::from_secs(10));
-        }
+    /// The gateway `id` and its state (`None`: it does not exist, or no longer).
+    async fn one(&self, id: &str) -> KindResult<Option<(Live<NatGateway>, NatGatewayState)>> {
+        Ok(self.describe(filter("nat-gateway-id", vec![id.into()])).await?.pop())
     }
 }
 
 #[async_trait]
-impl Kind for NatGateway {
-    fn name(&self) -> &'static str {
-        "aws_nat_gateway"
-    }
-
-    fn fields(&self) -> &'static [Field] {
-        FIELDS
-    }
+impl TypedKind for NatGatewayKind {
+    type Attrs = NatGateway;
+    const NAME: &'static str = "aws_nat_gateway";
 
     async fn read(
         &self,
         ctx: &Context,
-        requests: &[ReadRequest],
-    ) -> Result<Vec<Option<Live>>, KindError> {
+        requests: &[ReadRequest<NatGateway>],
+    ) -> ReadResult<NatGateway> {
         read_owned_then_ids(ctx, requests, "nat-gateway-id", |f| async {
             Ok(self.describe(f).await?.into_iter().map(|(l, _)| l).collect())
         })
         .await
     }
 
-    async fn create(
-        &self,
-        ctx: &Context,
-        _address: &Address,
-        desired: &Attrs,
-    ) -> Result<Live, KindError> {
-        let ec2 = &self.0.ec2;
-        let out = ec2
+    async fn create(&self, ctx: &Context, desired: &NatGateway) -> KindResult<Live<NatGateway>> {
+        let out = self
+            .0
+            .ec2
             .create_nat_gateway()
-            .subnet_id(str_attr(desired, "subnet_id")?)
-            .allocation_id(str_attr(desired, "allocation_id")?)
-            .connectivity_type(ConnectivityType::Public)
-            .tag_specifications(tags::ec2_spec(ResourceType::Natgateway, desired))
+            .subnet_id(&desired.subnet_id)
+            .allocation_id(&desired.allocation_id)
+            .connectivity_type(ConnectivityType::from(desired.connectivity_type.as_str()))
+            .tag_specifications(tag_spec(ResourceType::Natgateway, &desired.tags))
             .send()
             .await
-            .map_err(|e| api_error("ec2:CreateNatGateway", e))?;
-        let id = out
-            .nat_gateway()
-            .and_then(|n| n.nat_gateway_id())
-            .ok_or_else(|| KindError::new("CreateNatGateway returned no id"))?
-            .to_string();
-        let mut waited = crate::settle::settle(|| self.wait(ctx, &id, false)).await?;
-        waited.take().ok_or_else(|| KindError::new(format!("NAT gateway {id} vanished")))
+            .api("ec2:CreateNatGateway")?;
+        let id = out.nat_gateway().and_then(|n| n.nat_gateway_id());
+        let id = required(id, "ec2:CreateNatGateway: NatGatewayId")?;
+        Wait::new(format!("NAT gateway {id}"), TIMEOUT)
+            .until(ctx, || async {
+                match self.one(id).await? {
+                    Some((live, NatGatewayState::Available)) => Ok(Poll::Done(live)),
+                    Some((_, NatGatewayState::Deleting)) => {
+                        Err(KindError::new(format!("NAT gateway {id} is being deleted")))
+                    }
+                    Some((_, state)) => Ok(Poll::Pending(state.as_str().into())),
+                    None => Ok(Poll::Pending("not visible yet".into())),
+                }
+            })
+            .await
     }
 
     async fn update(
         &self,
-        _ctx: &Context,
-        _address: &Address,
-        current: &Live,
-        desired: &Attrs,
-    ) -> Result<Live, KindError> {
-        tags::ec2_retag(&self.0.ec2, current, desired).await
+        _: &Context,
+        current: &Live<NatGateway>,
+        desired: &NatGateway,
+        _: &NatGatewayChanges,
+    ) -> KindResult<Live<NatGateway>> {
+        retag(&Ec2Tags(&self.0.ec2), &current.id, &current.attributes.tags, &desired.tags).await?;
+        let nat = NatGateway { tags: desired.tags.clone(), ..current.attributes.clone() };
+        Ok(Live::new(&current.id, nat))
     }
 
-    async fn delete(
-        &self,
-        ctx: &Context,
-        _address: &Address,
-        current: &Live,
-    ) -> Result<(), KindError> {
-        let ec2 = &self.0.ec2;
-        match ec2.delete_nat_gateway().nat_gateway_id(&current.id).send().await {
-            Ok(_) => {}
-            Err(e)
-                if has_code(&e, "NatGatewayNotFound")
-                    || has_code(&e, "InvalidNatGatewayID.NotFound") =>
-            {
-                return Ok(());
-            }
-            Err(e) => return Err(api_error("ec2:DeleteNatGateway", e)),
+    async fn delete(&self, ctx: &Context, current: &Live<NatGateway>) -> KindResult<()> {
+        let id = &current.id;
+        let gone = ["NatGatewayNotFound", "InvalidNatGatewayID.NotFound"];
+        let call = self.0.ec2.delete_nat_gateway().nat_gateway_id(id);
+        if call.send().await.or_absent("ec2:DeleteNatGateway", &gone)?.is_none() {
+            return Ok(());
         }
-        // The EIP and subnet are released only once the gateway is gone.
-        self.wait(ctx, &current.id, true).await.map(|_| ())
+        Wait::new(format!("NAT gateway {id}"), TIMEOUT)
+            .until(ctx, || async {
+                Ok(match self.one(id).await? {
+                    None => Poll::Done(()),
+                    Some((_, state)) => Poll::Pending(state.as_str().into()),
+                })
+            })
+            .await
     }
 }

@@ -1,163 +1,115 @@
-//! `aws_route`: one route of a route table (to an internet or NAT gateway).
+//! `aws_route`: one route of a route table (to an internet or NAT gateway). Routes have no id
+//! and no tags: the id is `rtb-id/destination`, and they are read through the route tables
+//! (the batched read shared with `aws_route_table`).
 
 use super::route_table::route_tables;
 use crate::AwsClients;
-use crate::error::{api_error, has_code};
-use crate::lookup_json::{live, str_attr};
+use crate::error::SdkResult;
 use async_trait::async_trait;
-use engine::{Address, Attrs, Context, Field, Kind, KindError, Live, ReadRequest};
-use serde_json::{Value as Json, json};
+use engine::{Attributes, Context, KindResult, Live, ReadRequest, ReadResult, TypedKind};
+use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
-pub(crate) struct Route(pub Arc<AwsClients>);
+#[derive(Attributes, Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub(crate) struct Route {
+    #[attr(replace)]
+    pub route_table_id: String,
+    #[attr(replace, normalize = engine::normalize::cidr)]
+    pub destination_cidr_block: String,
+    #[attr(in_place)]
+    #[serde(default)]
+    pub gateway_id: Option<String>,
+    #[attr(in_place)]
+    #[serde(default)]
+    pub nat_gateway_id: Option<String>,
+}
 
-const FIELDS: &[Field] = &[
-    Field::replace("route_table_id"),
-    Field::replace("destination_cidr_block"),
-    Field::in_place("gateway_id"),
-    Field::in_place("nat_gateway_id"),
-    Field::computed("id"),
-];
+pub(crate) struct RouteKind(pub Arc<AwsClients>);
 
-/// Route ids are `rtb-id/destination`.
-fn route_id(table: &str, destination: &str) -> String {
-    format!("{table}/{destination}")
+/// The route as the engine knows it: its id is the table and the destination.
+fn live(route: Route) -> Live<Route> {
+    Live::new(format!("{}/{}", route.route_table_id, route.destination_cidr_block), route)
 }
 
 /// The table and destination a request is about: from the spec, else from the recorded id.
-fn target(r: &ReadRequest) -> Option<(String, String)> {
-    let from_desired = r.desired.as_ref().and_then(|d| {
-        Some((
-            d.get("route_table_id")?.as_str()?.to_string(),
-            d.get("destination_cidr_block")?.as_str()?.to_string(),
-        ))
-    });
-    from_desired.or_else(|| {
-        let (t, d) = r.id.as_ref()?.split_once('/')?;
-        Some((t.to_string(), d.to_string()))
-    })
+fn target(r: &ReadRequest<Route>) -> Option<(String, String)> {
+    match (&r.desired, &r.id) {
+        (Some(d), _) => Some((d.route_table_id.clone(), d.destination_cidr_block.clone())),
+        (None, id) => id.as_ref()?.split_once('/').map(|(t, d)| (t.into(), d.into())),
+    }
 }
 
-/// Adds the target of the route (only the fields that are set).
-fn route_live(table: &str, destination: &str, gateway: Option<&str>, nat: Option<&str>) -> Live {
-    let mut l = live(
-        route_id(table, destination),
-        [("route_table_id", json!(table)), ("destination_cidr_block", json!(destination))],
-    );
-    if let Some(g) = gateway {
-        l.attributes.insert("gateway_id".into(), json!(g));
+impl RouteKind {
+    /// Sets the route's target: replaces it, or creates it when it does not exist (`replace`
+    /// false, or deleted by someone else since the plan).
+    async fn put(&self, route: &Route, replace: bool) -> KindResult<Live<Route>> {
+        let ec2 = &self.0.ec2;
+        let (table, dest) = (&route.route_table_id, &route.destination_cidr_block);
+        if replace {
+            let call = ec2.replace_route().route_table_id(table).destination_cidr_block(dest);
+            let call = call.set_gateway_id(route.gateway_id.clone());
+            let call = call.set_nat_gateway_id(route.nat_gateway_id.clone());
+            let replaced =
+                call.send().await.or_absent("ec2:ReplaceRoute", &["InvalidRoute.NotFound"]);
+            if replaced?.is_some() {
+                return Ok(live(route.clone()));
+            }
+        }
+        let call = ec2.create_route().route_table_id(table).destination_cidr_block(dest);
+        let call = call.set_gateway_id(route.gateway_id.clone());
+        let call = call.set_nat_gateway_id(route.nat_gateway_id.clone());
+        call.send().await.api("ec2:CreateRoute")?;
+        Ok(live(route.clone()))
     }
-    if let Some(n) = nat {
-        l.attributes.insert("nat_gateway_id".into(), json!(n));
-    }
-    l
 }
 
 #[async_trait]
-impl Kind for Route {
-    fn name(&self) -> &'static str {
-        "aws_route"
-    }
+impl TypedKind for RouteKind {
+    type Attrs = Route;
+    const NAME: &'static str = "aws_route";
 
-    fn fields(&self) -> &'static [Field] {
-        FIELDS
-    }
-
-    async fn read(
-        &self,
-        ctx: &Context,
-        requests: &[ReadRequest],
-    ) -> Result<Vec<Option<Live>>, KindError> {
+    async fn read(&self, ctx: &Context, requests: &[ReadRequest<Route>]) -> ReadResult<Route> {
         let targets: Vec<Option<(String, String)>> = requests.iter().map(target).collect();
         let ids: Vec<String> = targets.iter().flatten().map(|(t, _)| t.clone()).collect();
         let tables = route_tables(ctx, &self.0, &ids).await?;
         Ok(targets
-            .iter()
+            .into_iter()
             .map(|t| {
-                let (table, dest) = t.as_ref()?;
+                let (table, dest) = t?;
                 let rt = tables.iter().find(|x| x.route_table_id() == Some(table.as_str()))?;
                 let r = rt
                     .routes()
                     .iter()
                     .find(|r| r.destination_cidr_block() == Some(dest.as_str()))?;
-                Some(route_live(table, dest, r.gateway_id(), r.nat_gateway_id()))
+                Some(live(Route {
+                    route_table_id: table,
+                    destination_cidr_block: dest,
+                    gateway_id: r.gateway_id().map(str::to_string),
+                    nat_gateway_id: r.nat_gateway_id().map(str::to_string),
+                }))
             })
             .collect())
     }
 
-    async fn create(
-        &self,
-        _ctx: &Context,
-        _address: &Address,
-        desired: &Attrs,
-    ) -> Result<Live, KindError> {
-        let ec2 = &self.0.ec2;
-        let table = str_attr(desired, "route_table_id")?;
-        let dest = str_attr(desired, "destination_cidr_block")?;
-        let gateway = desired.get("gateway_id").and_then(Json::as_str);
-        let nat = desired.get("nat_gateway_id").and_then(Json::as_str);
-        ec2.create_route()
-            .route_table_id(table)
-            .destination_cidr_block(dest)
-            .set_gateway_id(gateway.map(str::to_string))
-            .set_nat_gateway_id(nat.map(str::to_string))
-            .send()
-            .await
-            .map_err(|e| api_error("ec2:CreateRoute", e))?;
-        Ok(route_live(table, dest, gateway, nat))
+    async fn create(&self, _: &Context, desired: &Route) -> KindResult<Live<Route>> {
+        self.put(desired, false).await
     }
 
     async fn update(
         &self,
-        ctx: &Context,
-        address: &Address,
-        _current: &Live,
-        desired: &Attrs,
-    ) -> Result<Live, KindError> {
-        let ec2 = &self.0.ec2;
-        let table = str_attr(desired, "route_table_id")?;
-        let dest = str_attr(desired, "destination_cidr_block")?;
-        let gateway = desired.get("gateway_id").and_then(Json::as_str);
-        let nat = desired.get("nat_gateway_id").and_then(Json::as_str);
-        let replaced = ec2
-            .replace_route()
-            .route_table_id(table)
-            .destination_cidr_block(dest)
-            .set_gateway_id(gateway.map(str::to_string))
-            .set_nat_gateway_id(nat.map(str::to_string))
-            .send()
-            .await;
-        match replaced {
-            Ok(_) => {}
-            // Deleted by someone else since the plan: create it again.
-            Err(e) if has_code(&e, "InvalidRoute.NotFound") => {
-                self.create(ctx, address, desired).await?;
-            }
-            Err(e) => return Err(api_error("ec2:ReplaceRoute", e)),
-        }
-        Ok(route_live(table, dest, gateway, nat))
+        _: &Context,
+        _: &Live<Route>,
+        desired: &Route,
+        _: &RouteChanges,
+    ) -> KindResult<Live<Route>> {
+        self.put(desired, true).await
     }
 
-    async fn delete(
-        &self,
-        _ctx: &Context,
-        _address: &Address,
-        current: &Live,
-    ) -> Result<(), KindError> {
-        let ec2 = &self.0.ec2;
-        let (table, dest) = current
-            .id
-            .split_once('/')
-            .ok_or_else(|| KindError::new(format!("bad route id {}", current.id)))?;
-        match ec2.delete_route().route_table_id(table).destination_cidr_block(dest).send().await {
-            Ok(_) => Ok(()),
-            Err(e)
-                if has_code(&e, "InvalidRoute.NotFound")
-                    || has_code(&e, "InvalidRouteTableID.NotFound") =>
-            {
-                Ok(())
-            }
-            Err(e) => Err(api_error("ec2:DeleteRoute", e)),
-        }
+    async fn delete(&self, _: &Context, current: &Live<Route>) -> KindResult<()> {
+        let route = &current.attributes;
+        let call = self.0.ec2.delete_route().route_table_id(&route.route_table_id);
+        let call = call.destination_cidr_block(&route.destination_cidr_block);
+        let gone = ["InvalidRoute.NotFound", "InvalidRouteTableID.NotFound"];
+        call.send().await.or_gone("ec2:DeleteRoute", &gone)
     }
 }

@@ -1,140 +1,111 @@
-//! `aws_route_table`, and the batched read of route tables that routes and associations share.
+//! `aws_route_table`, and the batched read of route tables that routes and associations share
+//! (one `DescribeRouteTables` for everything the spec owns per refresh).
 
+use super::{Ec2Tags, tag_spec, tags_of};
 use crate::AwsClients;
-use crate::error::{api_error, has_code};
-use crate::lookup_json::{filter, live, match_requests, missing_ids, owned_filter, str_attr};
-use crate::settle::read_back;
-use crate::tags;
+use crate::error::{SdkResult, required};
+use crate::lookup::{filter, match_requests, owned_filter};
+use crate::tagging::retag;
 use async_trait::async_trait;
-use aws_sdk_ec2::types::{ResourceType, RouteTable as Ec2RouteTable};
-use engine::{Address, Attrs, Context, Field, Kind, KindError, Live, ReadRequest};
-use serde_json::json;
+use aws_sdk_ec2::types::{Filter, ResourceType, RouteTable as Ec2RouteTable};
+use engine::retry::read_back;
+use engine::{Attributes, Context, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind};
+use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
-pub(crate) struct RouteTable(pub Arc<AwsClients>);
+#[derive(Attributes, Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub(crate) struct RouteTable {
+    #[attr(replace)]
+    pub vpc_id: String,
+    #[attr(in_place, tags)]
+    pub tags: Tags,
+}
 
-const FIELDS: &[Field] =
-    &[Field::replace("vpc_id"), Field::in_place("tags"), Field::computed("id")];
+pub(crate) struct RouteTableKind(pub Arc<AwsClients>);
 
 /// Memo key of the owned route tables of this run.
 const MEMO: &str = "ec2:route-tables";
 
-async fn describe(
-    shared: &AwsClients,
-    filter: aws_sdk_ec2::types::Filter,
-) -> Result<Vec<Ec2RouteTable>, KindError> {
-    shared
-        .ec2
-        .describe_route_tables()
-        .filters(filter)
-        .into_paginator()
-        .items()
-        .send()
-        .collect::<Result<_, _>>()
-        .await
-        .map_err(|e| api_error("ec2:DescribeRouteTables", e))
+/// The route tables `filter` selects, as EC2 answers (with their routes and associations).
+pub(super) async fn describe(
+    clients: &AwsClients,
+    filter: Filter,
+) -> KindResult<Vec<Ec2RouteTable>> {
+    let pages = clients.ec2.describe_route_tables().filters(filter).into_paginator();
+    pages.items().send().collect::<Result<_, _>>().await.api("ec2:DescribeRouteTables")
 }
 
 /// The spec's route tables, plus any of `ids` not among them: one call for everything owned
 /// (shared by route tables, routes and associations within a refresh), one more for the rest.
-pub(crate) async fn route_tables(
+pub(super) async fn route_tables(
     ctx: &Context,
-    shared: &AwsClients,
+    clients: &AwsClients,
     ids: &[String],
-) -> Result<Vec<Ec2RouteTable>, KindError> {
-    let owned = ctx.memo(MEMO, || describe(shared, owned_filter(ctx))).await?;
+) -> KindResult<Vec<Ec2RouteTable>> {
+    let owned = ctx.memo(MEMO, || describe(clients, owned_filter(ctx))).await?;
     let mut tables: Vec<Ec2RouteTable> = owned.as_ref().clone();
-    let missing: Vec<String> = ids
+    let mut missing: Vec<String> = ids
         .iter()
         .filter(|id| !tables.iter().any(|t| t.route_table_id() == Some(id.as_str())))
         .cloned()
         .collect();
+    missing.sort();
+    missing.dedup();
     if !missing.is_empty() {
-        tables.extend(describe(shared, filter("route-table-id", missing)).await?);
+        tables.extend(describe(clients, filter("route-table-id", missing)).await?);
     }
     Ok(tables)
 }
 
-fn to_live(t: &Ec2RouteTable) -> Live {
-    live(
-        t.route_table_id().unwrap_or_default(),
-        [("vpc_id", json!(t.vpc_id().unwrap_or_default())), ("tags", tags::ec2_to_json(t.tags()))],
-    )
+fn to_live(t: &Ec2RouteTable) -> KindResult<Live<RouteTable>> {
+    let table =
+        RouteTable { vpc_id: t.vpc_id().unwrap_or_default().to_string(), tags: tags_of(t.tags()) };
+    Ok(Live::new(required(t.route_table_id(), "ec2:DescribeRouteTables: RouteTableId")?, table))
 }
 
 #[async_trait]
-impl Kind for RouteTable {
-    fn name(&self) -> &'static str {
-        "aws_route_table"
-    }
-
-    fn fields(&self) -> &'static [Field] {
-        FIELDS
-    }
+impl TypedKind for RouteTableKind {
+    type Attrs = RouteTable;
+    const NAME: &'static str = "aws_route_table";
 
     async fn read(
         &self,
         ctx: &Context,
-        requests: &[ReadRequest],
-    ) -> Result<Vec<Option<Live>>, KindError> {
-        let owned: Vec<Live> = route_tables(ctx, &self.0, &[]).await?.iter().map(to_live).collect();
-        let missing = missing_ids(requests, &owned);
-        let mut found = owned;
-        if !missing.is_empty() {
-            found.extend(route_tables(ctx, &self.0, &missing).await?.iter().map(to_live));
-        }
+        requests: &[ReadRequest<RouteTable>],
+    ) -> ReadResult<RouteTable> {
+        let ids: Vec<String> = requests.iter().filter_map(|r| r.id.clone()).collect();
+        let tables = route_tables(ctx, &self.0, &ids).await?;
+        let found = tables.iter().map(to_live).collect::<KindResult<Vec<_>>>()?;
         Ok(match_requests(requests, &found))
     }
 
-    async fn create(
-        &self,
-        _ctx: &Context,
-        _address: &Address,
-        desired: &Attrs,
-    ) -> Result<Live, KindError> {
-        let ec2 = &self.0.ec2;
-        let out = ec2
-            .create_route_table()
-            .vpc_id(str_attr(desired, "vpc_id")?)
-            .tag_specifications(tags::ec2_spec(ResourceType::RouteTable, desired))
-            .send()
-            .await
-            .map_err(|e| api_error("ec2:CreateRouteTable", e))?;
-        let id = out
-            .route_table()
-            .and_then(|t| t.route_table_id())
-            .ok_or_else(|| KindError::new("CreateRouteTable returned no id"))?
-            .to_string();
+    async fn create(&self, _: &Context, desired: &RouteTable) -> KindResult<Live<RouteTable>> {
+        let tags = tag_spec(ResourceType::RouteTable, &desired.tags);
+        let call = self.0.ec2.create_route_table().vpc_id(&desired.vpc_id).tag_specifications(tags);
+        let out = call.send().await.api("ec2:CreateRouteTable")?;
+        let id = out.route_table().and_then(|t| t.route_table_id());
+        let id = required(id, "ec2:CreateRouteTable: RouteTableId")?;
         read_back(&format!("route table {id}"), || async {
-            Ok(describe(&self.0, filter("route-table-id", vec![id.clone()]))
-                .await?
-                .first()
-                .map(to_live))
+            let found = describe(&self.0, filter("route-table-id", vec![id.into()])).await?;
+            found.first().map(to_live).transpose()
         })
         .await
     }
 
     async fn update(
         &self,
-        _ctx: &Context,
-        _address: &Address,
-        current: &Live,
-        desired: &Attrs,
-    ) -> Result<Live, KindError> {
-        tags::ec2_retag(&self.0.ec2, current, desired).await
+        _: &Context,
+        current: &Live<RouteTable>,
+        desired: &RouteTable,
+        _: &RouteTableChanges,
+    ) -> KindResult<Live<RouteTable>> {
+        retag(&Ec2Tags(&self.0.ec2), &current.id, &current.attributes.tags, &desired.tags).await?;
+        let table = RouteTable { tags: desired.tags.clone(), ..current.attributes.clone() };
+        Ok(Live::new(&current.id, table))
     }
 
-    async fn delete(
-        &self,
-        _ctx: &Context,
-        _address: &Address,
-        current: &Live,
-    ) -> Result<(), KindError> {
-        let ec2 = &self.0.ec2;
-        match ec2.delete_route_table().route_table_id(&current.id).send().await {
-            Ok(_) => Ok(()),
-            Err(e) if has_code(&e, "InvalidRouteTableID.NotFound") => Ok(()),
-            Err(e) => Err(api_error("ec2:DeleteRouteTable", e)),
-        }
+    async fn delete(&self, _: &Context, current: &Live<RouteTable>) -> KindResult<()> {
+        let call = self.0.ec2.delete_route_table().route_table_id(&current.id);
+        call.send().await.or_gone("ec2:DeleteRouteTable", &["InvalidRouteTableID.NotFound"])
     }
 }

@@ -1,92 +1,74 @@
-//! `aws_route_table_association`: a subnet on a route table.
+//! `aws_route_table_association`: a subnet on a route table. Associations have no tags: they
+//! are read through the route tables (the batched read shared with `aws_route_table`), found
+//! by id, else by the subnet the spec names (a subnet has one association).
 
-use super::route_table::route_tables;
+use super::route_table::{describe, route_tables};
 use crate::AwsClients;
-use crate::error::{api_error, has_code};
-use crate::lookup_json::{live, str_attr};
+use crate::error::{SdkResult, required};
+use crate::lookup::{filter, missing_ids};
 use async_trait::async_trait;
-use engine::{Address, Attrs, Context, Field, Kind, KindError, Live, ReadRequest};
-use serde_json::json;
+use aws_sdk_ec2::types::RouteTable;
+use engine::{Attributes, Context, KindResult, Live, ReadRequest, ReadResult, TypedKind};
+use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
-pub(crate) struct RouteTableAssociation(pub Arc<AwsClients>);
+#[derive(Attributes, Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub(crate) struct RouteTableAssociation {
+    #[attr(replace)]
+    pub subnet_id: String,
+    #[attr(in_place)]
+    pub route_table_id: String,
+}
 
-const FIELDS: &[Field] =
-    &[Field::replace("subnet_id"), Field::in_place("route_table_id"), Field::computed("id")];
+pub(crate) struct RouteTableAssociationKind(pub Arc<AwsClients>);
 
-fn desired_str(r: &ReadRequest, name: &str) -> Option<String> {
-    r.desired.as_ref().and_then(|d| d.get(name)).and_then(|v| v.as_str()).map(str::to_string)
+/// The subnet associations of `tables` (a main table's association has no subnet).
+fn associations(tables: &[RouteTable]) -> Vec<Live<RouteTableAssociation>> {
+    let mut out = Vec::new();
+    for t in tables {
+        let table = t.route_table_id().unwrap_or_default();
+        for a in t.associations() {
+            if let (Some(id), Some(subnet)) = (a.route_table_association_id(), a.subnet_id()) {
+                let attrs = RouteTableAssociation {
+                    subnet_id: subnet.into(),
+                    route_table_id: table.into(),
+                };
+                out.push(Live::new(id, attrs));
+            }
+        }
+    }
+    out
 }
 
 #[async_trait]
-impl Kind for RouteTableAssociation {
-    fn name(&self) -> &'static str {
-        "aws_route_table_association"
-    }
-
-    fn fields(&self) -> &'static [Field] {
-        FIELDS
-    }
+impl TypedKind for RouteTableAssociationKind {
+    type Attrs = RouteTableAssociation;
+    const NAME: &'static str = "aws_route_table_association";
 
     async fn read(
         &self,
         ctx: &Context,
-        requests: &[ReadRequest],
-    ) -> Result<Vec<Option<Live>>, KindError> {
-        let wanted_tables: Vec<String> =
-            requests.iter().filter_map(|r| desired_str(r, "route_table_id")).collect();
-        let mut tables = route_tables(ctx, &self.0, &wanted_tables).await?;
+        requests: &[ReadRequest<RouteTableAssociation>],
+    ) -> ReadResult<RouteTableAssociation> {
+        let wanted: Vec<String> = requests
+            .iter()
+            .filter_map(|r| Some(r.desired.as_ref()?.route_table_id.clone()))
+            .collect();
+        let mut tables = route_tables(ctx, &self.0, &wanted).await?;
         // Associations recorded in state but on a table the spec does not name.
-        let unknown: Vec<String> = requests
-            .iter()
-            .filter_map(|r| r.id.clone())
-            .filter(|id| {
-                !tables.iter().any(|t| {
-                    t.associations()
-                        .iter()
-                        .any(|a| a.route_table_association_id() == Some(id.as_str()))
-                })
-            })
-            .collect();
+        let unknown = missing_ids(requests, &associations(&tables));
         if !unknown.is_empty() {
-            let extra = self
-                .0
-                .ec2
-                .describe_route_tables()
-                .filters(crate::lookup_json::filter(
-                    "association.route-table-association-id",
-                    unknown,
-                ))
-                .send()
-                .await
-                .map_err(|e| api_error("ec2:DescribeRouteTables", e))?;
-            tables.extend(extra.route_tables().iter().cloned());
+            let by_id = filter("association.route-table-association-id", unknown);
+            tables.extend(describe(&self.0, by_id).await?);
         }
-        let associations: Vec<Live> = tables
-            .iter()
-            .flat_map(|t| {
-                t.associations().iter().filter_map(move |a| {
-                    let subnet = a.subnet_id()?;
-                    Some(live(
-                        a.route_table_association_id().unwrap_or_default(),
-                        [
-                            ("subnet_id", json!(subnet)),
-                            ("route_table_id", json!(t.route_table_id().unwrap_or_default())),
-                        ],
-                    ))
-                })
-            })
-            .collect();
+        let found = associations(&tables);
         Ok(requests
             .iter()
             .map(|r| {
-                let by_id = r.id.as_ref().and_then(|id| associations.iter().find(|a| &a.id == id));
+                let by_id = r.id.as_ref().and_then(|id| found.iter().find(|a| &a.id == id));
                 let by_subnet = || {
-                    let subnet = desired_str(r, "subnet_id")?;
-                    associations.iter().find(|a| {
-                        a.attributes.get("subnet_id").and_then(|v| v.as_str())
-                            == Some(subnet.as_str())
-                    })
+                    let subnet = &r.desired.as_ref()?.subnet_id;
+                    found.iter().find(|a| &a.attributes.subnet_id == subnet)
                 };
                 by_id.or_else(by_subnet).cloned()
             })
@@ -95,63 +77,33 @@ impl Kind for RouteTableAssociation {
 
     async fn create(
         &self,
-        _ctx: &Context,
-        _address: &Address,
-        desired: &Attrs,
-    ) -> Result<Live, KindError> {
-        let ec2 = &self.0.ec2;
-        let subnet = str_attr(desired, "subnet_id")?;
-        let table = str_attr(desired, "route_table_id")?;
-        let out = ec2
-            .associate_route_table()
-            .subnet_id(subnet)
-            .route_table_id(table)
-            .send()
-            .await
-            .map_err(|e| api_error("ec2:AssociateRouteTable", e))?;
-        let id = out
-            .association_id()
-            .ok_or_else(|| KindError::new("AssociateRouteTable returned no id"))?;
-        Ok(live(id, [("subnet_id", json!(subnet)), ("route_table_id", json!(table))]))
+        _: &Context,
+        desired: &RouteTableAssociation,
+    ) -> KindResult<Live<RouteTableAssociation>> {
+        let call = self.0.ec2.associate_route_table().subnet_id(&desired.subnet_id);
+        let call = call.route_table_id(&desired.route_table_id);
+        let out = call.send().await.api("ec2:AssociateRouteTable")?;
+        let id = required(out.association_id(), "ec2:AssociateRouteTable: AssociationId")?;
+        Ok(Live::new(id, desired.clone()))
     }
 
     async fn update(
         &self,
-        _ctx: &Context,
-        _address: &Address,
-        current: &Live,
-        desired: &Attrs,
-    ) -> Result<Live, KindError> {
-        let ec2 = &self.0.ec2;
-        let table = str_attr(desired, "route_table_id")?;
-        let out = ec2
-            .replace_route_table_association()
-            .association_id(&current.id)
-            .route_table_id(table)
-            .send()
-            .await
-            .map_err(|e| api_error("ec2:ReplaceRouteTableAssociation", e))?;
-        let id = out.new_association_id().unwrap_or(&current.id);
-        Ok(live(
-            id,
-            [
-                ("subnet_id", json!(str_attr(desired, "subnet_id")?)),
-                ("route_table_id", json!(table)),
-            ],
-        ))
+        _: &Context,
+        current: &Live<RouteTableAssociation>,
+        desired: &RouteTableAssociation,
+        _: &RouteTableAssociationChanges,
+    ) -> KindResult<Live<RouteTableAssociation>> {
+        let call = self.0.ec2.replace_route_table_association().association_id(&current.id);
+        let call = call.route_table_id(&desired.route_table_id);
+        let out = call.send().await.api("ec2:ReplaceRouteTableAssociation")?;
+        let id = out.new_association_id();
+        let id = required(id, "ec2:ReplaceRouteTableAssociation: NewAssociationId")?;
+        Ok(Live::new(id, desired.clone()))
     }
 
-    async fn delete(
-        &self,
-        _ctx: &Context,
-        _address: &Address,
-        current: &Live,
-    ) -> Result<(), KindError> {
-        let ec2 = &self.0.ec2;
-        match ec2.disassociate_route_table().association_id(&current.id).send().await {
-            Ok(_) => Ok(()),
-            Err(e) if has_code(&e, "InvalidAssociationID.NotFound") => Ok(()),
-            Err(e) => Err(api_error("ec2:DisassociateRouteTable", e)),
-        }
+    async fn delete(&self, _: &Context, current: &Live<RouteTableAssociation>) -> KindResult<()> {
+        let call = self.0.ec2.disassociate_route_table().association_id(&current.id);
+        call.send().await.or_gone("ec2:DisassociateRouteTable", &["InvalidAssociationID.NotFound"])
     }
 }

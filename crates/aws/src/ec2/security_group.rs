@@ -1,137 +1,118 @@
 //! `aws_security_group`: a security group whose rules are all managed as
-//! `aws_security_group_rule` resources (the default allow-all egress rule is removed).
+//! `aws_security_group_rule` resources (the default allow-all egress rule is removed on create).
 
+use super::{Ec2Tags, tag_spec, tags_of};
 use crate::AwsClients;
-use crate::error::{api_error, has_code};
-use crate::lookup_json::{filter, live, read_owned_then_ids, str_attr};
-use crate::settle::{read_back, settle};
-use crate::tags;
+use crate::error::{SdkResult, required};
+use crate::lookup::{filter, read_owned_then_ids};
+use crate::tagging::retag;
 use async_trait::async_trait;
-use aws_sdk_ec2::types::{IpPermission, IpRange, ResourceType};
-use engine::{Address, Attrs, Context, Field, Kind, KindError, Live, ReadRequest};
-use serde_json::json;
+use aws_sdk_ec2::types::{Filter, IpPermission, IpRange, ResourceType};
+use engine::retry::{read_back, settle};
+use engine::{Attributes, Context, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind};
+use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
-pub(crate) struct SecurityGroup(pub Arc<AwsClients>);
+#[derive(Attributes, Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub(crate) struct SecurityGroup {
+    #[attr(replace)]
+    pub name: String,
+    #[attr(replace)]
+    pub description: String,
+    #[attr(replace)]
+    pub vpc_id: String,
+    #[attr(in_place, tags)]
+    pub tags: Tags,
+    #[attr(computed)]
+    #[serde(default)]
+    pub arn: Option<String>,
+}
 
-const FIELDS: &[Field] = &[
-    Field::replace("name"),
-    Field::replace("description"),
-    Field::replace("vpc_id"),
-    Field::in_place("tags"),
-    Field::computed("id"),
-    Field::computed("arn"),
-];
+pub(crate) struct SecurityGroupKind(pub Arc<AwsClients>);
 
-impl SecurityGroup {
-    async fn describe(&self, filter: aws_sdk_ec2::types::Filter) -> Result<Vec<Live>, KindError> {
-        let ec2 = &self.0.ec2;
-        let groups: Vec<_> = ec2
-            .describe_security_groups()
-            .filters(filter)
-            .into_paginator()
+impl SecurityGroupKind {
+    async fn describe(&self, filter: Filter) -> KindResult<Vec<Live<SecurityGroup>>> {
+        let pages = self.0.ec2.describe_security_groups().filters(filter).into_paginator();
+        let groups: Vec<_> = pages
             .items()
             .send()
             .collect::<Result<_, _>>()
             .await
-            .map_err(|e| api_error("ec2:DescribeSecurityGroups", e))?;
-        Ok(groups
-            .into_iter()
+            .api("ec2:DescribeSecurityGroups")?;
+        groups
+            .iter()
             .map(|g| {
-                live(
-                    g.group_id().unwrap_or_default(),
-                    [
-                        ("name", json!(g.group_name().unwrap_or_default())),
-                        ("description", json!(g.description().unwrap_or_default())),
-                        ("vpc_id", json!(g.vpc_id().unwrap_or_default())),
-                        ("tags", tags::ec2_to_json(g.tags())),
-                        ("arn", json!(g.security_group_arn().unwrap_or_default())),
-                    ],
-                )
+                let group = SecurityGroup {
+                    name: g.group_name().unwrap_or_default().to_string(),
+                    description: g.description().unwrap_or_default().to_string(),
+                    vpc_id: g.vpc_id().unwrap_or_default().to_string(),
+                    tags: tags_of(g.tags()),
+                    arn: g.security_group_arn().map(str::to_string),
+                };
+                Ok(Live::new(required(g.group_id(), "ec2:DescribeSecurityGroups: GroupId")?, group))
             })
-            .collect())
+            .collect()
     }
 
-    async fn revoke_default_egress(&self, id: &str) -> Result<(), KindError> {
-        let ec2 = &self.0.ec2;
-        let all = IpPermission::builder()
-            .ip_protocol("-1")
-            .ip_ranges(IpRange::builder().cidr_ip("0.0.0.0/0").build())
-            .build();
-        match ec2.revoke_security_group_egress().group_id(id).ip_permissions(all).send().await {
-            Ok(_) => Ok(()),
-            Err(e) if has_code(&e, "InvalidPermission.NotFound") => Ok(()),
-            Err(e) => Err(api_error("ec2:RevokeSecurityGroupEgress", e)),
-        }
+    async fn revoke_default_egress(&self, id: &str) -> KindResult<()> {
+        let all = IpRange::builder().cidr_ip("0.0.0.0/0").build();
+        let all = IpPermission::builder().ip_protocol("-1").ip_ranges(all).build();
+        let call = self.0.ec2.revoke_security_group_egress().group_id(id).ip_permissions(all);
+        call.send().await.or_gone("ec2:RevokeSecurityGroupEgress", &["InvalidPermission.NotFound"])
     }
 }
 
 #[async_trait]
-impl Kind for SecurityGroup {
-    fn name(&self) -> &'static str {
-        "aws_security_group"
-    }
-
-    fn fields(&self) -> &'static [Field] {
-        FIELDS
-    }
+impl TypedKind for SecurityGroupKind {
+    type Attrs = SecurityGroup;
+    const NAME: &'static str = "aws_security_group";
 
     async fn read(
         &self,
         ctx: &Context,
-        requests: &[ReadRequest],
-    ) -> Result<Vec<Option<Live>>, KindError> {
+        requests: &[ReadRequest<SecurityGroup>],
+    ) -> ReadResult<SecurityGroup> {
         read_owned_then_ids(ctx, requests, "group-id", |f| self.describe(f)).await
     }
 
     async fn create(
         &self,
-        _ctx: &Context,
-        _address: &Address,
-        desired: &Attrs,
-    ) -> Result<Live, KindError> {
-        let ec2 = &self.0.ec2;
-        let out = ec2
+        _: &Context,
+        desired: &SecurityGroup,
+    ) -> KindResult<Live<SecurityGroup>> {
+        let out = self
+            .0
+            .ec2
             .create_security_group()
-            .group_name(str_attr(desired, "name")?)
-            .description(str_attr(desired, "description")?)
-            .vpc_id(str_attr(desired, "vpc_id")?)
-            .tag_specifications(tags::ec2_spec(ResourceType::SecurityGroup, desired))
+            .group_name(&desired.name)
+            .description(&desired.description)
+            .vpc_id(&desired.vpc_id)
+            .tag_specifications(tag_spec(ResourceType::SecurityGroup, &desired.tags))
             .send()
             .await
-            .map_err(|e| api_error("ec2:CreateSecurityGroup", e))?;
-        let id = out
-            .group_id()
-            .ok_or_else(|| KindError::new("CreateSecurityGroup returned no id"))?
-            .to_string();
-        settle(|| self.revoke_default_egress(&id)).await?;
+            .api("ec2:CreateSecurityGroup")?;
+        let id = required(out.group_id(), "ec2:CreateSecurityGroup: GroupId")?;
+        settle(|| self.revoke_default_egress(id)).await?;
         read_back(&format!("security group {id}"), || async {
-            Ok(self.describe(filter("group-id", vec![id.clone()])).await?.into_iter().next())
+            Ok(self.describe(filter("group-id", vec![id.into()])).await?.pop())
         })
         .await
     }
 
     async fn update(
         &self,
-        _ctx: &Context,
-        _address: &Address,
-        current: &Live,
-        desired: &Attrs,
-    ) -> Result<Live, KindError> {
-        tags::ec2_retag(&self.0.ec2, current, desired).await
+        _: &Context,
+        current: &Live<SecurityGroup>,
+        desired: &SecurityGroup,
+        _: &SecurityGroupChanges,
+    ) -> KindResult<Live<SecurityGroup>> {
+        retag(&Ec2Tags(&self.0.ec2), &current.id, &current.attributes.tags, &desired.tags).await?;
+        let group = SecurityGroup { tags: desired.tags.clone(), ..current.attributes.clone() };
+        Ok(Live::new(&current.id, group))
     }
 
-    async fn delete(
-        &self,
-        _ctx: &Context,
-        _address: &Address,
-        current: &Live,
-    ) -> Result<(), KindError> {
-        let ec2 = &self.0.ec2;
-        match ec2.delete_security_group().group_id(&current.id).send().await {
-            Ok(_) => Ok(()),
-            Err(e) if has_code(&e, "InvalidGroup.NotFound") => Ok(()),
-            Err(e) => Err(api_error("ec2:DeleteSecurityGroup", e)),
-        }
+    async fn delete(&self, _: &Context, current: &Live<SecurityGroup>) -> KindResult<()> {
+        let call = self.0.ec2.delete_security_group().group_id(&current.id);
+        call.send().await.or_gone("ec2:DeleteSecurityGroup", &["InvalidGroup.NotFound"])
     }
 }

@@ -1,125 +1,131 @@
-//! `aws_security_group_rule`: one ingress or egress rule, with its own id and tags.
+//! `aws_security_group_rule`: one ingress or egress rule, with its own id and tags. Read by the
+//! groups the spec names; a rule without tags (made by hand) that is exactly the one the spec
+//! wants is taken as it. The authorize call's answer leaves fields out: a new rule is recorded
+//! as asked, with the id the answer gives.
 
+use super::{Ec2Tags, tag_spec, tags_of};
 use crate::AwsClients;
-use crate::error::{api_error, has_code};
-use crate::lookup_json::{address_tag, filter, live, str_attr};
-use crate::tags;
+use crate::error::{SdkResult, required};
+use crate::lookup::{address_tag, filter, match_requests, missing_ids};
+use crate::tagging::retag;
 use async_trait::async_trait;
 use aws_sdk_ec2::types::{
-    IpPermission, IpRange, ResourceType, SecurityGroupRule as Ec2Rule, SecurityGroupRuleRequest,
-    SecurityGroupRuleUpdate, UserIdGroupPair,
+    Filter, IpPermission, IpRange, ResourceType, SecurityGroupRuleRequest, SecurityGroupRuleUpdate,
+    UserIdGroupPair,
 };
-use engine::{Address, Attrs, Context, Field, Kind, KindError, Live, ReadRequest};
-use serde_json::{Value as Json, json};
+use engine::{Attributes, Context, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind};
+use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
-pub(crate) struct SecurityGroupRule(pub Arc<AwsClients>);
-
-const FIELDS: &[Field] = &[
-    Field::replace("security_group_id"),
-    Field::replace("direction"),
-    Field::replace("protocol"),
-    Field::replace("from_port"),
-    Field::replace("to_port"),
-    Field::replace("cidr_ipv4"),
-    Field::replace("referenced_security_group_id"),
-    Field::in_place("description"),
-    Field::in_place("tags"),
-    Field::computed("id"),
-];
-
-fn to_live(r: &Ec2Rule) -> Live {
-    let mut l = live(
-        r.security_group_rule_id().unwrap_or_default(),
-        [
-            ("security_group_id", json!(r.group_id().unwrap_or_default())),
-            ("direction", json!(if r.is_egress() == Some(true) { "egress" } else { "ingress" })),
-            ("protocol", json!(r.ip_protocol().unwrap_or("-1"))),
-            ("from_port", json!(r.from_port().unwrap_or(-1))),
-            ("to_port", json!(r.to_port().unwrap_or(-1))),
-            ("description", json!(r.description().unwrap_or_default())),
-            ("tags", tags::ec2_to_json(r.tags())),
-        ],
-    );
-    if let Some(c) = r.cidr_ipv4() {
-        l.attributes.insert("cidr_ipv4".into(), json!(c));
-    }
-    if let Some(g) = r.referenced_group_info().and_then(|g| g.group_id()) {
-        l.attributes.insert("referenced_security_group_id".into(), json!(g));
-    }
-    l
-}
-
-/// The rule as an IpPermission for authorize/revoke calls.
-fn permission(desired: &Attrs) -> Result<IpPermission, KindError> {
-    let int = |n: &str| desired.get(n).and_then(Json::as_i64).unwrap_or(-1) as i32;
-    let mut p = IpPermission::builder()
-        .ip_protocol(str_attr(desired, "protocol")?)
-        .from_port(int("from_port"))
-        .to_port(int("to_port"));
-    let description = desired.get("description").and_then(Json::as_str).map(str::to_string);
-    if let Some(c) = desired.get("cidr_ipv4").and_then(Json::as_str) {
-        p = p.ip_ranges(IpRange::builder().cidr_ip(c).set_description(description.clone()).build());
-    }
-    if let Some(g) = desired.get("referenced_security_group_id").and_then(Json::as_str) {
-        p = p.user_id_group_pairs(
-            UserIdGroupPair::builder().group_id(g).set_description(description).build(),
-        );
-    }
-    Ok(p.build())
-}
-
-/// Same rule content (what identifies a rule when its id and tags are unknown).
-fn same_rule(live: &Live, desired: &Attrs) -> bool {
-    [
-        "security_group_id",
-        "direction",
-        "protocol",
-        "from_port",
-        "to_port",
-        "cidr_ipv4",
-        "referenced_security_group_id",
-    ]
-    .iter()
-    .all(|k| live.attributes.get(*k) == desired.get(*k))
+#[derive(Attributes, Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub(crate) struct SecurityGroupRule {
+    #[attr(replace)]
+    pub security_group_id: String,
+    /// `ingress` or `egress`.
+    #[attr(replace)]
+    pub direction: String,
+    #[attr(replace)]
+    pub protocol: String,
+    #[attr(replace)]
+    pub from_port: i32,
+    #[attr(replace)]
+    pub to_port: i32,
+    #[attr(replace, normalize = engine::normalize::cidr)]
+    #[serde(default)]
+    pub cidr_ipv4: Option<String>,
+    #[attr(replace)]
+    #[serde(default)]
+    pub referenced_security_group_id: Option<String>,
+    #[attr(in_place)]
+    #[serde(default)]
+    pub description: Option<String>,
+    #[attr(in_place, tags)]
+    pub tags: Tags,
 }
 
 impl SecurityGroupRule {
-    async fn describe(&self, filter: aws_sdk_ec2::types::Filter) -> Result<Vec<Live>, KindError> {
-        let ec2 = &self.0.ec2;
-        let rules: Vec<_> = ec2
-            .describe_security_group_rules()
-            .filters(filter)
-            .into_paginator()
+    fn egress(&self) -> bool {
+        self.direction == "egress"
+    }
+
+    /// Whether `other` is the same rule but for its description and tags (what identifies a
+    /// rule without id and tags).
+    fn same_rule(&self, other: &Self) -> bool {
+        let bare =
+            |r: &Self| SecurityGroupRule { description: None, tags: Tags::new(), ..r.clone() };
+        bare(self) == bare(other)
+    }
+
+    /// The rule as an IpPermission for the authorize calls.
+    fn permission(&self) -> IpPermission {
+        let p = IpPermission::builder().ip_protocol(&self.protocol);
+        let mut p = p.from_port(self.from_port).to_port(self.to_port);
+        if let Some(c) = &self.cidr_ipv4 {
+            let range = IpRange::builder().cidr_ip(c).set_description(self.description.clone());
+            p = p.ip_ranges(range.build());
+        }
+        if let Some(g) = &self.referenced_security_group_id {
+            let pair = UserIdGroupPair::builder().group_id(g);
+            p = p.user_id_group_pairs(pair.set_description(self.description.clone()).build());
+        }
+        p.build()
+    }
+}
+
+pub(crate) struct SecurityGroupRuleKind(pub Arc<AwsClients>);
+
+/// What the revoke calls answer when the rule is already gone.
+const GONE: &[&str] =
+    &["InvalidGroup.NotFound", "InvalidPermission.NotFound", "InvalidSecurityGroupRuleId.NotFound"];
+
+impl SecurityGroupRuleKind {
+    async fn describe(&self, filter: Filter) -> KindResult<Vec<Live<SecurityGroupRule>>> {
+        let pages = self.0.ec2.describe_security_group_rules().filters(filter).into_paginator();
+        let rules: Vec<_> = pages
             .items()
             .send()
             .collect::<Result<_, _>>()
             .await
-            .map_err(|e| api_error("ec2:DescribeSecurityGroupRules", e))?;
-        Ok(rules.iter().map(to_live).collect())
+            .api("ec2:DescribeSecurityGroupRules")?;
+        rules
+            .iter()
+            .map(|r| {
+                let rule = SecurityGroupRule {
+                    security_group_id: r.group_id().unwrap_or_default().to_string(),
+                    direction: if r.is_egress() == Some(true) { "egress" } else { "ingress" }
+                        .into(),
+                    protocol: r.ip_protocol().unwrap_or("-1").to_string(),
+                    from_port: r.from_port().unwrap_or(-1),
+                    to_port: r.to_port().unwrap_or(-1),
+                    cidr_ipv4: r.cidr_ipv4().map(str::to_string),
+                    referenced_security_group_id: r
+                        .referenced_group_info()
+                        .and_then(|g| g.group_id())
+                        .map(str::to_string),
+                    description: r.description().map(str::to_string),
+                    tags: tags_of(r.tags()),
+                };
+                let id =
+                    required(r.security_group_rule_id(), "ec2:DescribeSecurityGroupRules: Id")?;
+                Ok(Live::new(id, rule))
+            })
+            .collect()
     }
 }
 
 #[async_trait]
-impl Kind for SecurityGroupRule {
-    fn name(&self) -> &'static str {
-        "aws_security_group_rule"
-    }
-
-    fn fields(&self) -> &'static [Field] {
-        FIELDS
-    }
+impl TypedKind for SecurityGroupRuleKind {
+    type Attrs = SecurityGroupRule;
+    const NAME: &'static str = "aws_security_group_rule";
 
     async fn read(
         &self,
-        _ctx: &Context,
-        requests: &[ReadRequest],
-    ) -> Result<Vec<Option<Live>>, KindError> {
+        _: &Context,
+        requests: &[ReadRequest<SecurityGroupRule>],
+    ) -> ReadResult<SecurityGroupRule> {
         let mut groups: Vec<String> = requests
             .iter()
-            .filter_map(|r| {
-                r.desired.as_ref()?.get("security_group_id")?.as_str().map(str::to_string)
-            })
+            .filter_map(|r| Some(r.desired.as_ref()?.security_group_id.clone()))
             .collect();
         groups.sort();
         groups.dedup();
@@ -128,164 +134,82 @@ impl Kind for SecurityGroupRule {
         } else {
             self.describe(filter("group-id", groups)).await?
         };
-        let missing: Vec<String> = requests
-            .iter()
-            .filter_map(|r| r.id.clone())
-            .filter(|id| !found.iter().any(|l| &l.id == id))
-            .collect();
+        let missing = missing_ids(requests, &found);
         if !missing.is_empty() {
             found.extend(self.describe(filter("security-group-rule-id", missing)).await?);
         }
-        Ok(requests
-            .iter()
-            .map(|r| {
-                r.id.as_ref()
-                    .and_then(|id| found.iter().find(|l| &l.id == id))
-                    .or_else(|| found.iter().find(|l| address_tag(l) == Some(r.address.as_str())))
-                    .or_else(|| {
-                        r.desired.as_ref().and_then(|d| {
-                            found.iter().find(|l| address_tag(l).is_none() && same_rule(l, d))
-                        })
-                    })
-                    .cloned()
-            })
-            .collect())
+        // Not ours by id or tag: a rule without tags that is the one the spec wants.
+        let by_content = |r: &ReadRequest<SecurityGroupRule>| {
+            let d = r.desired.as_ref()?;
+            let bare = |l: &&Live<_>| address_tag(&l.attributes).is_none();
+            found.iter().filter(bare).find(|l| l.attributes.same_rule(d)).cloned()
+        };
+        let matched = match_requests(requests, &found);
+        Ok(requests.iter().zip(matched).map(|(r, m)| m.or_else(|| by_content(r))).collect())
     }
 
     async fn create(
         &self,
-        _ctx: &Context,
-        _address: &Address,
-        desired: &Attrs,
-    ) -> Result<Live, KindError> {
+        _: &Context,
+        desired: &SecurityGroupRule,
+    ) -> KindResult<Live<SecurityGroupRule>> {
         let ec2 = &self.0.ec2;
-        let group = str_attr(desired, "security_group_id")?;
-        let tag_spec = tags::ec2_spec(ResourceType::SecurityGroupRule, desired);
-        let rules = if str_attr(desired, "direction")? == "egress" {
-            ec2.authorize_security_group_egress()
-                .group_id(group)
-                .ip_permissions(permission(desired)?)
-                .tag_specifications(tag_spec)
-                .send()
-                .await
-                .map_err(|e| api_error("ec2:AuthorizeSecurityGroupEgress", e))?
-                .security_group_rules()
-                .to_vec()
+        let (group, permission) = (&desired.security_group_id, desired.permission());
+        let tags = tag_spec(ResourceType::SecurityGroupRule, &desired.tags);
+        let rules = if desired.egress() {
+            let call = ec2.authorize_security_group_egress().group_id(group);
+            let call = call.ip_permissions(permission).tag_specifications(tags);
+            call.send().await.api("ec2:AuthorizeSecurityGroupEgress")?.security_group_rules
         } else {
-            ec2.authorize_security_group_ingress()
-                .group_id(group)
-                .ip_permissions(permission(desired)?)
-                .tag_specifications(tag_spec)
-                .send()
-                .await
-                .map_err(|e| api_error("ec2:AuthorizeSecurityGroupIngress", e))?
-                .security_group_rules()
-                .to_vec()
+            let call = ec2.authorize_security_group_ingress().group_id(group);
+            let call = call.ip_permissions(permission).tag_specifications(tags);
+            call.send().await.api("ec2:AuthorizeSecurityGroupIngress")?.security_group_rules
         };
-        let rule = rules
-            .first()
-            .ok_or_else(|| KindError::new("authorize returned no security group rule"))?;
-        let mut l = to_live(rule);
-        // Echo what was asked for where the response leaves fields out.
-        for k in ["description", "tags", "cidr_ipv4", "referenced_security_group_id"] {
-            if let Some(v) = desired.get(k) {
-                l.attributes.insert(k.into(), v.clone());
-            }
-        }
-        Ok(l)
+        let id = rules.as_deref().and_then(|r| r.first()).and_then(|r| r.security_group_rule_id());
+        let id = required(id, "ec2:AuthorizeSecurityGroup*: SecurityGroupRuleId")?;
+        Ok(Live::new(id, desired.clone()))
     }
 
     async fn update(
         &self,
-        _ctx: &Context,
-        _address: &Address,
-        current: &Live,
-        desired: &Attrs,
-    ) -> Result<Live, KindError> {
+        _: &Context,
+        current: &Live<SecurityGroupRule>,
+        desired: &SecurityGroupRule,
+        changes: &SecurityGroupRuleChanges,
+    ) -> KindResult<Live<SecurityGroupRule>> {
         let ec2 = &self.0.ec2;
-        if current.attributes.get("description") != desired.get("description") {
-            let int = |n: &str| desired.get(n).and_then(Json::as_i64).unwrap_or(-1) as i32;
+        if changes.description {
+            let d = desired;
             let request = SecurityGroupRuleRequest::builder()
-                .ip_protocol(str_attr(desired, "protocol")?)
-                .from_port(int("from_port"))
-                .to_port(int("to_port"))
-                .set_cidr_ipv4(desired.get("cidr_ipv4").and_then(Json::as_str).map(str::to_string))
-                .set_referenced_group_id(
-                    desired
-                        .get("referenced_security_group_id")
-                        .and_then(Json::as_str)
-                        .map(str::to_string),
-                )
-                .set_description(
-                    desired.get("description").and_then(Json::as_str).map(str::to_string),
-                )
+                .ip_protocol(&d.protocol)
+                .from_port(d.from_port)
+                .to_port(d.to_port)
+                .set_cidr_ipv4(d.cidr_ipv4.clone())
+                .set_referenced_group_id(d.referenced_security_group_id.clone())
+                .set_description(d.description.clone())
                 .build();
-            ec2.modify_security_group_rules()
-                .group_id(str_attr(desired, "security_group_id")?)
-                .security_group_rules(
-                    SecurityGroupRuleUpdate::builder()
-                        .security_group_rule_id(&current.id)
-                        .security_group_rule(request)
-                        .build(),
-                )
-                .send()
-                .await
-                .map_err(|e| api_error("ec2:ModifySecurityGroupRules", e))?;
+            let update = SecurityGroupRuleUpdate::builder().security_group_rule_id(&current.id);
+            let update = update.security_group_rule(request).build();
+            let call = ec2.modify_security_group_rules().group_id(&d.security_group_id);
+            call.security_group_rules(update).send().await.api("ec2:ModifySecurityGroupRules")?;
         }
-        tags::ec2_update(ec2, &current.id, &current.attributes, desired).await?;
-        let mut l = current.clone();
-        for k in ["description", "tags"] {
-            if let Some(v) = desired.get(k) {
-                l.attributes.insert(k.into(), v.clone());
-            }
+        if changes.tags {
+            retag(&Ec2Tags(ec2), &current.id, &current.attributes.tags, &desired.tags).await?;
         }
-        Ok(l)
+        Ok(Live::new(&current.id, desired.clone()))
     }
 
-    async fn delete(
-        &self,
-        _ctx: &Context,
-        _address: &Address,
-        current: &Live,
-    ) -> Result<(), KindError> {
+    async fn delete(&self, _: &Context, current: &Live<SecurityGroupRule>) -> KindResult<()> {
         let ec2 = &self.0.ec2;
-        let group =
-            current.attributes.get("security_group_id").and_then(Json::as_str).unwrap_or_default();
-        let result = if current.attributes.get("direction").and_then(Json::as_str) == Some("egress")
-        {
-            ec2.revoke_security_group_egress()
-                .group_id(group)
-                .security_group_rule_ids(&current.id)
-                .send()
-                .await
-                .map(|_| ())
-                .map_err(|e| {
-                    (
-                        has_code(&e, "InvalidGroup.NotFound")
-                            || has_code(&e, "InvalidPermission.NotFound")
-                            || has_code(&e, "InvalidSecurityGroupRuleId.NotFound"),
-                        api_error("ec2:RevokeSecurityGroupEgress", e),
-                    )
-                })
+        let (group, id) = (&current.attributes.security_group_id, &current.id);
+        if current.attributes.egress() {
+            let call =
+                ec2.revoke_security_group_egress().group_id(group).security_group_rule_ids(id);
+            call.send().await.or_gone("ec2:RevokeSecurityGroupEgress", GONE)
         } else {
-            ec2.revoke_security_group_ingress()
-                .group_id(group)
-                .security_group_rule_ids(&current.id)
-                .send()
-                .await
-                .map(|_| ())
-                .map_err(|e| {
-                    (
-                        has_code(&e, "InvalidGroup.NotFound")
-                            || has_code(&e, "InvalidPermission.NotFound")
-                            || has_code(&e, "InvalidSecurityGroupRuleId.NotFound"),
-                        api_error("ec2:RevokeSecurityGroupIngress", e),
-                    )
-                })
-        };
-        match result {
-            Ok(()) | Err((true, _)) => Ok(()),
-            Err((false, e)) => Err(e),
+            let call =
+                ec2.revoke_security_group_ingress().group_id(group).security_group_rule_ids(id);
+            call.send().await.or_gone("ec2:RevokeSecurityGroupIngress", GONE)
         }
     }
 }

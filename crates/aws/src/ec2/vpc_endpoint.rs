@@ -1,101 +1,91 @@
-//! `aws_vpc_endpoint`: a gateway endpoint (S3) on route tables.
+//! `aws_vpc_endpoint`: a gateway endpoint (S3) on route tables. `DescribeVpcEndpoints` has no
+//! id filter everywhere: recorded ids not tagged as ours are looked up one by one (rare: someone
+//! removed the tags).
 
+use super::{Ec2Tags, tag_spec, tags_of};
 use crate::AwsClients;
-use crate::error::{api_error, has_code};
-use crate::lookup_json::{live, match_requests, missing_ids, owned_filter, str_attr, strings_attr};
-use crate::settle::read_back;
-use crate::tags;
+use crate::error::{SdkResult, required};
+use crate::lookup::{match_requests, missing_ids, owned_filter};
+use crate::tagging::retag;
 use async_trait::async_trait;
-use aws_sdk_ec2::types::{ResourceType, State, VpcEndpointType};
-use engine::{Address, Attrs, Context, Field, Kind, KindError, Live, ReadRequest};
-use serde_json::json;
+use aws_sdk_ec2::types::{
+    Filter, ResourceType, State, VpcEndpoint as Ec2Endpoint, VpcEndpointType,
+};
+use engine::retry::read_back;
+use engine::{Attributes, Context, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind};
+use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
-pub(crate) struct VpcEndpoint(pub Arc<AwsClients>);
-
-const FIELDS: &[Field] = &[
-    Field::replace("vpc_id"),
-    Field::replace("service_name"),
-    Field::replace("vpc_endpoint_type"),
-    Field::in_place("route_table_ids").unordered(),
-    Field::in_place("tags"),
-    Field::computed("id"),
-];
-
-/// Deleted or being deleted. AWS documents capitalised states but answers in lower case; accept
-/// both.
-fn gone(state: Option<&State>) -> bool {
-    state.is_some_and(|s| {
-        let s = s.as_str();
-        s.eq_ignore_ascii_case("deleted") || s.eq_ignore_ascii_case("deleting")
-    })
+#[derive(Attributes, Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub(crate) struct VpcEndpoint {
+    #[attr(replace)]
+    pub vpc_id: String,
+    #[attr(replace)]
+    pub service_name: String,
+    #[attr(replace)]
+    pub vpc_endpoint_type: String,
+    #[attr(in_place, unordered)]
+    #[serde(default)]
+    pub route_table_ids: Vec<String>,
+    #[attr(in_place, tags)]
+    pub tags: Tags,
 }
 
-fn to_live(e: &aws_sdk_ec2::types::VpcEndpoint) -> Live {
-    let mut tables: Vec<&str> = e.route_table_ids().iter().map(String::as_str).collect();
-    tables.sort();
-    live(
-        e.vpc_endpoint_id().unwrap_or_default(),
-        [
-            ("vpc_id", json!(e.vpc_id().unwrap_or_default())),
-            ("service_name", json!(e.service_name().unwrap_or_default())),
-            (
-                "vpc_endpoint_type",
-                json!(e.vpc_endpoint_type().map(|t| t.as_str()).unwrap_or("Gateway")),
-            ),
-            ("route_table_ids", json!(tables)),
-            ("tags", tags::ec2_to_json(e.tags())),
-        ],
-    )
+pub(crate) struct VpcEndpointKind(pub Arc<AwsClients>);
+
+/// The endpoints that exist: deleted and deleting ones are left out. AWS documents capitalised
+/// states but answers in lower case; both count.
+fn live(endpoints: &[Ec2Endpoint]) -> KindResult<Vec<Live<VpcEndpoint>>> {
+    let gone =
+        |s: &State| ["deleted", "deleting"].iter().any(|g| s.as_str().eq_ignore_ascii_case(g));
+    let mut out = Vec::new();
+    for e in endpoints.iter().filter(|e| !e.state().is_some_and(gone)) {
+        let endpoint = VpcEndpoint {
+            vpc_id: e.vpc_id().unwrap_or_default().to_string(),
+            service_name: e.service_name().unwrap_or_default().to_string(),
+            vpc_endpoint_type: e.vpc_endpoint_type().map_or("Gateway", |t| t.as_str()).into(),
+            route_table_ids: e.route_table_ids().to_vec(),
+            tags: tags_of(e.tags()),
+        };
+        let id = required(e.vpc_endpoint_id(), "ec2:DescribeVpcEndpoints: VpcEndpointId")?;
+        out.push(Live::new(id, endpoint));
+    }
+    Ok(out)
 }
 
-impl VpcEndpoint {
-    async fn describe(&self, filter: aws_sdk_ec2::types::Filter) -> Result<Vec<Live>, KindError> {
-        let ec2 = &self.0.ec2;
-        let eps: Vec<_> = ec2
-            .describe_vpc_endpoints()
-            .filters(filter)
-            .into_paginator()
-            .items()
-            .send()
-            .collect::<Result<_, _>>()
-            .await
-            .map_err(|e| api_error("ec2:DescribeVpcEndpoints", e))?;
-        Ok(eps.iter().filter(|e| !gone(e.state())).map(to_live).collect())
+impl VpcEndpointKind {
+    async fn describe(&self, filter: Filter) -> KindResult<Vec<Live<VpcEndpoint>>> {
+        let pages = self.0.ec2.describe_vpc_endpoints().filters(filter).into_paginator();
+        let all: Vec<_> =
+            pages.items().send().collect::<Result<_, _>>().await.api("ec2:DescribeVpcEndpoints")?;
+        live(&all)
     }
 
     /// One endpoint by id (`None` when it does not exist).
-    async fn by_id(&self, id: &str) -> Result<Option<Live>, KindError> {
-        let ec2 = &self.0.ec2;
-        match ec2.describe_vpc_endpoints().vpc_endpoint_ids(id).send().await {
-            Ok(out) => Ok(out.vpc_endpoints().iter().find(|e| !gone(e.state())).map(to_live)),
-            Err(e) if has_code(&e, "InvalidVpcEndpointId.NotFound") => Ok(None),
-            Err(e) => Err(api_error("ec2:DescribeVpcEndpoints", e)),
-        }
+    async fn by_id(&self, id: &str) -> KindResult<Option<Live<VpcEndpoint>>> {
+        let call = self.0.ec2.describe_vpc_endpoints().vpc_endpoint_ids(id);
+        let out = call
+            .send()
+            .await
+            .or_absent("ec2:DescribeVpcEndpoints", &["InvalidVpcEndpointId.NotFound"])?;
+        Ok(live(out.as_ref().map_or(&[], |o| o.vpc_endpoints()))?.pop())
     }
 
-    async fn read_one(&self, id: &str) -> Result<Live, KindError> {
+    async fn read_one(&self, id: &str) -> KindResult<Live<VpcEndpoint>> {
         read_back(&format!("VPC endpoint {id}"), || self.by_id(id)).await
     }
 }
 
 #[async_trait]
-impl Kind for VpcEndpoint {
-    fn name(&self) -> &'static str {
-        "aws_vpc_endpoint"
-    }
-
-    fn fields(&self) -> &'static [Field] {
-        FIELDS
-    }
+impl TypedKind for VpcEndpointKind {
+    type Attrs = VpcEndpoint;
+    const NAME: &'static str = "aws_vpc_endpoint";
 
     async fn read(
         &self,
         ctx: &Context,
-        requests: &[ReadRequest],
-    ) -> Result<Vec<Option<Live>>, KindError> {
-        // DescribeVpcEndpoints has no id filter everywhere: recorded ids not tagged as ours are
-        // looked up one by one (rare: someone removed the tags).
+        requests: &[ReadRequest<VpcEndpoint>],
+    ) -> ReadResult<VpcEndpoint> {
         let mut found = self.describe(owned_filter(ctx)).await?;
         for id in missing_ids(requests, &found) {
             found.extend(self.by_id(&id).await?);
@@ -103,67 +93,48 @@ impl Kind for VpcEndpoint {
         Ok(match_requests(requests, &found))
     }
 
-    async fn create(
-        &self,
-        _ctx: &Context,
-        _address: &Address,
-        desired: &Attrs,
-    ) -> Result<Live, KindError> {
-        let ec2 = &self.0.ec2;
-        let out = ec2
+    async fn create(&self, _: &Context, desired: &VpcEndpoint) -> KindResult<Live<VpcEndpoint>> {
+        let out = self
+            .0
+            .ec2
             .create_vpc_endpoint()
-            .vpc_id(str_attr(desired, "vpc_id")?)
-            .service_name(str_attr(desired, "service_name")?)
-            .vpc_endpoint_type(VpcEndpointType::from(str_attr(desired, "vpc_endpoint_type")?))
-            .set_route_table_ids(Some(strings_attr(desired, "route_table_ids")))
-            .tag_specifications(tags::ec2_spec(ResourceType::VpcEndpoint, desired))
+            .vpc_id(&desired.vpc_id)
+            .service_name(&desired.service_name)
+            .vpc_endpoint_type(VpcEndpointType::from(desired.vpc_endpoint_type.as_str()))
+            .set_route_table_ids(Some(desired.route_table_ids.clone()))
+            .tag_specifications(tag_spec(ResourceType::VpcEndpoint, &desired.tags))
             .send()
             .await
-            .map_err(|e| api_error("ec2:CreateVpcEndpoint", e))?;
-        let id = out
-            .vpc_endpoint()
-            .and_then(|e| e.vpc_endpoint_id())
-            .ok_or_else(|| KindError::new("CreateVpcEndpoint returned no id"))?
-            .to_string();
-        self.read_one(&id).await
+            .api("ec2:CreateVpcEndpoint")?;
+        let id = out.vpc_endpoint().and_then(|e| e.vpc_endpoint_id());
+        self.read_one(required(id, "ec2:CreateVpcEndpoint: VpcEndpointId")?).await
     }
 
     async fn update(
         &self,
-        _ctx: &Context,
-        _address: &Address,
-        current: &Live,
-        desired: &Attrs,
-    ) -> Result<Live, KindError> {
-        let ec2 = &self.0.ec2;
-        let have = strings_attr(&current.attributes, "route_table_ids");
-        let want = strings_attr(desired, "route_table_ids");
-        let add: Vec<String> = want.iter().filter(|t| !have.contains(t)).cloned().collect();
-        let remove: Vec<String> = have.iter().filter(|t| !want.contains(t)).cloned().collect();
-        if !add.is_empty() || !remove.is_empty() {
-            ec2.modify_vpc_endpoint()
-                .vpc_endpoint_id(&current.id)
-                .set_add_route_table_ids((!add.is_empty()).then_some(add))
-                .set_remove_route_table_ids((!remove.is_empty()).then_some(remove))
-                .send()
-                .await
-                .map_err(|e| api_error("ec2:ModifyVpcEndpoint", e))?;
+        _: &Context,
+        current: &Live<VpcEndpoint>,
+        desired: &VpcEndpoint,
+        changes: &VpcEndpointChanges,
+    ) -> KindResult<Live<VpcEndpoint>> {
+        if changes.route_table_ids {
+            let (have, want) = (&current.attributes.route_table_ids, &desired.route_table_ids);
+            let add: Vec<String> = want.iter().filter(|t| !have.contains(t)).cloned().collect();
+            let remove: Vec<String> = have.iter().filter(|t| !want.contains(t)).cloned().collect();
+            let call = self.0.ec2.modify_vpc_endpoint().vpc_endpoint_id(&current.id);
+            let call = call.set_add_route_table_ids((!add.is_empty()).then_some(add));
+            let call = call.set_remove_route_table_ids((!remove.is_empty()).then_some(remove));
+            call.send().await.api("ec2:ModifyVpcEndpoint")?;
         }
-        tags::ec2_update(ec2, &current.id, &current.attributes, desired).await?;
+        if changes.tags {
+            let ec2 = &self.0.ec2;
+            retag(&Ec2Tags(ec2), &current.id, &current.attributes.tags, &desired.tags).await?;
+        }
         self.read_one(&current.id).await
     }
 
-    async fn delete(
-        &self,
-        _ctx: &Context,
-        _address: &Address,
-        current: &Live,
-    ) -> Result<(), KindError> {
-        let ec2 = &self.0.ec2;
-        match ec2.delete_vpc_endpoints().vpc_endpoint_ids(&current.id).send().await {
-            Ok(_) => Ok(()),
-            Err(e) if has_code(&e, "InvalidVpcEndpointId.NotFound") => Ok(()),
-            Err(e) => Err(api_error("ec2:DeleteVpcEndpoints", e)),
-        }
+    async fn delete(&self, _: &Context, current: &Live<VpcEndpoint>) -> KindResult<()> {
+        let call = self.0.ec2.delete_vpc_endpoints().vpc_endpoint_ids(&current.id);
+        call.send().await.or_gone("ec2:DeleteVpcEndpoints", &["InvalidVpcEndpointId.NotFound"])
     }
 }
