@@ -3,84 +3,87 @@
 //! configuration change with `UpdateAddon` (conflicts overwritten), waited for with
 //! `DescribeUpdate`; the version is diffed only when the spec gives one.
 
-use super::cluster::{UpdateOf, retag, tag_map, wait_update};
+use super::{NOT_FOUND, Status, UpdateOf, cluster_and_name, eks_map, id_parts, map_of, retag};
+use super::{wait_gone, wait_status, wait_update};
 use crate::AwsClients;
-use crate::eks::wait::{Poll, timeout_of, wait_for};
-use crate::error::{api_error, has_code};
-use crate::lookup_json::{live, read_by_key, str_attr};
+use crate::error::SdkResult;
+use crate::lookup::read_by_key;
 use async_trait::async_trait;
 use aws_sdk_eks::types::ResolveConflicts;
-use engine::{Address, Attrs, Context, Field, Kind, KindError, Live, ReadRequest};
-use serde_json::{Value as Json, json};
+use engine::wait::timeout_or;
+use engine::{Attributes, Context, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind};
+use serde::{Deserialize, Serialize};
+use serde_json::Value as Json;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub(crate) struct EksAddon(pub Arc<AwsClients>);
+#[derive(Attributes, Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub(crate) struct EksAddon {
+    #[attr(replace)]
+    pub cluster_name: String,
+    #[attr(replace)]
+    pub name: String,
+    /// `None` in the spec: EKS's default version, whichever it is.
+    #[attr(in_place)]
+    #[serde(default)]
+    pub version: Option<String>,
+    /// The configuration values: sent as JSON, read back as JSON when they parse (as text
+    /// otherwise); compared by meaning, so YAML set by hand that says the same is no change.
+    #[attr(in_place, normalize = engine::normalize::yaml_document)]
+    #[serde(default)]
+    pub configuration: Option<Json>,
+    #[attr(in_place, tags)]
+    pub tags: Tags,
+    #[attr(setting)]
+    #[serde(default)]
+    pub timeout_seconds: Option<u64>,
+    #[attr(computed)]
+    #[serde(default)]
+    pub arn: Option<String>,
+    #[attr(computed)]
+    #[serde(default)]
+    pub status: Option<String>,
+}
 
-const FIELDS: &[Field] = &[
-    Field::replace("cluster_name"),
-    Field::replace("name"),
-    Field::in_place("version"),
-    Field::in_place("configuration"),
-    Field::in_place("tags"),
-    Field::computed("id"),
-    Field::computed("arn"),
-    Field::computed("status"),
-];
+impl Status for EksAddon {
+    fn status(&self) -> Option<&str> {
+        self.status.as_deref()
+    }
+}
 
-const DEFAULT_TIMEOUT: Duration = Duration::from_secs(20 * 60);
+pub(crate) struct EksAddonKind(pub Arc<AwsClients>);
+
+const TIMEOUT: Duration = Duration::from_secs(20 * 60);
 
 /// The configuration values as sent: compact JSON.
-fn configuration(desired: &Attrs) -> Option<String> {
-    desired.get("configuration").filter(|c| !c.is_null()).map(Json::to_string)
+fn configuration(desired: &EksAddon) -> Option<String> {
+    desired.configuration.as_ref().map(Json::to_string)
 }
 
 /// Configuration values as read: JSON when they parse, else the text itself.
-fn parse_configuration(text: Option<&str>) -> Json {
-    match text.map(str::trim) {
-        None | Some("") => Json::Null,
-        Some(t) => serde_json::from_str(t).unwrap_or_else(|_| Json::String(t.to_string())),
-    }
+fn parse_configuration(text: Option<&str>) -> Option<Json> {
+    let text = text.map(str::trim).filter(|t| !t.is_empty())?;
+    Some(serde_json::from_str(text).unwrap_or_else(|_| Json::String(text.to_string())))
 }
 
-impl EksAddon {
-    fn eks(&self) -> Result<&aws_sdk_eks::Client, KindError> {
-        Ok(&self.0.eks)
-    }
-
-    async fn read_one(&self, cluster: &str, name: &str) -> Result<Option<Live>, KindError> {
-        let out = match self
-            .eks()?
-            .describe_addon()
-            .cluster_name(cluster)
-            .addon_name(name)
-            .send()
-            .await
-        {
-            Ok(out) => out,
-            Err(e) if has_code(&e, "ResourceNotFoundException") => return Ok(None),
-            Err(e) => return Err(api_error("eks:DescribeAddon", e)),
-        };
-        let Some(a) = out.addon() else {
+impl EksAddonKind {
+    async fn read_one(&self, cluster: &str, name: &str) -> KindResult<Option<Live<EksAddon>>> {
+        let call = self.0.eks.describe_addon().cluster_name(cluster).addon_name(name);
+        let out = call.send().await.or_absent("eks:DescribeAddon", NOT_FOUND)?;
+        let Some(a) = out.and_then(|o| o.addon) else {
             return Ok(None);
         };
-        let mut tags: Vec<(&str, &str)> = a
-            .tags()
-            .map(|t| t.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect())
-            .unwrap_or_default();
-        tags.sort();
-        Ok(Some(live(
-            format!("{cluster}:{name}"),
-            [
-                ("cluster_name", json!(cluster)),
-                ("name", json!(name)),
-                ("version", json!(a.addon_version())),
-                ("configuration", parse_configuration(a.configuration_values())),
-                ("tags", crate::tags::to_json(tags)),
-                ("arn", json!(a.addon_arn())),
-                ("status", json!(a.status().map(|s| s.as_str()))),
-            ],
-        )))
+        let addon = EksAddon {
+            cluster_name: cluster.to_string(),
+            name: name.to_string(),
+            version: a.addon_version().map(str::to_string),
+            configuration: parse_configuration(a.configuration_values()),
+            tags: map_of(a.tags()),
+            timeout_seconds: None,
+            arn: a.addon_arn().map(str::to_string),
+            status: a.status().map(|s| s.as_str().to_string()),
+        };
+        Ok(Some(Live::new(format!("{cluster}:{name}"), addon)))
     }
 
     async fn wait_active(
@@ -89,157 +92,105 @@ impl EksAddon {
         cluster: &str,
         name: &str,
         timeout: Duration,
-    ) -> Result<Live, KindError> {
-        wait_for(ctx, &format!("addon {name}"), timeout, || async {
-            let Some(l) = self.read_one(cluster, name).await? else {
-                return Ok(Poll::Pending("not visible yet".into()));
-            };
-            match l.attributes.get("status").and_then(Json::as_str) {
-                Some("ACTIVE") => Ok(Poll::Done(l)),
-                Some("CREATE_FAILED") => {
-                    Err(KindError::new(format!("addon {name} of {cluster} is CREATE_FAILED")))
-                }
-                // DEGRADED: nothing to run on yet (no nodes); the addon exists and is usable.
-                Some("DEGRADED") => Ok(Poll::Done(l)),
-                other => Ok(Poll::Pending(other.unwrap_or("unknown").to_string())),
-            }
-        })
-        .await
+    ) -> KindResult<Live<EksAddon>> {
+        let what = format!("addon {name} of {cluster}");
+        // DEGRADED: nothing to run on yet (no nodes); the addon exists and is usable.
+        let done = ["ACTIVE", "DEGRADED"];
+        wait_status(ctx, &what, timeout, &done, &["CREATE_FAILED"], || self.read_one(cluster, name))
+            .await
     }
 }
 
 #[async_trait]
-impl Kind for EksAddon {
-    fn name(&self) -> &'static str {
-        "aws_eks_addon"
+impl TypedKind for EksAddonKind {
+    type Attrs = EksAddon;
+    const NAME: &'static str = "aws_eks_addon";
+
+    async fn read(&self, _: &Context, requests: &[ReadRequest<EksAddon>]) -> ReadResult<EksAddon> {
+        let key = |r: &ReadRequest<EksAddon>| cluster_and_name(r, |d| [&d.cluster_name, &d.name]);
+        read_by_key(requests, key, |[c, n]| async move { self.read_one(&c, &n).await }).await
     }
 
-    fn fields(&self) -> &'static [Field] {
-        FIELDS
-    }
-
-    async fn read(
-        &self,
-        _ctx: &Context,
-        requests: &[ReadRequest],
-    ) -> Result<Vec<Option<Live>>, KindError> {
-        read_by_key(requests, super::cluster_and_name, |(c, n)| async move {
-            self.read_one(&c, &n).await
-        })
-        .await
-    }
-
-    #[tracing::instrument(skip_all, fields(%address))]
-    async fn create(
-        &self,
-        ctx: &Context,
-        address: &Address,
-        desired: &Attrs,
-    ) -> Result<Live, KindError> {
-        let cluster = str_attr(desired, "cluster_name")?;
-        let name = str_attr(desired, "name")?;
-        self.eks()?
+    async fn create(&self, ctx: &Context, desired: &EksAddon) -> KindResult<Live<EksAddon>> {
+        let (cluster, name) = (&desired.cluster_name, &desired.name);
+        let call = self
+            .0
+            .eks
             .create_addon()
             .cluster_name(cluster)
             .addon_name(name)
-            .set_addon_version(desired.get("version").and_then(Json::as_str).map(str::to_string))
+            .set_addon_version(desired.version.clone())
             .set_configuration_values(configuration(desired))
             .resolve_conflicts(ResolveConflicts::Overwrite)
-            .set_tags(Some(tag_map(desired)))
-            .send()
-            .await
-            .map_err(|e| api_error("eks:CreateAddon", e))?;
+            .set_tags(Some(eks_map(&desired.tags)));
+        call.send().await.api("eks:CreateAddon")?;
         tracing::info!(cluster, addon = name, "created addon, waiting until ACTIVE");
-        self.wait_active(ctx, cluster, name, timeout_of(desired, DEFAULT_TIMEOUT)).await
+        let timeout = timeout_or(desired.timeout_seconds, TIMEOUT);
+        self.wait_active(ctx, cluster, name, timeout).await
     }
 
-    #[tracing::instrument(skip_all, fields(%address))]
     async fn update(
         &self,
         ctx: &Context,
-        address: &Address,
-        current: &Live,
-        desired: &Attrs,
-    ) -> Result<Live, KindError> {
-        let eks = self.eks()?;
-        let cluster = str_attr(desired, "cluster_name")?;
-        let name = str_attr(desired, "name")?;
-        let timeout = timeout_of(desired, DEFAULT_TIMEOUT);
-        let have = &current.attributes;
-        let version_changed =
-            desired.contains_key("version") && have.get("version") != desired.get("version");
-        let config_changed = desired.contains_key("configuration")
-            && have.get("configuration") != desired.get("configuration");
-        if version_changed || config_changed {
-            let out = eks
-                .update_addon()
-                .cluster_name(cluster)
-                .addon_name(name)
-                .set_addon_version(
-                    version_changed
-                        .then(|| desired.get("version").and_then(Json::as_str))
-                        .flatten()
-                        .map(str::to_string),
-                )
-                .set_configuration_values(
-                    config_changed.then(|| configuration(desired).unwrap_or_default()),
-                )
-                .resolve_conflicts(ResolveConflicts::Overwrite)
-                .send()
-                .await
-                .map_err(|e| api_error("eks:UpdateAddon", e))?;
-            let id = out
-                .update()
-                .and_then(|u| u.id())
-                .ok_or_else(|| KindError::new("eks:UpdateAddon returned no update"))?;
-            wait_update(ctx, eks, cluster, UpdateOf::Addon(name), id, timeout).await?;
+        current: &Live<EksAddon>,
+        desired: &EksAddon,
+        changes: &EksAddonChanges,
+    ) -> KindResult<Live<EksAddon>> {
+        let (eks, have) = (&self.0.eks, &current.attributes);
+        let [cluster, name] = id_parts(&current.id, ':')?;
+        let timeout = timeout_or(desired.timeout_seconds, TIMEOUT);
+        if changes.version || changes.configuration {
+            let version = desired.version.clone().filter(|_| changes.version);
+            let values = changes.configuration.then(|| configuration(desired).unwrap_or_default());
+            let call = eks.update_addon().cluster_name(cluster).addon_name(name);
+            let call = call.set_addon_version(version).set_configuration_values(values);
+            let out = call.resolve_conflicts(ResolveConflicts::Overwrite).send().await;
+            let out = out.api("eks:UpdateAddon")?;
+            let of = UpdateOf::Addon(name);
+            wait_update(ctx, eks, cluster, of, "eks:UpdateAddon", out.update(), timeout).await?;
         }
-        if have.get("tags") != desired.get("tags") {
-            retag(eks, str_attr(have, "arn")?, have, desired).await?;
+        if changes.tags {
+            retag(eks, have.arn.as_deref(), &have.tags, &desired.tags).await?;
         }
         self.wait_active(ctx, cluster, name, timeout).await
     }
 
-    #[tracing::instrument(skip_all, fields(%address))]
-    async fn delete(
-        &self,
-        ctx: &Context,
-        address: &Address,
-        current: &Live,
-    ) -> Result<(), KindError> {
-        let (cluster, name) = current
-            .id
-            .split_once(':')
-            .ok_or_else(|| KindError::new(format!("bad addon id {}", current.id)))?;
-        match self.eks()?.delete_addon().cluster_name(cluster).addon_name(name).send().await {
-            Ok(_) => {}
-            Err(e) if has_code(&e, "ResourceNotFoundException") => return Ok(()),
-            Err(e) => return Err(api_error("eks:DeleteAddon", e)),
+    async fn delete(&self, ctx: &Context, current: &Live<EksAddon>) -> KindResult<()> {
+        let [cluster, name] = id_parts(&current.id, ':')?;
+        let call = self.0.eks.delete_addon().cluster_name(cluster).addon_name(name);
+        if call.send().await.or_absent("eks:DeleteAddon", NOT_FOUND)?.is_none() {
+            return Ok(());
         }
-        wait_for(ctx, &format!("addon {name} deletion"), DEFAULT_TIMEOUT, || async {
-            Ok(match self.read_one(cluster, name).await? {
-                None => Poll::Done(()),
-                Some(_) => Poll::Pending("DELETING".into()),
-            })
-        })
-        .await
+        let what = format!("addon {name} of {cluster}");
+        wait_gone(ctx, &what, TIMEOUT, || self.read_one(cluster, name)).await
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use engine::Field;
+    use serde_json::json;
 
     #[test]
     fn configuration_round_trips_as_json() {
-        let mut desired = Attrs::new();
-        desired.insert(
-            "configuration".into(),
-            json!({"env": {"WARM_ENI_TARGET": "0", "WARM_IP_TARGET": "1"}}),
-        );
-        let sent = configuration(&desired).unwrap();
-        assert_eq!(parse_configuration(Some(&sent)), desired["configuration"]);
-        assert_eq!(parse_configuration(None), Json::Null);
-        assert_eq!(parse_configuration(Some("a: b")), json!("a: b"));
+        let values = json!({"env": {"WARM_ENI_TARGET": "0", "WARM_IP_TARGET": "1"}});
+        let addon = EksAddon {
+            cluster_name: "aws-0".into(),
+            name: "vpc-cni".into(),
+            version: None,
+            configuration: Some(values.clone()),
+            tags: Tags::new(),
+            timeout_seconds: None,
+            arn: None,
+            status: None,
+        };
+        let sent = configuration(&addon).unwrap();
+        assert_eq!(parse_configuration(Some(&sent)), Some(values.clone()));
+        assert_eq!(parse_configuration(None), None);
+        assert_eq!(parse_configuration(Some("a: b")), Some(json!("a: b")));
+        let field = EksAddon::FIELDS.iter().find(|f| f.name == "configuration").unwrap();
+        let yaml = json!("env:\n  WARM_IP_TARGET: \"1\"\n  WARM_ENI_TARGET: \"0\"\n");
+        assert!(Field::same(field, &yaml, &values), "the same values as YAML");
     }
 }

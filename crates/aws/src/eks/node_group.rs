@@ -12,230 +12,200 @@
 //! the version the node group runs. The template itself is fixed at creation (EKS cannot move a
 //! node group to another template, nor add one later).
 
-use super::cluster::{UpdateOf, retag, tag_map, wait_update};
+use super::{NOT_FOUND, Status, UpdateOf, cluster_and_name, eks_map, id_parts, map_of};
+use super::{retag, retryable_if, wait_gone, wait_status, wait_update};
 use crate::AwsClients;
-use crate::eks::wait::{Poll, timeout_of, wait_for};
-use crate::error::{api_error, has_code};
-use crate::lookup_json::{live, read_by_key, str_attr};
+use crate::error::SdkResult;
+use crate::lookup::read_by_key;
+use crate::stages::eks::bottlerocket;
 use async_trait::async_trait;
 use aws_sdk_eks::types::{
     AmiTypes, CapacityTypes, LaunchTemplateSpecification, NodegroupScalingConfig, Taint,
     TaintEffect, UpdateLabelsPayload, UpdateTaintsPayload,
 };
-use engine::{Address, Attrs, Context, Field, Kind, KindError, Live, ReadRequest};
-use serde_json::{Value as Json, json};
-use std::collections::HashMap;
+use engine::wait::timeout_or;
+use engine::{Attributes, Context, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub(crate) struct EksNodeGroup(pub Arc<AwsClients>);
+#[derive(Attributes, Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub(crate) struct EksNodeGroup {
+    #[attr(replace)]
+    pub cluster_name: String,
+    #[attr(replace)]
+    pub name: String,
+    #[attr(in_place)]
+    pub version: String,
+    #[attr(replace)]
+    pub node_role_arn: String,
+    #[attr(replace, unordered)]
+    pub subnet_ids: Vec<String>,
+    #[attr(replace)]
+    pub ami_type: String,
+    #[attr(replace)]
+    pub capacity_type: String,
+    #[attr(replace, unordered)]
+    pub instance_types: Vec<String>,
+    #[attr(in_place)]
+    pub min_size: i32,
+    #[attr(in_place)]
+    pub max_size: i32,
+    #[attr(in_place)]
+    pub desired_size: i32,
+    #[attr(in_place)]
+    #[serde(default)]
+    pub labels: BTreeMap<String, String>,
+    #[attr(in_place, unordered)]
+    #[serde(default)]
+    pub taints: Vec<NodeTaint>,
+    #[attr(replace)]
+    #[serde(default)]
+    pub launch_template_id: Option<String>,
+    #[attr(in_place)]
+    #[serde(default)]
+    pub launch_template_version: Option<i64>,
+    #[attr(in_place)]
+    #[serde(default)]
+    pub max_pods: Option<i64>,
+    #[attr(in_place, tags)]
+    pub tags: Tags,
+    #[attr(setting)]
+    #[serde(default)]
+    pub timeout_seconds: Option<u64>,
+    #[attr(computed)]
+    #[serde(default)]
+    pub arn: Option<String>,
+    #[attr(computed)]
+    #[serde(default)]
+    pub status: Option<String>,
+}
 
-const FIELDS: &[Field] = &[
-    Field::replace("cluster_name"),
-    Field::replace("name"),
-    Field::in_place("version"),
-    Field::replace("node_role_arn"),
-    Field::replace("subnet_ids").unordered(),
-    Field::replace("ami_type"),
-    Field::replace("capacity_type"),
-    Field::replace("instance_types").unordered(),
-    Field::in_place("min_size"),
-    Field::in_place("max_size"),
-    Field::in_place("desired_size"),
-    Field::in_place("labels"),
-    Field::in_place("taints").unordered(),
-    Field::replace("launch_template_id"),
-    Field::in_place("launch_template_version"),
-    Field::in_place("max_pods"),
-    Field::in_place("tags"),
-    Field::computed("id"),
-    Field::computed("arn"),
-    Field::computed("status"),
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub(crate) struct NodeTaint {
+    pub key: String,
+    #[serde(default)]
+    pub value: String,
+    /// `NO_SCHEDULE`, `NO_EXECUTE` or `PREFER_NO_SCHEDULE`.
+    pub effect: String,
+}
+
+impl Status for EksNodeGroup {
+    fn status(&self) -> Option<&str> {
+        self.status.as_deref()
+    }
+}
+
+pub(crate) struct EksNodeGroupKind(pub Arc<AwsClients>);
+
+const TIMEOUT: Duration = Duration::from_secs(30 * 60);
+/// What EC2 answers when a launch template or its version is gone.
+const TEMPLATE_GONE: &[&str] = &[
+    "InvalidLaunchTemplateId.NotFound",
+    "InvalidLaunchTemplateId.VersionNotFound",
+    "InvalidLaunchTemplateName.NotFoundException",
 ];
 
-const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30 * 60);
-
-fn strings(attrs: &Attrs, name: &str) -> Vec<String> {
-    attrs
-        .get(name)
-        .and_then(Json::as_array)
-        .map(|a| a.iter().filter_map(Json::as_str).map(str::to_string).collect())
-        .unwrap_or_default()
+fn taint(t: &NodeTaint) -> Taint {
+    let effect = TaintEffect::from(t.effect.as_str());
+    Taint::builder().key(&t.key).value(&t.value).effect(effect).build()
 }
 
-fn int(attrs: &Attrs, name: &str) -> Result<i32, KindError> {
-    attrs
-        .get(name)
-        .and_then(Json::as_i64)
-        .and_then(|v| i32::try_from(v).ok())
-        .ok_or_else(|| KindError::new(format!("attribute `{name}` is missing or not a number")))
-}
-
-fn labels(attrs: &Attrs) -> HashMap<String, String> {
-    attrs
-        .get("labels")
-        .and_then(Json::as_object)
-        .map(|m| {
-            m.iter().map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string())).collect()
-        })
-        .unwrap_or_default()
-}
-
-fn taints(attrs: &Attrs) -> Vec<Taint> {
-    attrs
-        .get("taints")
-        .and_then(Json::as_array)
-        .map(|a| {
-            a.iter()
-                .map(|t| {
-                    let s = |k: &str| t.get(k).and_then(Json::as_str).unwrap_or_default();
-                    Taint::builder()
-                        .key(s("key"))
-                        .value(s("value"))
-                        .effect(TaintEffect::from(s("effect")))
-                        .build()
-                })
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-fn taint_json(t: &Taint) -> Json {
-    json!({
-        "key": t.key().unwrap_or_default(),
-        "value": t.value().unwrap_or_default(),
-        "effect": t.effect().map(|e| e.as_str()).unwrap_or_default(),
-    })
+fn scaling(desired: &EksNodeGroup) -> NodegroupScalingConfig {
+    NodegroupScalingConfig::builder()
+        .min_size(desired.min_size)
+        .max_size(desired.max_size)
+        .desired_size(desired.desired_size)
+        .build()
 }
 
 /// The launch template of the desired attributes (id and version), if the node group has one.
-fn launch_template(desired: &Attrs) -> Option<LaunchTemplateSpecification> {
-    let id = desired.get("launch_template_id")?.as_str()?;
-    let version = desired.get("launch_template_version").and_then(version_text)?;
-    Some(LaunchTemplateSpecification::builder().id(id).version(version).build())
+fn launch_template(desired: &EksNodeGroup) -> Option<LaunchTemplateSpecification> {
+    let (id, version) = (desired.launch_template_id.as_ref()?, desired.launch_template_version?);
+    Some(LaunchTemplateSpecification::builder().id(id).version(version.to_string()).build())
 }
 
-/// A launch template version (a number in the template's attributes, a string in EKS's API).
-fn version_text(v: &Json) -> Option<String> {
-    match v {
-        Json::Number(n) => Some(n.to_string()),
-        Json::String(s) => Some(s.clone()),
-        _ => None,
-    }
+/// The labels to remove and to add or change.
+fn labels_update(
+    have: &BTreeMap<String, String>,
+    want: &BTreeMap<String, String>,
+) -> UpdateLabelsPayload {
+    let remove: Vec<String> = have.keys().filter(|k| !want.contains_key(*k)).cloned().collect();
+    let mut add = eks_map(want);
+    add.retain(|k, v| have.get(k) != Some(v));
+    UpdateLabelsPayload::builder()
+        .set_add_or_update_labels((!add.is_empty()).then_some(add))
+        .set_remove_labels((!remove.is_empty()).then_some(remove))
+        .build()
 }
 
-/// EKS's version string as the template's number (kept as given when it is not a number).
-fn version_json(v: &str) -> Json {
-    v.parse::<i64>().map_or_else(|_| json!(v), |n| json!(n))
+/// The taints to remove (no longer wanted by key and effect) and to add or change.
+fn taints_update(have: &[NodeTaint], want: &[NodeTaint]) -> UpdateTaintsPayload {
+    let kept = |h: &&NodeTaint| want.iter().any(|w| w.key == h.key && w.effect == h.effect);
+    let remove: Vec<Taint> = have.iter().filter(|h| !kept(h)).map(taint).collect();
+    let add: Vec<Taint> = want.iter().filter(|w| !have.contains(w)).map(taint).collect();
+    UpdateTaintsPayload::builder()
+        .set_add_or_update_taints((!add.is_empty()).then_some(add))
+        .set_remove_taints((!remove.is_empty()).then_some(remove))
+        .build()
 }
 
-fn scaling(desired: &Attrs) -> Result<NodegroupScalingConfig, KindError> {
-    Ok(NodegroupScalingConfig::builder()
-        .min_size(int(desired, "min_size")?)
-        .max_size(int(desired, "max_size")?)
-        .desired_size(int(desired, "desired_size")?)
-        .build())
-}
-
-impl EksNodeGroup {
-    fn eks(&self) -> Result<&aws_sdk_eks::Client, KindError> {
-        Ok(&self.0.eks)
-    }
-
+impl EksNodeGroupKind {
     /// `max-pods` of the user data of launch template `id` at `version` (None: not set, or the
     /// version is gone).
-    async fn max_pods_of(&self, id: &str, version: &str) -> Result<Option<i64>, KindError> {
-        let out = match self
-            .0
-            .ec2
-            .describe_launch_template_versions()
-            .launch_template_id(id)
-            .versions(version)
-            .send()
-            .await
-        {
-            Ok(out) => out,
-            Err(e)
-                if has_code(&e, "InvalidLaunchTemplateId.NotFound")
-                    || has_code(&e, "InvalidLaunchTemplateId.VersionNotFound")
-                    || has_code(&e, "InvalidLaunchTemplateName.NotFoundException") =>
-            {
-                return Ok(None);
-            }
-            Err(e) => return Err(api_error("ec2:DescribeLaunchTemplateVersions", e)),
-        };
-        Ok(out
-            .launch_template_versions()
-            .first()
-            .and_then(|v| v.launch_template_data())
-            .and_then(|d| d.user_data())
-            .and_then(|u| aws_smithy_types::base64::decode(u).ok())
-            .and_then(|b| crate::stages::eks::bottlerocket::max_pods(&String::from_utf8_lossy(&b))))
+    async fn max_pods_of(&self, id: &str, version: &str) -> KindResult<Option<i64>> {
+        let call = self.0.ec2.describe_launch_template_versions().launch_template_id(id);
+        let out = call.versions(version).send().await;
+        let out = out.or_absent("ec2:DescribeLaunchTemplateVersions", TEMPLATE_GONE)?;
+        let data = out.as_ref().and_then(|o| o.launch_template_versions().first());
+        let data = data.and_then(|v| v.launch_template_data()?.user_data());
+        let text = data.and_then(|u| aws_smithy_types::base64::decode(u).ok());
+        Ok(text.and_then(|t| bottlerocket::max_pods(&String::from_utf8_lossy(&t))))
     }
 
-    async fn read_one(&self, cluster: &str, name: &str) -> Result<Option<Live>, KindError> {
-        let out = match self
-            .eks()?
-            .describe_nodegroup()
-            .cluster_name(cluster)
-            .nodegroup_name(name)
-            .send()
-            .await
-        {
-            Ok(out) => out,
-            Err(e) if has_code(&e, "ResourceNotFoundException") => return Ok(None),
-            Err(e) => return Err(api_error("eks:DescribeNodegroup", e)),
-        };
-        let Some(n) = out.nodegroup() else {
+    async fn read_one(&self, cluster: &str, name: &str) -> KindResult<Option<Live<EksNodeGroup>>> {
+        let call = self.0.eks.describe_nodegroup().cluster_name(cluster).nodegroup_name(name);
+        let out = call.send().await.or_absent("eks:DescribeNodegroup", NOT_FOUND)?;
+        let Some(n) = out.and_then(|o| o.nodegroup) else {
             return Ok(None);
         };
         let scaling = n.scaling_config();
-        let mut subnets = n.subnets().to_vec();
-        subnets.sort();
-        let mut tags: Vec<(&str, &str)> = n
-            .tags()
-            .map(|t| t.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect())
-            .unwrap_or_default();
-        tags.sort();
         let template = n.launch_template();
-        let template_id = template.and_then(|t| t.id());
-        let template_version = template.and_then(|t| t.version());
-        let max_pods = match (template_id, template_version) {
+        let (template_id, version) =
+            (template.and_then(|t| t.id()), template.and_then(|t| t.version()));
+        let max_pods = match (template_id, version) {
             (Some(id), Some(version)) => self.max_pods_of(id, version).await?,
             _ => None,
         };
-        let labels: serde_json::Map<String, Json> = n
-            .labels()
-            .map(|l| {
-                let mut pairs: Vec<_> = l.iter().collect();
-                pairs.sort();
-                pairs.into_iter().map(|(k, v)| (k.clone(), json!(v))).collect()
-            })
-            .unwrap_or_default();
-        Ok(Some(live(
-            format!("{cluster}:{name}"),
-            [
-                ("cluster_name", json!(cluster)),
-                ("name", json!(name)),
-                ("version", json!(n.version())),
-                ("node_role_arn", json!(n.node_role())),
-                ("subnet_ids", json!(subnets)),
-                ("ami_type", json!(n.ami_type().map(|a| a.as_str()))),
-                ("capacity_type", json!(n.capacity_type().map(|c| c.as_str()))),
-                ("instance_types", json!(n.instance_types())),
-                ("min_size", json!(scaling.and_then(|s| s.min_size()))),
-                ("max_size", json!(scaling.and_then(|s| s.max_size()))),
-                ("desired_size", json!(scaling.and_then(|s| s.desired_size()))),
-                ("labels", Json::Object(labels)),
-                ("taints", Json::Array(n.taints().iter().map(taint_json).collect())),
-                ("launch_template_id", json!(template_id)),
-                ("launch_template_version", template_version.map_or(Json::Null, version_json)),
-                ("max_pods", json!(max_pods)),
-                ("tags", crate::tags::to_json(tags)),
-                ("arn", json!(n.nodegroup_arn())),
-                ("status", json!(n.status().map(|s| s.as_str()))),
-            ],
-        )))
+        let taints = n.taints().iter().map(|t| NodeTaint {
+            key: t.key().unwrap_or_default().to_string(),
+            value: t.value().unwrap_or_default().to_string(),
+            effect: t.effect().map_or("", |e| e.as_str()).to_string(),
+        });
+        let group = EksNodeGroup {
+            cluster_name: cluster.to_string(),
+            name: name.to_string(),
+            version: n.version().unwrap_or_default().to_string(),
+            node_role_arn: n.node_role().unwrap_or_default().to_string(),
+            subnet_ids: n.subnets().to_vec(),
+            ami_type: n.ami_type().map_or("", |a| a.as_str()).to_string(),
+            capacity_type: n.capacity_type().map_or("", |c| c.as_str()).to_string(),
+            instance_types: n.instance_types().to_vec(),
+            min_size: scaling.and_then(|s| s.min_size()).unwrap_or_default(),
+            max_size: scaling.and_then(|s| s.max_size()).unwrap_or_default(),
+            desired_size: scaling.and_then(|s| s.desired_size()).unwrap_or_default(),
+            labels: map_of(n.labels()),
+            taints: taints.collect(),
+            launch_template_id: template_id.map(str::to_string),
+            launch_template_version: version.and_then(|v| v.parse().ok()),
+            max_pods,
+            tags: map_of(n.tags()),
+            timeout_seconds: None,
+            arn: n.nodegroup_arn().map(str::to_string),
+            status: n.status().map(|s| s.as_str().to_string()),
+        };
+        Ok(Some(Live::new(format!("{cluster}:{name}"), group)))
     }
 
     async fn wait_active(
@@ -244,264 +214,189 @@ impl EksNodeGroup {
         cluster: &str,
         name: &str,
         timeout: Duration,
-    ) -> Result<Live, KindError> {
-        wait_for(ctx, &format!("node group {name}"), timeout, || async {
-            let Some(l) = self.read_one(cluster, name).await? else {
-                return Ok(Poll::Pending("not visible yet".into()));
-            };
-            match l.attributes.get("status").and_then(Json::as_str) {
-                Some("ACTIVE") => Ok(Poll::Done(l)),
-                Some(s @ ("CREATE_FAILED" | "DEGRADED")) => {
-                    Err(KindError::new(format!("node group {name} of {cluster} is {s}")))
-                }
-                other => Ok(Poll::Pending(other.unwrap_or("unknown").to_string())),
-            }
-        })
-        .await
+    ) -> KindResult<Live<EksNodeGroup>> {
+        let what = format!("node group {name} of {cluster}");
+        let failed = ["CREATE_FAILED", "DEGRADED"];
+        wait_status(ctx, &what, timeout, &["ACTIVE"], &failed, || self.read_one(cluster, name))
+            .await
     }
 }
 
 #[async_trait]
-impl Kind for EksNodeGroup {
-    fn name(&self) -> &'static str {
-        "aws_eks_node_group"
-    }
-
-    fn fields(&self) -> &'static [Field] {
-        FIELDS
-    }
+impl TypedKind for EksNodeGroupKind {
+    type Attrs = EksNodeGroup;
+    const NAME: &'static str = "aws_eks_node_group";
 
     async fn read(
         &self,
-        _ctx: &Context,
-        requests: &[ReadRequest],
-    ) -> Result<Vec<Option<Live>>, KindError> {
-        read_by_key(requests, super::cluster_and_name, |(c, n)| async move {
-            self.read_one(&c, &n).await
-        })
-        .await
+        _: &Context,
+        requests: &[ReadRequest<EksNodeGroup>],
+    ) -> ReadResult<EksNodeGroup> {
+        let key =
+            |r: &ReadRequest<EksNodeGroup>| cluster_and_name(r, |d| [&d.cluster_name, &d.name]);
+        read_by_key(requests, key, |[c, n]| async move { self.read_one(&c, &n).await }).await
     }
 
-    #[tracing::instrument(skip_all, fields(%address))]
     async fn create(
         &self,
         ctx: &Context,
-        address: &Address,
-        desired: &Attrs,
-    ) -> Result<Live, KindError> {
-        let cluster = str_attr(desired, "cluster_name")?;
-        let name = str_attr(desired, "name")?;
-        let result = self
-            .eks()?
+        desired: &EksNodeGroup,
+    ) -> KindResult<Live<EksNodeGroup>> {
+        let (cluster, name) = (&desired.cluster_name, &desired.name);
+        let call = self
+            .0
+            .eks
             .create_nodegroup()
             .cluster_name(cluster)
             .nodegroup_name(name)
-            .version(str_attr(desired, "version")?)
-            .node_role(str_attr(desired, "node_role_arn")?)
-            .set_subnets(Some(strings(desired, "subnet_ids")))
-            .ami_type(AmiTypes::from(str_attr(desired, "ami_type")?))
-            .capacity_type(CapacityTypes::from(str_attr(desired, "capacity_type")?))
-            .set_instance_types(Some(strings(desired, "instance_types")))
-            .scaling_config(scaling(desired)?)
-            .set_labels(Some(labels(desired)))
-            .set_taints(Some(taints(desired)))
+            .version(&desired.version)
+            .node_role(&desired.node_role_arn)
+            .set_subnets(Some(desired.subnet_ids.clone()))
+            .ami_type(AmiTypes::from(desired.ami_type.as_str()))
+            .capacity_type(CapacityTypes::from(desired.capacity_type.as_str()))
+            .set_instance_types(Some(desired.instance_types.clone()))
+            .scaling_config(scaling(desired))
+            .set_labels(Some(eks_map(&desired.labels)))
+            .set_taints(Some(desired.taints.iter().map(taint).collect()))
             .set_launch_template(launch_template(desired))
-            .set_tags(Some(tag_map(desired)))
-            .send()
-            .await;
-        if let Err(e) = result {
-            let mut err = api_error("eks:CreateNodegroup", e);
-            // The node role not assumable yet: nothing was created.
-            err.retryable |= err.code.as_deref() == Some("InvalidParameterException")
-                && err.message.contains("role");
-            return Err(err);
-        }
+            .set_tags(Some(eks_map(&desired.tags)));
+        // The node role not assumable yet: nothing was created, tried again.
+        let created = call.send().await.api("eks:CreateNodegroup");
+        created.map_err(|e| retryable_if(e, "InvalidParameterException", &["role"]))?;
         tracing::info!(cluster, node_group = name, "created node group, waiting until ACTIVE");
-        self.wait_active(ctx, cluster, name, timeout_of(desired, DEFAULT_TIMEOUT)).await
+        let timeout = timeout_or(desired.timeout_seconds, TIMEOUT);
+        self.wait_active(ctx, cluster, name, timeout).await
     }
 
-    #[tracing::instrument(skip_all, fields(%address))]
     async fn update(
         &self,
         ctx: &Context,
-        address: &Address,
-        current: &Live,
-        desired: &Attrs,
-    ) -> Result<Live, KindError> {
-        let eks = self.eks()?;
-        let cluster = str_attr(desired, "cluster_name")?;
-        let name = str_attr(desired, "name")?;
-        let timeout = timeout_of(desired, DEFAULT_TIMEOUT);
-        let have = &current.attributes;
-        if have.get("status").and_then(Json::as_str) != Some("ACTIVE") {
+        current: &Live<EksNodeGroup>,
+        desired: &EksNodeGroup,
+        changes: &EksNodeGroupChanges,
+    ) -> KindResult<Live<EksNodeGroup>> {
+        let (eks, have) = (&self.0.eks, &current.attributes);
+        let [cluster, name] = id_parts(&current.id, ':')?;
+        let timeout = timeout_or(desired.timeout_seconds, TIMEOUT);
+        if have.status.as_deref() != Some("ACTIVE") {
             self.wait_active(ctx, cluster, name, timeout).await?;
         }
+        let of = UpdateOf::NodeGroup(name);
         // The Kubernetes version and the launch template version move with one call.
-        let new_template = desired.get("launch_template_id").is_some_and(Json::is_string)
-            && have.get("launch_template_version").and_then(version_text)
-                != desired.get("launch_template_version").and_then(version_text);
-        if have.get("version") != desired.get("version") || new_template {
-            let out = eks
-                .update_nodegroup_version()
-                .cluster_name(cluster)
-                .nodegroup_name(name)
-                .version(str_attr(desired, "version")?)
-                .set_launch_template(launch_template(desired).filter(|_| new_template))
-                .send()
-                .await
-                .map_err(|e| api_error("eks:UpdateNodegroupVersion", e))?;
-            let id = out
-                .update()
-                .and_then(|u| u.id())
-                .ok_or_else(|| KindError::new("eks:UpdateNodegroupVersion returned no update"))?;
-            tracing::info!(
-                cluster,
-                node_group = name,
-                update = id,
-                new_template,
-                "node group version update started"
-            );
-            wait_update(ctx, eks, cluster, UpdateOf::NodeGroup(name), id, timeout).await?;
+        let new_template = changes.launch_template_version && desired.launch_template_id.is_some();
+        if changes.version || new_template {
+            let call = eks.update_nodegroup_version().cluster_name(cluster).nodegroup_name(name);
+            let template = launch_template(desired).filter(|_| new_template);
+            let call = call.version(&desired.version).set_launch_template(template);
+            let out = call.send().await.api("eks:UpdateNodegroupVersion")?;
+            let op = "eks:UpdateNodegroupVersion";
+            wait_update(ctx, eks, cluster, of, op, out.update(), timeout).await?;
         }
-        let mut call = eks.update_nodegroup_config().cluster_name(cluster).nodegroup_name(name);
-        let mut any = false;
-        if ["min_size", "max_size", "desired_size"].iter().any(|f| have.get(*f) != desired.get(*f))
-        {
-            call = call.scaling_config(scaling(desired)?);
-            any = true;
+        let scale = changes.min_size || changes.max_size || changes.desired_size;
+        if scale || changes.labels || changes.taints {
+            let call = eks.update_nodegroup_config().cluster_name(cluster).nodegroup_name(name);
+            let call = call
+                .set_scaling_config(scale.then(|| scaling(desired)))
+                .set_labels(changes.labels.then(|| labels_update(&have.labels, &desired.labels)))
+                .set_taints(changes.taints.then(|| taints_update(&have.taints, &desired.taints)));
+            let out = call.send().await.api("eks:UpdateNodegroupConfig")?;
+            let op = "eks:UpdateNodegroupConfig";
+            wait_update(ctx, eks, cluster, of, op, out.update(), timeout).await?;
         }
-        let (have_labels, want_labels) = (labels(have), labels(desired));
-        if have_labels != want_labels {
-            let remove: Vec<String> =
-                have_labels.keys().filter(|k| !want_labels.contains_key(*k)).cloned().collect();
-            let add: HashMap<String, String> =
-                want_labels.into_iter().filter(|(k, v)| have_labels.get(k) != Some(v)).collect();
-            call = call.labels(
-                UpdateLabelsPayload::builder()
-                    .set_add_or_update_labels((!add.is_empty()).then_some(add))
-                    .set_remove_labels((!remove.is_empty()).then_some(remove))
-                    .build(),
-            );
-            any = true;
-        }
-        let (have_taints, want_taints) = (taints(have), taints(desired));
-        let same_key = |a: &Taint, b: &Taint| a.key() == b.key() && a.effect() == b.effect();
-        let remove: Vec<Taint> = have_taints
-            .iter()
-            .filter(|t| !want_taints.iter().any(|w| same_key(t, w)))
-            .cloned()
-            .collect();
-        let add: Vec<Taint> =
-            want_taints.iter().filter(|w| !have_taints.contains(w)).cloned().collect();
-        if !remove.is_empty() || !add.is_empty() {
-            call = call.taints(
-                UpdateTaintsPayload::builder()
-                    .set_add_or_update_taints((!add.is_empty()).then_some(add))
-                    .set_remove_taints((!remove.is_empty()).then_some(remove))
-                    .build(),
-            );
-            any = true;
-        }
-        if any {
-            let out = call.send().await.map_err(|e| api_error("eks:UpdateNodegroupConfig", e))?;
-            let id = out
-                .update()
-                .and_then(|u| u.id())
-                .ok_or_else(|| KindError::new("eks:UpdateNodegroupConfig returned no update"))?;
-            wait_update(ctx, eks, cluster, UpdateOf::NodeGroup(name), id, timeout).await?;
-        }
-        if have.get("tags") != desired.get("tags") {
-            retag(eks, str_attr(have, "arn")?, have, desired).await?;
+        if changes.tags {
+            retag(eks, have.arn.as_deref(), &have.tags, &desired.tags).await?;
         }
         self.wait_active(ctx, cluster, name, timeout).await
     }
 
-    #[tracing::instrument(skip_all, fields(%address))]
-    async fn delete(
-        &self,
-        ctx: &Context,
-        address: &Address,
-        current: &Live,
-    ) -> Result<(), KindError> {
-        let (cluster, name) = current
-            .id
-            .split_once(':')
-            .ok_or_else(|| KindError::new(format!("bad node group id {}", current.id)))?;
-        match self.eks()?.delete_nodegroup().cluster_name(cluster).nodegroup_name(name).send().await
-        {
-            Ok(_) => {}
-            Err(e) if has_code(&e, "ResourceNotFoundException") => return Ok(()),
-            Err(e) if has_code(&e, "ResourceInUseException") => {
-                return Err(KindError::retryable(format!("eks:DeleteNodegroup: {name} is busy")));
-            }
-            Err(e) => return Err(api_error("eks:DeleteNodegroup", e)),
+    async fn delete(&self, ctx: &Context, current: &Live<EksNodeGroup>) -> KindResult<()> {
+        let [cluster, name] = id_parts(&current.id, ':')?;
+        let call = self.0.eks.delete_nodegroup().cluster_name(cluster).nodegroup_name(name);
+        // Busy with an update: tried again.
+        let deleting = call
+            .send()
+            .await
+            .or_absent("eks:DeleteNodegroup", NOT_FOUND)
+            .map_err(|e| retryable_if(e, "ResourceInUseException", &[]))?;
+        if deleting.is_none() {
+            return Ok(());
         }
-        wait_for(ctx, &format!("node group {name} deletion"), DEFAULT_TIMEOUT, || async {
-            Ok(match self.read_one(cluster, name).await? {
-                None => Poll::Done(()),
-                Some(_) => Poll::Pending("DELETING".into()),
-            })
-        })
-        .await
+        let what = format!("node group {name} of {cluster}");
+        wait_gone(ctx, &what, TIMEOUT, || self.read_one(cluster, name)).await
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stages::eks::changed_fields;
+    use engine::testing::changed_fields;
 
-    fn group(max_pods: Json, template: Json, version: Json) -> Json {
-        json!({
-            "cluster_name": "aws-0",
-            "name": "main",
-            "version": "1.36",
-            "min_size": 2,
-            "launch_template_id": template,
-            "launch_template_version": version,
-            "max_pods": max_pods,
-        })
+    fn group(max_pods: Option<i64>, template: Option<&str>, version: Option<i64>) -> EksNodeGroup {
+        EksNodeGroup {
+            cluster_name: "aws-0".into(),
+            name: "main".into(),
+            version: "1.36".into(),
+            node_role_arn: "arn:aws:iam::1:role/node".into(),
+            subnet_ids: vec!["subnet-1".into()],
+            ami_type: "BOTTLEROCKET_x86_64".into(),
+            capacity_type: "SPOT".into(),
+            instance_types: vec!["m7i.large".into()],
+            min_size: 2,
+            max_size: 3,
+            desired_size: 2,
+            labels: BTreeMap::new(),
+            taints: vec![],
+            launch_template_id: template.map(str::to_string),
+            launch_template_version: version,
+            max_pods,
+            tags: Tags::new(),
+            timeout_seconds: None,
+            arn: None,
+            status: None,
+        }
     }
 
     #[test]
     fn a_new_pod_limit_is_an_update_in_place() {
-        let live = group(json!(110), json!("lt-1"), json!(1));
+        let live = group(Some(110), Some("lt-1"), Some(1));
         // Planned: the template's new version is not known yet, the limit is.
-        let desired = group(json!(120), json!("lt-1"), json!(1));
-        assert_eq!(changed_fields(FIELDS, &live, &desired), [("max_pods", false)]);
+        let desired = group(Some(120), Some("lt-1"), Some(1));
+        assert_eq!(changed_fields(&live, &desired), [("max_pods", false)]);
         // Applied: the template has its new version.
-        let applied = group(json!(120), json!("lt-1"), json!(2));
+        let applied = group(Some(120), Some("lt-1"), Some(2));
         assert_eq!(
-            changed_fields(FIELDS, &live, &applied),
+            changed_fields(&live, &applied),
             [("launch_template_version", false), ("max_pods", false)]
         );
     }
 
     #[test]
     fn adding_or_dropping_the_template_replaces_the_node_group() {
-        let plain = group(Json::Null, Json::Null, Json::Null);
-        let with = group(json!(110), json!("lt-1"), json!(1));
-        assert!(changed_fields(FIELDS, &plain, &plain).is_empty());
-        assert!(
-            changed_fields(FIELDS, &plain, &with)
-                .iter()
-                .any(|(f, replace)| *f == "launch_template_id" && *replace)
-        );
-        assert!(
-            changed_fields(FIELDS, &with, &plain)
-                .iter()
-                .any(|(f, replace)| *f == "launch_template_id" && *replace)
-        );
+        let plain = group(None, None, None);
+        let with = group(Some(110), Some("lt-1"), Some(1));
+        assert!(changed_fields(&plain, &plain).is_empty());
+        assert!(changed_fields(&plain, &with).contains(&("launch_template_id", true)));
+        assert!(changed_fields(&with, &plain).contains(&("launch_template_id", true)));
     }
 
     #[test]
     fn the_template_is_sent_with_its_version_as_text() {
-        let desired = group(json!(110), json!("lt-1"), json!(3));
-        let spec = launch_template(desired.as_object().unwrap()).unwrap();
+        let spec = launch_template(&group(Some(110), Some("lt-1"), Some(3))).unwrap();
         assert_eq!((spec.id(), spec.version()), (Some("lt-1"), Some("3")));
-        let plain = group(Json::Null, Json::Null, Json::Null);
-        assert!(launch_template(plain.as_object().unwrap()).is_none());
-        assert_eq!(version_json("7"), json!(7));
-        assert_eq!(version_json("$Default"), json!("$Default"));
+        assert!(launch_template(&group(None, None, None)).is_none());
+    }
+
+    #[test]
+    fn taints_are_removed_by_key_and_effect_and_added_when_new_or_changed() {
+        let t = |key: &str, value: &str| NodeTaint {
+            key: key.into(),
+            value: value.into(),
+            effect: "NO_SCHEDULE".into(),
+        };
+        let update = taints_update(&[t("a", "1"), t("b", "1")], &[t("a", "2")]);
+        let keys =
+            |ts: &[Taint]| ts.iter().map(|t| t.key().unwrap().to_string()).collect::<Vec<_>>();
+        assert_eq!(keys(update.remove_taints()), ["b"]);
+        assert_eq!(keys(update.add_or_update_taints()), ["a"]);
     }
 }
