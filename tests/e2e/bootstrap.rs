@@ -3,11 +3,11 @@
 //! registry. Install, no-op re-apply, drift and repair, chart upgrade with pruning, errors,
 //! destroy.
 
-use engine::{Action, Engine, LocalBackend};
+use engine::{Action, Engine, LocalBackend, Secret};
 use engine_bootstrap::BootstrapProvider;
 use engine_bootstrap::kube::Kube;
-use engine_bootstrap::openbao::MemorySecrets;
-use engine_bootstrap::{Secret, openbao::SecretSink};
+use engine_cli::providers::{BOOTSTRAP_PREFIX, eks_profile};
+use engine_openbao::{MemorySecrets, SecretSink};
 use engine_tests::registry::fixtures;
 use engine_tests::{KubeCluster, Registry};
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
@@ -132,17 +132,13 @@ parameters = {{ type = "gp3", encrypted = "true" }}
 }
 
 fn engine(p: &Peers, spec_text: &str, dir: &Path) -> (Engine, Arc<BootstrapProvider>) {
-    let secrets = p.secrets.clone();
+    // The test's API server, reached whatever the spec says; what EKS clusters get.
+    let kube = Kube::builder(p.cluster.connector())
+        .secret_source(p.secrets.clone())
+        .poll_interval(Duration::from_millis(300))
+        .build();
     let provider = Arc::new(
-        BootstrapProvider::builder("aws")
-            .connector(p.cluster.connector())
-            .kube(move |connector| {
-                Kube::builder(connector)
-                    .secret_source(secrets)
-                    .poll_interval(Duration::from_millis(300))
-                    .build()
-            })
-            .build(),
+        BootstrapProvider::builder("aws", BOOTSTRAP_PREFIX, kube).profile(eks_profile()).build(),
     );
     let engine = Engine::builder()
         .spec_str("specs/aws.toml", "aws", spec_text)
@@ -466,8 +462,10 @@ async fn a_bad_object_is_an_error_naming_it_and_nothing_is_applied() {
         "[globals]\ncloud = \"aws\"\nregion = \"eu-west-3\"\ncluster_name = \"aws-0\"\ndomain = \"example.test\"\n[globals.versions]\ngateway_api = \"v0\"\n[bootstrap]\ndisable_aws_node = false\ndisable_kube_proxy = false\n[bootstrap.gateway_api]\nsource = \"{}\"\n",
         bad.display()
     );
-    let provider =
-        Arc::new(BootstrapProvider::builder("aws").connector(cluster.connector()).build());
+    let kube = Kube::builder(cluster.connector()).build();
+    let provider = Arc::new(
+        BootstrapProvider::builder("aws", BOOTSTRAP_PREFIX, kube).profile(eks_profile()).build(),
+    );
     let engine = Engine::builder()
         .spec_str("specs/aws.toml", "aws", &text)
         .provider(provider)
