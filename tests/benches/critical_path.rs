@@ -17,7 +17,7 @@
 //! Run with `bench/critical-path.sh` (it installs and points at the peers).
 
 #[allow(dead_code)]
-#[path = "../../crates/bootstrap/tests/openbao/server.rs"]
+#[path = "../../crates/openbao/tests/openbao/server.rs"]
 mod bao_server;
 #[allow(dead_code)]
 #[path = "../e2e/lane.rs"]

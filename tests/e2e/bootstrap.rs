@@ -3,11 +3,11 @@
 //! registry. Install, no-op re-apply, drift and repair, chart upgrade with pruning, errors,
 //! destroy.
 
-use engine::{Action, Engine, LocalBackend};
+use engine::{Action, Engine, LocalBackend, Secret};
 use engine_bootstrap::BootstrapProvider;
 use engine_bootstrap::kube::Kube;
-use engine_bootstrap::openbao::MemorySecrets;
-use engine_bootstrap::{Secret, openbao::SecretSink};
+use engine_cli::providers::{BOOTSTRAP_PREFIX, eks_profile};
+use engine_openbao::{MemorySecrets, SecretSink};
 use engine_tests::fixtures;
 use engine_tests::{KubeCluster, Registry};
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
@@ -29,16 +29,13 @@ struct Peers {
 async fn peers() -> Peers {
     let cluster = KubeCluster::start(2);
     let registry = Registry::start();
-    engine_tests::push_fixtures(
-        &registry,
-        &[
+    engine_tests::push_fixtures(&registry, &[
             "cilium-1.19.6.tgz",
             "cilium-1.20.0.tgz",
             "flux-operator-0.49.0.tgz",
             "flux-instance-0.49.0.tgz",
-        ],
-    )
-    .await;
+        ])
+        .await;
     let secrets = Arc::new(MemorySecrets::new());
     secrets.put("github/flux-app/private-key", &Secret::new(FLUX_APP_KEY)).await.unwrap();
     secrets.put("github/flux-app/app-id", &Secret::new("123456")).await.unwrap();
@@ -134,17 +131,13 @@ parameters = {{ type = "gp3", encrypted = "true" }}
 }
 
 fn engine(p: &Peers, spec_text: &str, dir: &Path) -> (Engine, Arc<BootstrapProvider>) {
-    let secrets = p.secrets.clone();
+    // The test's API server, reached whatever the spec says; what EKS clusters get.
+    let kube = Kube::builder(engine_tests::cluster_connector(&p.cluster))
+        .secret_source(p.secrets.clone())
+        .poll_interval(Duration::from_millis(300))
+        .build();
     let provider = Arc::new(
-        BootstrapProvider::builder("aws")
-            .connector(engine_tests::cluster_connector(&p.cluster))
-            .kube(move |connector| {
-                Kube::builder(connector)
-                    .secret_source(secrets)
-                    .poll_interval(Duration::from_millis(300))
-                    .build()
-            })
-            .build(),
+        BootstrapProvider::builder("aws", BOOTSTRAP_PREFIX, kube).profile(eks_profile()).build(),
     );
     let engine = Engine::builder()
         .spec_str("specs/aws.toml", "aws", spec_text)
@@ -468,10 +461,9 @@ async fn a_bad_object_is_an_error_naming_it_and_nothing_is_applied() {
         "[globals]\ncloud = \"aws\"\nregion = \"eu-west-3\"\ncluster_name = \"aws-0\"\ndomain = \"example.test\"\n[globals.versions]\ngateway_api = \"v0\"\n[bootstrap]\ndisable_aws_node = false\ndisable_kube_proxy = false\n[bootstrap.gateway_api]\nsource = \"{}\"\n",
         bad.display()
     );
+    let kube = Kube::builder(engine_tests::cluster_connector(&cluster)).build();
     let provider = Arc::new(
-        BootstrapProvider::builder("aws")
-            .connector(engine_tests::cluster_connector(&cluster))
-            .build(),
+        BootstrapProvider::builder("aws", BOOTSTRAP_PREFIX, kube).profile(eks_profile()).build(),
     );
     let engine = Engine::builder()
         .spec_str("specs/aws.toml", "aws", &text)
@@ -525,11 +517,7 @@ async fn the_cli_bootstraps_an_existing_cluster_through_the_specs_kubeconfig_onl
     let moto = engine_tests::Moto::start();
     let cluster = KubeCluster::start(1);
     let registry = Registry::start();
-    engine_tests::push_fixtures(
-        &registry,
-        &["flux-operator-0.49.0.tgz", "flux-instance-0.49.0.tgz"],
-    )
-    .await;
+    engine_tests::push_fixtures(&registry, &["flux-operator-0.49.0.tgz", "flux-instance-0.49.0.tgz"]).await;
     let sm = aws_sdk_secretsmanager::Client::new(&moto.sdk_config().await);
     sm.create_secret()
         .name("github/flux-app")

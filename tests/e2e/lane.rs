@@ -11,10 +11,9 @@ use engine::spec::SpecSource;
 use engine::{Engine, LocalBackend, Value};
 use engine_aws::AwsProvider;
 use engine_bootstrap::kube::Kube;
-use engine_bootstrap::openbao::StoredTokenConnector;
-use engine_bootstrap::platform::ClusterOutputs;
-use engine_bootstrap::{BootstrapProvider, OpenBaoSetup, pki};
-use engine_cli::providers::SecretsManager;
+use engine_cli::providers::{self, SecretsManager};
+use engine_openbao::{ClusterIssuer, OpenBao, StoredTokenConnector};
+use engine_pki as pki;
 use engine_tests::fixtures;
 use engine_tests::{KubeCluster, Moto, Registry, aws_spec_path, moto};
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
@@ -87,11 +86,12 @@ pub async fn peers() -> Peers {
     let moto = Moto::start();
     let cluster = KubeCluster::start(2);
     let registry = Registry::start();
-    engine_tests::push_fixtures(
-        &registry,
-        &["cilium-1.20.0.tgz", "flux-operator-0.49.0.tgz", "flux-instance-0.49.0.tgz"],
-    )
-    .await;
+    engine_tests::push_fixtures(&registry, &[
+            "cilium-1.20.0.tgz",
+            "flux-operator-0.49.0.tgz",
+            "flux-instance-0.49.0.tgz",
+        ])
+        .await;
     let work = tempfile::tempdir().unwrap();
 
     // What the platform team does once, before the first apply: the offline root, the AWS
@@ -173,41 +173,32 @@ pub async fn engine(p: &Peers, run: Run) -> Engine {
     let sdk = moto::sdk_config_at(&endpoint).await;
     let aws = Arc::new(AwsProvider::new(&sdk, "eu-west-3", Some("eu-west-1")));
     let secrets = Arc::new(SecretsManager(aws.clone()));
-    let cluster = engine_aws::stages::eks::cluster_address();
     // The cluster's endpoint and CA come from EKS as in production; its issuer is the local
     // API server's, which OpenBao can reach for discovery.
-    let outputs = ClusterOutputs {
+    let mut profile = providers::eks_profile();
+    profile.jwt_issuer = Some(ClusterIssuer {
         section: "eks",
-        endpoint: Value::reference(&cluster, "endpoint"),
-        ca_pem: Value::reference(&cluster, "ca_pem"),
-        host: Value::reference(&cluster, "endpoint_host"),
-        oidc_issuer: Value::from(p.cluster.issuer().as_str()),
-        oidc_ca_pem: Some(Value::from(p.cluster.ca_pem().as_str())),
-        installed_by: engine_aws::stages::eks::daemonset_installers(),
-    };
-    let kube_secrets = secrets.clone();
-    let bootstrap = BootstrapProvider::builder("aws")
-        .cluster(outputs, engine_tests::cluster_connector(&p.cluster))
-        .openbao(OpenBaoSetup {
-            connector: Some(Arc::new(StoredTokenConnector {
-                address: p.bao.address.clone(),
-                ca_bundle: Some(p.root.cert_pem.clone()),
-                source: secrets.clone(),
-                token_secret: format!("{PREFIX}/root-token"),
-            })),
-            sink: secrets.clone(),
-            source: secrets.clone(),
-            after: engine_aws::stages::openbao::serving(),
-            ready_timeout: Duration::from_secs(60),
-            ..Default::default()
-        })
-        .kube(move |connector| {
-            Kube::builder(connector)
-                .secret_source(kube_secrets)
-                .poll_interval(Duration::from_millis(300))
-                .build()
-        })
+        url: Value::from(p.cluster.issuer().as_str()),
+        ca_pem: Some(Value::from(p.cluster.ca_pem().as_str())),
+    });
+    // The harness's connections: the test's OpenBao (its token read from Secrets Manager as in
+    // production) and the test's API server.
+    let bao = OpenBao::builder(Arc::new(StoredTokenConnector {
+        address: p.bao.address.clone(),
+        ca_bundle: Some(p.root.cert_pem.clone()),
+        source: secrets.clone(),
+        token_secret: format!("{PREFIX}/root-token"),
+    }))
+    .secret_sink(secrets.clone())
+    .secret_source(secrets.clone())
+    .ready_timeout(Duration::from_secs(60))
+    .build();
+    let kube = Kube::builder(engine_tests::cluster_connector(&p.cluster))
+        .secret_source(secrets)
+        .poll_interval(Duration::from_millis(300))
         .build();
+    let openbao = providers::openbao_provider(bao, &profile);
+    let bootstrap = providers::bootstrap_provider(kube, profile);
     let spec = SpecSource::from_file(&aws_spec_path())
         .unwrap()
         .with_overlay(SpecSource::from_text("overlay.toml", "overlay", &p.overlay))
@@ -215,6 +206,7 @@ pub async fn engine(p: &Peers, run: Run) -> Engine {
     let builder = Engine::builder()
         .spec(spec)
         .provider(aws)
+        .provider(Arc::new(openbao))
         .provider(Arc::new(bootstrap))
         .state(LocalBackend::new(p.work.path().join("aws.state.json")))
         .retry_backoff(Duration::from_millis(200))

@@ -1,8 +1,8 @@
 //! End-to-end tests against real local peers (see testenv/). One test binary, one module per area.
 
-// OpenBao servers for tests, shared with crates/bootstrap's own integration tests.
+// OpenBao servers for tests, shared with crates/openbao's own integration tests.
 #[allow(dead_code)]
-#[path = "../../crates/bootstrap/tests/openbao/server.rs"]
+#[path = "../../crates/openbao/tests/openbao/server.rs"]
 mod bao_server;
 mod bootstrap;
 mod cli;

@@ -3,11 +3,11 @@
 //! offline PKI), with AWS Secrets Manager (moto) as the store of its credentials.
 
 use crate::bao_server::{BaoServer, Seal};
-use engine::{Engine, LocalBackend};
+use engine::{Engine, LocalBackend, Secret};
 use engine_aws::AwsProvider;
-use engine_bootstrap::openbao::{BaoClient, BaoConnection, StoredTokenConnector};
-use engine_bootstrap::{BootstrapProvider, OpenBaoSetup, Secret, pki};
-use engine_cli::providers::SecretsManager;
+use engine_cli::providers::{OPENBAO_PREFIX, SecretsManager};
+use engine_openbao::{BaoClient, BaoConnection, OpenBao, OpenBaoProvider, StoredTokenConnector};
+use engine_pki as pki;
 use engine_tests::{Moto, moto};
 use serde_json::json;
 use std::sync::Arc;
@@ -87,30 +87,28 @@ async fn security_stage_from_empty_with_secrets_in_secrets_manager() {
 
     let aws = Arc::new(AwsProvider::new(&sdk.clone(), "eu-west-3", Some("eu-west-1")));
     let secrets = Arc::new(SecretsManager(aws.clone()));
-    let bootstrap = Arc::new(
-        BootstrapProvider::builder("aws")
-            .openbao(OpenBaoSetup {
-                // The test's server instead of bao.priv.aws.<domain>; the token is read from
-                // Secrets Manager exactly as in production.
-                connector: Some(Arc::new(StoredTokenConnector {
-                    address: server.address.clone(),
-                    ca_bundle: Some(root.cert_pem.clone()),
-                    source: secrets.clone(),
-                    token_secret: format!("{PREFIX}/root-token"),
-                })),
-                sink: secrets.clone(),
-                source: secrets.clone(),
-                after: vec![engine::Address::new("aws.openbao.route53_record.api")],
-                ready_timeout: Duration::from_secs(60),
-                ..Default::default()
-            })
+    // The test's server instead of bao.priv.aws.<domain>; the token is read from Secrets
+    // Manager exactly as in production.
+    let bao = OpenBao::builder(Arc::new(StoredTokenConnector {
+        address: server.address.clone(),
+        ca_bundle: Some(root.cert_pem.clone()),
+        source: secrets.clone(),
+        token_secret: format!("{PREFIX}/root-token"),
+    }))
+    .secret_sink(secrets.clone())
+    .secret_source(secrets.clone())
+    .ready_timeout(Duration::from_secs(60))
+    .build();
+    let openbao = Arc::new(
+        OpenBaoProvider::builder("aws", OPENBAO_PREFIX, bao)
+            .after(vec![engine::Address::new("aws.openbao.route53_record.api")])
             .build(),
     );
     let build = || {
         Engine::builder()
             .spec_file(&spec_path)
             .provider(aws.clone())
-            .provider(bootstrap.clone())
+            .provider(openbao.clone())
             .state(LocalBackend::new(work.path().join("aws.state.json")))
             .retry_backoff(Duration::from_millis(200))
             .build()
@@ -300,8 +298,7 @@ certificate_file = "intermediate-aws.crt"
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_clusters_jwt_mount_accepts_its_service_account_tokens() {
     use engine::Value;
-    use engine_bootstrap::openbao::StaticConnector;
-    use engine_bootstrap::platform::ClusterOutputs;
+    use engine_openbao::{ClusterIssuer, StaticConnector};
 
     let cluster = engine_tests::KubeCluster::start(0);
     let bao = BaoServer::dev().await;
@@ -327,27 +324,17 @@ token_max_ttl = 1200
 "#;
     let issuer = cluster.issuer();
     let ca = cluster.ca_pem();
+    let kinds =
+        OpenBao::builder(Arc::new(StaticConnector(bao.connection(Some(root_token.clone())))))
+            .build();
+    // The cluster's issuer, given as values (the cluster is not made by this spec).
+    let issuer = ClusterIssuer {
+        section: "eks",
+        url: Value::from(issuer.as_str()),
+        ca_pem: Some(Value::from(ca.as_str())),
+    };
     let provider = Arc::new(
-        BootstrapProvider::builder("aws")
-            .cluster(
-                ClusterOutputs {
-                    section: "eks",
-                    endpoint: Value::from(issuer.as_str()),
-                    ca_pem: Value::from(ca.as_str()),
-                    host: Value::from("127.0.0.1"),
-                    oidc_issuer: Value::from(issuer.as_str()),
-                    oidc_ca_pem: Some(Value::from(ca.as_str())),
-                    installed_by: vec![],
-                },
-                engine_tests::cluster_connector(&cluster),
-            )
-            .openbao(OpenBaoSetup {
-                connector: Some(Arc::new(StaticConnector(
-                    bao.connection(Some(root_token.clone())),
-                ))),
-                ..Default::default()
-            })
-            .build(),
+        OpenBaoProvider::builder("aws", OPENBAO_PREFIX, kinds).cluster_issuer(issuer).build(),
     );
     let engine = Engine::builder()
         .spec_str(&work.path().join("aws.toml").display().to_string(), "aws", spec)

@@ -1,16 +1,15 @@
-//! Everything the engine configures inside OpenBao (and, later, inside new clusters).
+//! What the engine puts inside a new cluster, cloud-neutral: what differs per cloud comes in as
+//! a [`ClusterProfile`] from the lane's wiring.
 //!
-//! - [`openbao`]: resource kinds on OpenBao's HTTP API (init, mounts, policies, auth methods,
-//!   PKI issuer and roles, JWT auth) and the expansion of the `[openbao]` spec section.
-//! - [`pki`]: the offline root CA, per-cloud intermediates and OpenBao's TLS leaf.
-//! - [`Secret`]: the wrapper every token, key and password travels in; it never prints.
+//! - [`kube`]: the Kubernetes kinds (`k8s_object`, `k8s_manifests`, `helm_release`,
+//!   `flux_suspend`) and how they reach a cluster.
+//! - [`platform`]: the `[bootstrap]` section and its expansion in the platform's order.
+//! - [`BootstrapProvider`]: the section as resources of a lane; [`kubeconfig_connector`], the
+//!   connection the spec names, decided before the provider is built.
 
 pub mod kube;
-pub mod openbao;
-pub mod pki;
 pub mod platform;
 mod provider;
 
-pub use engine::Secret;
-pub use openbao::random_secret;
-pub use provider::{BootstrapProvider, BootstrapProviderBuilder, OpenBaoSetup, SpecConnector};
+pub use platform::{ClusterOutputs, ClusterProfile};
+pub use provider::{BootstrapProvider, BootstrapProviderBuilder, kubeconfig_connector};

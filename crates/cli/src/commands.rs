@@ -16,8 +16,6 @@ const OK: u8 = 0;
 const FAILED: u8 = 1;
 const CHANGES: u8 = 2;
 
-/// Fault injection for crash-recovery tests: abort right after creating this address.
-
 pub async fn run(cli: Cli) -> Result<u8> {
     match cli.command {
         Command::Plan(a) => {
@@ -157,13 +155,13 @@ pub async fn run(cli: Cli) -> Result<u8> {
             engine::Provider::expand(lane.aws.as_ref(), &source)
                 .map_err(engine::EngineError::from)?;
             let Some(pki) = source
-                .section::<engine_bootstrap::openbao::OpenBaoConfig>("openbao")
+                .section::<engine_openbao::OpenBaoConfig>("openbao")
                 .map_err(engine::EngineError::from)?
                 .and_then(|c| c.pki)
             else {
                 return Err(miette!("{} has no [openbao.pki] section", spec.display()));
             };
-            let root = engine_bootstrap::pki::load_root(&dir).into_diagnostic()?;
+            let root = engine_pki::load_root(&dir).into_diagnostic()?;
             let outcome = engine_cli::pki::ensure_intermediate(
                 &root,
                 &globals.cloud,
@@ -183,7 +181,7 @@ pub async fn run(cli: Cli) -> Result<u8> {
         Command::Pki(PkiCommand::InitRoot { dir }) => {
             let dir = pki_dir(dir)?;
             let existed = dir.join("root-ca.key").exists();
-            let root = engine_bootstrap::pki::init_root(&dir).into_diagnostic()?;
+            let root = engine_pki::init_root(&dir).into_diagnostic()?;
             let verb = if existed { "Kept the existing" } else { "Created the" };
             println!("{verb} offline root CA:");
             println!("  certificate: {}", root.cert_path.display());

@@ -1,8 +1,8 @@
 //! The cloud intermediate CA in the secret store, issued from the offline root.
 
-use engine_bootstrap::Secret;
-use engine_bootstrap::openbao::{SecretSink, SecretSource};
-use engine_bootstrap::pki::{self, IntermediateBundle, RootCa};
+use engine::Secret;
+use engine_openbao::{SecretSink, SecretSource};
+use engine_pki::{self as pki, IntermediateBundle, RootCa};
 use std::fmt;
 
 /// What [`ensure_intermediate`] did.

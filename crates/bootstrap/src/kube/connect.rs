@@ -5,8 +5,8 @@
 //! a kubeconfig is an explicit opt-in of the spec (`[bootstrap] kubeconfig = "PATH"`), and a test
 //! harness supplies its own connection through [`KubeConnector`].
 
-use crate::Secret;
 use async_trait::async_trait;
+use engine::Secret;
 use std::path::PathBuf;
 
 /// Which cluster a kube resource lives in, as its attributes say.

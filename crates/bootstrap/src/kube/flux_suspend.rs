@@ -3,20 +3,36 @@
 //! disabled and every Kustomization and HelmRelease is suspended) so Flux does not recreate what
 //! the rest of the destroy removes. It depends on the Flux releases, so a destroy runs it first.
 //!
-//! Attributes: `cluster`, `namespace` and `instance` (the FluxInstance).
+//! Attributes: `cluster` (replace), `namespace` and `instance` (the FluxInstance) in place.
+//! Settings: `cluster_endpoint`, `cluster_ca`.
 
 use super::object_id::ObjectId;
-use super::set_kind::text;
 use super::shared::Shared;
 use async_trait::async_trait;
-use engine::{Address, Attrs, Context, Field, Kind, KindError, Live, ReadRequest};
+use engine::{
+    Attributes, Context, KindError, KindResult, Live, ReadRequest, ReadResult, TypedKind,
+};
+use serde::{Deserialize, Serialize};
 use serde_json::{Value as Json, json};
 use std::sync::Arc;
 
-pub(crate) struct FluxSuspend(pub Arc<Shared>);
+#[derive(Attributes, Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub(crate) struct FluxSuspend {
+    #[attr(replace)]
+    pub cluster: String,
+    #[attr(in_place)]
+    pub namespace: String,
+    #[attr(in_place)]
+    pub instance: String,
+    #[attr(setting)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster_endpoint: Option<String>,
+    #[attr(setting)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster_ca: Option<String>,
+}
 
-const FIELDS: &[Field] =
-    &[Field::replace("cluster"), Field::in_place("namespace"), Field::in_place("instance")];
+pub(crate) struct FluxSuspendKind(pub Arc<Shared>);
 
 /// Flux-managed kinds suspended by `spec.suspend`.
 const SUSPENDABLE: &[(&str, &str)] = &[
@@ -24,87 +40,72 @@ const SUSPENDABLE: &[(&str, &str)] = &[
     ("helm.toolkit.fluxcd.io/v2", "HelmRelease"),
 ];
 
-fn live(attrs: &Attrs) -> Live {
-    let cluster = text(attrs, "cluster");
-    let mut a = Attrs::new();
-    for k in ["cluster", "namespace", "instance"] {
-        a.insert(k.into(), json!(text(attrs, k)));
-    }
-    Live {
-        id: format!("{cluster}|{}|{}", text(attrs, "namespace"), text(attrs, "instance")),
-        attributes: a,
-    }
+/// The step as recorded: `<cluster>|<namespace>|<instance>`.
+fn live(step: &FluxSuspend) -> Live<FluxSuspend> {
+    let id = format!("{}|{}|{}", step.cluster, step.namespace, step.instance);
+    let step = FluxSuspend { cluster_endpoint: None, cluster_ca: None, ..step.clone() };
+    Live::new(id, step)
 }
 
-fn attrs_of_id(id: &str) -> Attrs {
-    let mut parts = id.splitn(3, '|');
-    let mut a = Attrs::new();
-    for k in ["cluster", "namespace", "instance"] {
-        a.insert(k.into(), json!(parts.next().unwrap_or_default()));
-    }
-    a
+/// The step a state id names.
+fn of_id(id: &str) -> KindResult<FluxSuspend> {
+    let mut parts = id.splitn(3, '|').map(String::from);
+    let (Some(cluster), Some(namespace), Some(instance)) =
+        (parts.next(), parts.next(), parts.next())
+    else {
+        return Err(KindError::new(format!("bad flux_suspend id `{id}` in state")));
+    };
+    Ok(FluxSuspend { cluster, namespace, instance, cluster_endpoint: None, cluster_ca: None })
 }
 
 #[async_trait]
-impl Kind for FluxSuspend {
-    fn name(&self) -> &'static str {
-        "flux_suspend"
-    }
-
-    fn fields(&self) -> &'static [Field] {
-        FIELDS
-    }
+impl TypedKind for FluxSuspendKind {
+    type Attrs = FluxSuspend;
+    const NAME: &'static str = "flux_suspend";
 
     /// Nothing to read in the cluster: the step is "present" once recorded.
     async fn read(
         &self,
-        _ctx: &Context,
-        requests: &[ReadRequest],
-    ) -> Result<Vec<Option<Live>>, KindError> {
-        Ok(requests
-            .iter()
-            .map(|r| {
-                let id = r.id.as_ref()?;
-                Some(match &r.desired {
-                    Some(d) => live(d),
-                    None => live(&attrs_of_id(id)),
-                })
-            })
-            .collect())
+        _: &Context,
+        requests: &[ReadRequest<FluxSuspend>],
+    ) -> ReadResult<FluxSuspend> {
+        let recorded = requests.iter().map(|r| match (&r.id, &r.desired) {
+            (None, _) => Ok(None),
+            (Some(_), Some(d)) => Ok(Some(live(d))),
+            (Some(id), None) => Ok(Some(live(&of_id(id)?))),
+        });
+        recorded.collect()
     }
 
-    async fn create(&self, _: &Context, _: &Address, desired: &Attrs) -> Result<Live, KindError> {
+    async fn create(&self, _: &Context, desired: &FluxSuspend) -> KindResult<Live<FluxSuspend>> {
         Ok(live(desired))
     }
 
     async fn update(
         &self,
         _: &Context,
-        _: &Address,
-        _: &Live,
-        desired: &Attrs,
-    ) -> Result<Live, KindError> {
+        _: &Live<FluxSuspend>,
+        desired: &FluxSuspend,
+        _: &FluxSuspendChanges,
+    ) -> KindResult<Live<FluxSuspend>> {
         Ok(live(desired))
     }
 
-    async fn delete(&self, ctx: &Context, _: &Address, current: &Live) -> Result<(), KindError> {
-        let attrs = attrs_of_id(&current.id);
-        let target = self.0.target(&attrs)?;
+    async fn delete(&self, ctx: &Context, current: &Live<FluxSuspend>) -> KindResult<()> {
+        let step = of_id(&current.id)?;
+        let target = self.0.target(&step.cluster, None, None);
         let cluster = self.0.cluster(&target).await?;
         let instance = ObjectId {
             api_version: "fluxcd.controlplane.io/v1".into(),
             kind: "FluxInstance".into(),
-            namespace: text(&attrs, "namespace"),
-            name: text(&attrs, "instance"),
+            namespace: step.namespace.clone(),
+            name: step.instance.clone(),
         };
         if cluster.get(&instance).await?.is_some() {
             ctx.waiting(format!("suspending {instance}"));
-            cluster
-                .merge_patch(
-                    &instance,
-                    &json!({"metadata": {"annotations": {"fluxcd.controlplane.io/reconcile": "disabled"}}}),
-                )
-                .await?;
+            let disabled = json!({"metadata": {"annotations":
+                {"fluxcd.controlplane.io/reconcile": "disabled"}}});
+            cluster.merge_patch(&instance, &disabled).await?;
         }
         for (api_version, kind) in SUSPENDABLE {
             for obj in cluster.list(api_version, kind, "").await? {

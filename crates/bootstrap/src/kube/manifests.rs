@@ -2,44 +2,63 @@
 //! URL or read from a file, applied with server-side apply (conflicts forced when asked), CRDs
 //! waited for until `Established`, pruned and checked like a Helm release.
 //!
-//! Attributes: `cluster`, `name`, `record_namespace` (where the set's record is kept), `source`
-//! (an `https://` URL or a file path), `version`, `force_conflicts`, `timeout_seconds`. Read back:
-//! `out_of_sync`, `objects`, `digest`.
+//! Attributes: `cluster`, `name`, `record_namespace` (where the set's record is kept; the three
+//! replace the set), `source` (an `https://` URL or a file path) and `version` in place,
+//! `out_of_sync` (desired empty). Read back: `objects`, `digest`. Settings: `cluster_endpoint`,
+//! `cluster_ca`, `force_conflicts`, `timeout_seconds`.
 
 use super::cluster::Cluster;
 use super::object_set::{self, ApplyOptions, Record, RecordRef};
-use super::set_kind::{self, SetSource, text};
+use super::set_kind::{self, SetSource};
 use super::shared::Shared;
 use async_trait::async_trait;
-use engine::{Attrs, Context, Field, KindError};
+use engine::{Attributes, Context, KindError, KindResult};
 use engine_helm::yaml::Numbers;
-use serde_json::{Value as Json, json};
+use serde::{Deserialize, Serialize};
+use serde_json::Value as Json;
 use std::sync::Arc;
 
-/// The source of a `k8s_manifests`: a YAML stream.
-pub(crate) struct KubeManifests;
-
-const FIELDS: &[Field] = &[
-    Field::replace("cluster"),
-    Field::replace("name"),
-    Field::replace("record_namespace"),
-    Field::in_place("source"),
-    Field::in_place("version"),
-    Field::in_place("out_of_sync"),
-    Field::computed("objects"),
-    Field::computed("digest"),
-];
-
-fn live_attrs(record: &Record, common: &Attrs) -> Attrs {
-    let mut a = common.clone();
-    a.insert("source".into(), json!(record.source));
-    a.insert("version".into(), json!(record.version));
-    a.insert("digest".into(), json!(record.digest));
-    a
+#[derive(Attributes, Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub(crate) struct KubeManifests {
+    #[attr(replace)]
+    pub cluster: String,
+    #[attr(replace)]
+    pub name: String,
+    #[attr(in_place)]
+    pub source: String,
+    #[attr(in_place)]
+    #[serde(default)]
+    pub version: String,
+    #[attr(in_place)]
+    #[serde(default)]
+    pub out_of_sync: Vec<String>,
+    #[attr(computed)]
+    #[serde(default)]
+    pub objects: Vec<String>,
+    #[attr(computed)]
+    #[serde(default)]
+    pub digest: String,
+    #[attr(replace)]
+    pub record_namespace: String,
+    #[attr(setting)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster_endpoint: Option<String>,
+    #[attr(setting)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster_ca: Option<String>,
+    #[attr(setting)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub force_conflicts: Option<bool>,
+    #[attr(setting)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_seconds: Option<u64>,
 }
 
+/// The source of a `k8s_manifests`: a YAML stream.
+pub(crate) struct Manifests;
+
 /// Fetches the manifest text of `source`.
-async fn fetch(source: &str) -> Result<String, KindError> {
+async fn fetch(source: &str) -> KindResult<String> {
     if source.starts_with("https://") || source.starts_with("http://") {
         engine_helm::oci::install_crypto_provider();
         let response = reqwest::get(source)
@@ -57,7 +76,7 @@ async fn fetch(source: &str) -> Result<String, KindError> {
 /// The objects of a YAML stream: empty documents and documents that are not Kubernetes objects
 /// at all (no `apiVersion` and no `kind`, such as the `kustomization.yaml` fragment the Gateway
 /// API release file carries) are skipped; `List` objects are expanded.
-pub fn parse_stream(source: &str, text: &str) -> Result<Vec<Json>, KindError> {
+pub fn parse_stream(source: &str, text: &str) -> KindResult<Vec<Json>> {
     let docs = engine_helm::yaml::parse_all(text, Numbers::Native)
         .map_err(|e| KindError::new(format!("{source}: {e}")))?;
     let mut out = Vec::new();
@@ -77,45 +96,71 @@ pub fn parse_stream(source: &str, text: &str) -> Result<Vec<Json>, KindError> {
 }
 
 #[async_trait]
-impl SetSource for KubeManifests {
+impl SetSource for Manifests {
+    type Attrs = KubeManifests;
     const NAME: &'static str = "k8s_manifests";
     const SET_KIND: &'static str = "manifests";
-    const NAMESPACE_KEY: &'static str = "record_namespace";
-    const FIELDS: &'static [Field] = FIELDS;
 
-    fn live_attrs(record: &Record, common: &Attrs) -> Attrs {
-        live_attrs(record, common)
+    fn cluster(a: &KubeManifests) -> (&str, Option<&str>, Option<&str>) {
+        (&a.cluster, a.cluster_endpoint.as_deref(), a.cluster_ca.as_deref())
+    }
+
+    fn record_ref(a: &KubeManifests) -> RecordRef {
+        RecordRef {
+            namespace: a.record_namespace.clone(),
+            set_kind: Self::SET_KIND,
+            name: a.name.clone(),
+        }
+    }
+
+    fn live(
+        cluster: &str,
+        at: &RecordRef,
+        record: &Record,
+        out_of_sync: Vec<String>,
+    ) -> KubeManifests {
+        KubeManifests {
+            cluster: cluster.to_string(),
+            name: at.name.clone(),
+            source: record.source.clone(),
+            version: record.version.clone(),
+            out_of_sync,
+            objects: record.ids().iter().map(|i| i.key()).collect(),
+            digest: record.digest.clone(),
+            record_namespace: at.namespace.clone(),
+            cluster_endpoint: None,
+            cluster_ca: None,
+            force_conflicts: None,
+            timeout_seconds: None,
+        }
     }
 
     async fn build(
         &self,
-        _ctx: &Context,
+        _: &Context,
         shared: &Shared,
         cluster: &Arc<Cluster>,
-        _at: &RecordRef,
-        desired: &Attrs,
-        _old: Option<&Record>,
-    ) -> Result<(Record, ApplyOptions), KindError> {
-        let source = text(desired, "source");
-        let body = fetch(&source).await?;
-        let objects = object_set::prepare(cluster, parse_stream(&source, &body)?, "default")
+        _: &RecordRef,
+        desired: &KubeManifests,
+        _: Option<&Record>,
+    ) -> KindResult<(Record, ApplyOptions)> {
+        let source = &desired.source;
+        let body = fetch(source).await?;
+        let objects = object_set::prepare(cluster, parse_stream(source, &body)?, "default")
             .await
             .map_err(|e| KindError::new(format!("{source}: {}", e.message)))?;
         let record = Record {
             source: source.clone(),
-            version: text(desired, "version"),
+            version: desired.version.clone(),
             values: Json::Null,
             digest: object_set::digest(body.as_bytes()),
             objects,
             pending: false,
         };
         let options = ApplyOptions {
-            force_conflicts: desired
-                .get("force_conflicts")
-                .and_then(Json::as_bool)
-                .unwrap_or(false),
+            force_conflicts: desired.force_conflicts.unwrap_or(false),
             wait: true,
-            timeout: set_kind::timeout(shared, desired),
+            timeout: set_kind::timeout(shared, desired.timeout_seconds),
             poll_interval: shared.poll_interval,
         };
         Ok((record, options))

@@ -36,9 +36,9 @@ pub use object::identity_attrs;
 pub use object_id::ObjectId;
 pub use readiness::{Readiness, readiness};
 
-use crate::openbao::{NoSecrets, SecretSource};
-use engine::{ApiCalls, Kind};
+use engine::{ApiCalls, Kind, Typed};
 use engine_helm::PullOptions;
+use engine_openbao::{NoSecrets, SecretSource};
 use shared::Shared;
 use std::sync::Arc;
 use std::time::Duration;
@@ -73,10 +73,10 @@ impl Kube {
     pub fn kinds(&self) -> Vec<Arc<dyn Kind>> {
         let s = &self.shared;
         vec![
-            Arc::new(object::KubeObject(s.clone())),
-            Arc::new(set_kind::SetKind(s.clone(), manifests::KubeManifests)),
-            Arc::new(set_kind::SetKind(s.clone(), release::HelmRelease)),
-            Arc::new(flux_suspend::FluxSuspend(s.clone())),
+            Typed::arc(object::KubeObjectKind(s.clone())),
+            Typed::arc(set_kind::SetKind(s.clone(), manifests::Manifests)),
+            Typed::arc(set_kind::SetKind(s.clone(), release::Release)),
+            Typed::arc(flux_suspend::FluxSuspendKind(s.clone())),
         ]
     }
 

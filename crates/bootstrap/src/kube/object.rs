@@ -1,10 +1,13 @@
 //! `k8s_object`: one Kubernetes object, server-side applied under the engine's field manager.
 //!
-//! Attributes: `cluster` (+ `cluster_endpoint`, `cluster_ca`), the identity (`api_version`,
-//! `object_kind`, `namespace`, `name`; changing one replaces the object), `manifest` (the object;
-//! compared on the fields it sets), `force_conflicts` (take fields over from other managers, as
-//! the platform's DaemonSet patches need), and `secret_data` (Secret keys filled at apply time
-//! from the secret store: `{ key = "store name" }`; the values never reach attributes or state).
+//! Attributes: `cluster`, the identity (`api_version`, `object_kind`, `namespace`, `name`;
+//! changing one replaces the object), `manifest` (the object; read back as the live object
+//! projected onto the fields it sets, compared as the server holds it), and `secret_data`
+//! (Secret keys filled at apply time from the secret store: `{ key = "store name" }`; the values
+//! never reach attributes or state). Settings: `cluster_endpoint` and `cluster_ca` (a cluster
+//! the spec makes), `force_conflicts` (take fields over from other managers, as the platform's
+//! DaemonSet patches need) and `patch` (an object the engine does not own: destroy gives its
+//! fields back instead of deleting it).
 
 use super::object_id::ObjectId;
 use super::project::{normalize, project};
@@ -12,21 +15,60 @@ use super::readiness;
 use super::shared::Shared;
 use async_trait::async_trait;
 use base64::Engine as _;
-use engine::{Address, Attrs, Context, Field, Kind, KindError, Live, ReadRequest};
+use engine::{
+    Attributes, Context, KindError, KindResult, Live, ReadRequest, ReadResult, TypedKind,
+};
+use serde::{Deserialize, Serialize};
 use serde_json::{Value as Json, json};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
-pub(crate) struct KubeObject(pub Arc<Shared>);
+#[derive(Attributes, Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub(crate) struct KubeObject {
+    #[attr(replace)]
+    pub cluster: String,
+    #[attr(replace)]
+    #[serde(default)]
+    pub api_version: String,
+    #[attr(replace)]
+    #[serde(default)]
+    pub object_kind: String,
+    #[attr(replace)]
+    #[serde(default)]
+    pub namespace: String,
+    #[attr(replace)]
+    #[serde(default)]
+    pub name: String,
+    /// As read: the live object projected onto the fields the manifest sets.
+    #[attr(in_place, normalize = manifest)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub manifest: Option<Json>,
+    /// As read: the keys present in the object, each with its store name.
+    #[attr(in_place)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secret_data: Option<BTreeMap<String, String>>,
+    /// The API server of a cluster the same spec makes.
+    #[attr(setting)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster_endpoint: Option<String>,
+    #[attr(setting)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster_ca: Option<String>,
+    #[attr(setting)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub force_conflicts: Option<bool>,
+    /// Fields of an object the engine does not own: destroying gives them back.
+    #[attr(setting)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub patch: Option<bool>,
+}
 
-const FIELDS: &[Field] = &[
-    Field::replace("cluster"),
-    Field::replace("api_version"),
-    Field::replace("object_kind"),
-    Field::replace("namespace"),
-    Field::replace("name"),
-    Field::in_place("manifest"),
-    Field::in_place("secret_data"),
-];
+pub(crate) struct KubeObjectKind(pub Arc<Shared>);
+
+/// A manifest as the server holds it ([`normalize`]), as a field normaliser.
+fn manifest(value: &Json) -> Json {
+    normalize(value)
+}
 
 /// The identity attributes of a manifest.
 pub fn identity_attrs(manifest: &Json) -> Option<[(&'static str, Json); 4]> {
@@ -39,16 +81,31 @@ pub fn identity_attrs(manifest: &Json) -> Option<[(&'static str, Json); 4]> {
     ])
 }
 
-fn text(attrs: &Attrs, key: &str) -> String {
-    attrs.get(key).and_then(Json::as_str).unwrap_or_default().to_string()
-}
+impl KubeObject {
+    fn id(&self) -> ObjectId {
+        ObjectId {
+            api_version: self.api_version.clone(),
+            kind: self.object_kind.clone(),
+            namespace: self.namespace.clone(),
+            name: self.name.clone(),
+        }
+    }
 
-fn id_of(attrs: &Attrs) -> ObjectId {
-    ObjectId {
-        api_version: text(attrs, "api_version"),
-        kind: text(attrs, "object_kind"),
-        namespace: text(attrs, "namespace"),
-        name: text(attrs, "name"),
+    /// The object `id` of `cluster`, and nothing else.
+    fn identity(cluster: &str, id: &ObjectId) -> KubeObject {
+        KubeObject {
+            cluster: cluster.to_string(),
+            api_version: id.api_version.clone(),
+            object_kind: id.kind.clone(),
+            namespace: id.namespace.clone(),
+            name: id.name.clone(),
+            manifest: None,
+            secret_data: None,
+            cluster_endpoint: None,
+            cluster_ca: None,
+            force_conflicts: None,
+            patch: None,
+        }
     }
 }
 
@@ -69,90 +126,57 @@ fn parse_state_id(s: &str) -> Option<(String, ObjectId, bool)> {
     Some((cluster.to_string(), ObjectId::parse_key(key)?, patch))
 }
 
-fn is_patch(attrs: &Attrs) -> bool {
-    attrs.get("patch").and_then(Json::as_bool).unwrap_or(false)
-}
-
-impl KubeObject {
-    async fn read_one(&self, r: &ReadRequest) -> Result<Option<Live>, KindError> {
-        let (attrs, cluster_name, id) = match (&r.desired, &r.id) {
-            (Some(d), _) => (d.clone(), text(d, "cluster"), id_of(d)),
+impl KubeObjectKind {
+    async fn read_one(&self, r: &ReadRequest<KubeObject>) -> KindResult<Option<Live<KubeObject>>> {
+        let wanted = match (&r.desired, &r.id) {
+            (Some(d), _) => d.clone(),
             (None, Some(sid)) => {
-                let (c, id, patch) = parse_state_id(sid)
+                let (cluster, id, patch) = parse_state_id(sid)
                     .ok_or_else(|| KindError::new(format!("bad object id `{sid}` in state")))?;
-                let mut a = Attrs::new();
-                a.insert("cluster".into(), json!(c));
-                a.insert("patch".into(), json!(patch));
-                (a, c, id)
+                KubeObject { patch: Some(patch), ..KubeObject::identity(&cluster, &id) }
             }
             (None, None) => return Ok(None),
         };
-        let target = self.0.target(&attrs)?;
+        let target = self.0.target(
+            &wanted.cluster,
+            wanted.cluster_endpoint.as_deref(),
+            wanted.cluster_ca.as_deref(),
+        );
         let cluster = self.0.cluster(&target).await?;
-        let Some(obj) = cluster.get(&id).await? else {
+        let Some(obj) = cluster.get(&wanted.id()).await? else {
             return Ok(None);
         };
-        Ok(Some(self.live(&cluster_name, &id, &attrs, &obj)))
-    }
-
-    fn live(&self, cluster: &str, id: &ObjectId, desired: &Attrs, obj: &Json) -> Live {
-        let mut attributes = Attrs::new();
-        attributes.insert("cluster".into(), json!(cluster));
-        attributes.insert("api_version".into(), json!(id.api_version));
-        attributes.insert("object_kind".into(), json!(id.kind));
-        attributes.insert("namespace".into(), json!(id.namespace));
-        attributes.insert("name".into(), json!(id.name));
-        if let Some(manifest) = desired.get("manifest") {
-            let want = normalize(manifest);
-            let seen = project(&want, obj);
-            let drifted = seen != want;
-            // The plan shows the live value of the fields the engine sets; for Secrets only
-            // whether they match.
-            let shown = if id.kind == "Secret" {
-                if drifted { redact_secret(manifest, true) } else { want }
-            } else {
-                strip_status(seen)
-            };
-            attributes.insert("manifest".into(), shown);
-        }
-        if let Some(keys) = desired.get("secret_data").and_then(Json::as_object) {
-            // Whether each store-filled key is present; its value is checked at apply.
-            let present: serde_json::Map<String, Json> = keys
-                .iter()
-                .filter(|(k, _)| obj.pointer(&format!("/data/{k}")).is_some())
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect();
-            attributes.insert("secret_data".into(), Json::Object(present));
-        }
-        Live { id: state_id(cluster, id, is_patch(desired)), attributes }
+        Ok(Some(live(&wanted, &obj)))
     }
 
     /// Applies the object; `repair` (an update of an object applied before) takes back fields
     /// another manager changed instead of failing on the conflict.
-    async fn apply(&self, ctx: &Context, desired: &Attrs, repair: bool) -> Result<Live, KindError> {
-        let id = id_of(desired);
-        let target = self.0.target(desired)?;
+    async fn apply(
+        &self,
+        ctx: &Context,
+        desired: &KubeObject,
+        repair: bool,
+    ) -> KindResult<Live<KubeObject>> {
+        let id = desired.id();
+        let target = self.0.target(
+            &desired.cluster,
+            desired.cluster_endpoint.as_deref(),
+            desired.cluster_ca.as_deref(),
+        );
         let cluster = self.0.cluster(&target).await?;
-        let manifest =
-            desired.get("manifest").ok_or_else(|| KindError::new(format!("{id}: no manifest")))?;
+        let manifest = desired.manifest.as_ref();
+        let manifest = manifest.ok_or_else(|| KindError::new(format!("{id}: no manifest")))?;
         let mut want = normalize(manifest);
-        if let Some(keys) = desired.get("secret_data").and_then(Json::as_object) {
-            for (key, store_name) in keys {
-                let name = store_name.as_str().unwrap_or_default();
-                let value = self
-                    .0
-                    .secrets
-                    .get(name)
-                    .await
-                    .map_err(|e| KindError::new(format!("{id}: secret store: {e}")))?
-                    .ok_or_else(|| {
-                        KindError::new(format!("{id}: `{name}` is not in the secret store"))
-                    })?;
-                let encoded = base64::engine::general_purpose::STANDARD.encode(value.expose());
-                want["data"][key] = Json::String(encoded);
-            }
+        for (key, store_name) in desired.secret_data.iter().flatten() {
+            let value = self.0.secrets.get(store_name).await;
+            let value =
+                value.map_err(|e| KindError::new(format!("{id}: secret store: {e}")))?.ok_or_else(
+                    || KindError::new(format!("{id}: `{store_name}` is not in the secret store")),
+                )?;
+            let encoded = base64::engine::general_purpose::STANDARD.encode(value.expose());
+            want["data"][key] = Json::String(encoded);
         }
-        let force = desired.get("force_conflicts").and_then(Json::as_bool).unwrap_or(false);
+        let force = desired.force_conflicts.unwrap_or(false);
         let stored = match cluster.apply(&want, force).await {
             Err(e) if repair && e.code.as_deref() == Some("Conflict") => {
                 tracing::info!(object = %id, "taking back fields changed by another manager");
@@ -162,17 +186,39 @@ impl KubeObject {
         };
         if id.kind == "CustomResourceDefinition" {
             cluster.forget_types().await;
-            readiness::wait_for(
-                ctx,
-                &cluster,
-                std::slice::from_ref(&id),
-                self.0.wait_timeout,
-                self.0.poll_interval,
-            )
-            .await?;
+            let (timeout, interval) = (self.0.wait_timeout, self.0.poll_interval);
+            readiness::wait_for(ctx, &cluster, std::slice::from_ref(&id), timeout, interval)
+                .await?;
         }
-        Ok(self.live(&target.name, &id, desired, &stored))
+        Ok(live(desired, &stored))
     }
+}
+
+/// The object as read, seen through what `desired` sets.
+fn live(desired: &KubeObject, obj: &Json) -> Live<KubeObject> {
+    let id = desired.id();
+    let manifest = desired.manifest.as_ref().map(|manifest| {
+        let want = normalize(manifest);
+        let seen = project(&want, obj);
+        // The plan shows the live value of the fields the engine sets; for Secrets only
+        // whether they match.
+        match (id.kind == "Secret", seen != want) {
+            (true, true) => redact_secret(manifest, true),
+            (true, false) => want,
+            (false, _) => strip_status(seen),
+        }
+    });
+    // Whether each store-filled key is present; its value is checked at apply.
+    let secret_data = desired.secret_data.as_ref().map(|keys| {
+        keys.iter()
+            .filter(|(k, _)| obj.pointer(&format!("/data/{k}")).is_some())
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
+    });
+    let patch = desired.patch.unwrap_or(false);
+    let object =
+        KubeObject { manifest, secret_data, ..KubeObject::identity(&desired.cluster, &id) };
+    Live::new(state_id(&desired.cluster, &id, patch), object)
 }
 
 fn strip_status(mut v: Json) -> Json {
@@ -194,53 +240,36 @@ fn redact_secret(manifest: &Json, drifted: bool) -> Json {
 }
 
 #[async_trait]
-impl Kind for KubeObject {
-    fn name(&self) -> &'static str {
-        "k8s_object"
-    }
-
-    fn fields(&self) -> &'static [Field] {
-        FIELDS
-    }
+impl TypedKind for KubeObjectKind {
+    type Attrs = KubeObject;
+    const NAME: &'static str = "k8s_object";
 
     async fn read(
         &self,
-        _ctx: &Context,
-        requests: &[ReadRequest],
-    ) -> Result<Vec<Option<Live>>, KindError> {
+        _: &Context,
+        requests: &[ReadRequest<KubeObject>],
+    ) -> ReadResult<KubeObject> {
         futures::future::try_join_all(requests.iter().map(|r| self.read_one(r))).await
     }
 
-    async fn create(
-        &self,
-        ctx: &Context,
-        _address: &Address,
-        desired: &Attrs,
-    ) -> Result<Live, KindError> {
+    async fn create(&self, ctx: &Context, desired: &KubeObject) -> KindResult<Live<KubeObject>> {
         self.apply(ctx, desired, false).await
     }
 
     async fn update(
         &self,
         ctx: &Context,
-        _address: &Address,
-        _current: &Live,
-        desired: &Attrs,
-    ) -> Result<Live, KindError> {
+        _: &Live<KubeObject>,
+        desired: &KubeObject,
+        _: &KubeObjectChanges,
+    ) -> KindResult<Live<KubeObject>> {
         self.apply(ctx, desired, true).await
     }
 
-    async fn delete(
-        &self,
-        ctx: &Context,
-        _address: &Address,
-        current: &Live,
-    ) -> Result<(), KindError> {
+    async fn delete(&self, ctx: &Context, current: &Live<KubeObject>) -> KindResult<()> {
         let (cluster_name, id, patch) = parse_state_id(&current.id)
             .ok_or_else(|| KindError::new(format!("bad object id `{}`", current.id)))?;
-        let mut attrs = Attrs::new();
-        attrs.insert("cluster".into(), json!(cluster_name));
-        let target = self.0.target(&attrs)?;
+        let target = self.0.target(&cluster_name, None, None);
         let cluster = self.0.cluster(&target).await?;
         if patch {
             // Applying only the identity releases every field the engine's manager owns.
@@ -255,14 +284,9 @@ impl Kind for KubeObject {
                 cluster.apply(&bare, true).await?;
             }
         } else if cluster.delete(&id).await? {
-            readiness::wait_gone(
-                ctx,
-                &cluster,
-                std::slice::from_ref(&id),
-                self.0.wait_timeout,
-                self.0.poll_interval,
-            )
-            .await?;
+            let (timeout, interval) = (self.0.wait_timeout, self.0.poll_interval);
+            readiness::wait_gone(ctx, &cluster, std::slice::from_ref(&id), timeout, interval)
+                .await?;
         }
         Ok(())
     }

@@ -7,6 +7,7 @@
 
 use super::object_id::ObjectId;
 use base64::Engine as _;
+use engine::normalize::quantity_millis;
 use serde_json::{Map, Value as Json};
 
 /// The manifest as the server will hold it: `status` dropped (applies do not set it), Secret
@@ -80,53 +81,10 @@ fn same_quantity(a: &Json, b: &Json) -> bool {
         Json::Number(n) => Some(n.to_string()),
         _ => None,
     };
-    match (text(a).and_then(|t| quantity(&t)), text(b).and_then(|t| quantity(&t))) {
+    match (text(a).and_then(|t| quantity_millis(&t)), text(b).and_then(|t| quantity_millis(&t))) {
         (Some(x), Some(y)) => x == y,
         _ => false,
     }
-}
-
-/// A Kubernetes quantity (`500m`, `2`, `1Gi`, `1.5k`) in thousandths of its unit.
-fn quantity(text: &str) -> Option<i128> {
-    const SUFFIXES: &[(&str, i128)] = &[
-        ("Ki", 1 << 10),
-        ("Mi", 1 << 20),
-        ("Gi", 1 << 30),
-        ("Ti", 1 << 40),
-        ("Pi", 1 << 50),
-        ("Ei", 1 << 60),
-        ("k", 1_000),
-        ("M", 1_000_000),
-        ("G", 1_000_000_000),
-        ("T", 1_000_000_000_000),
-        ("P", 1_000_000_000_000_000),
-        ("E", 1_000_000_000_000_000_000),
-    ];
-    let t = text.trim();
-    if t.is_empty() {
-        return None;
-    }
-    let (number, milli_factor) = if let Some(n) = t.strip_suffix('m') {
-        (n, 1)
-    } else if let Some((n, f)) =
-        SUFFIXES.iter().find_map(|(s, f)| t.strip_suffix(s).map(|n| (n, f * 1000)))
-    {
-        (n, f)
-    } else {
-        (t, 1000)
-    };
-    let (whole, frac) = number.split_once('.').unwrap_or((number, ""));
-    if whole.is_empty() && frac.is_empty()
-        || !whole.chars().all(|c| c.is_ascii_digit())
-        || !frac.chars().all(|c| c.is_ascii_digit())
-        || frac.len() > 9
-    {
-        return None;
-    }
-    let scale = 10i128.pow(frac.len() as u32);
-    let digits: i128 = format!("{whole}{frac}").parse().ok()?;
-    let value = digits.checked_mul(milli_factor)?;
-    (value % scale == 0).then(|| value / scale)
 }
 
 /// Where `projected` (live) differs from `desired`, as `path: live -> desired` lines. Values of
@@ -235,9 +193,6 @@ mod tests {
             "readOnly": false, "initialDelaySeconds": 0});
         let live = json!({"limits": {"cpu": "1", "memory": "1Gi"}, "requests": {"cpu": "2"}});
         assert_eq!(project(&desired, &live), desired);
-        assert_eq!(quantity("1.5k"), Some(1_500_000));
-        assert_eq!(quantity("500m"), Some(500));
-        assert_eq!(quantity("abc"), None);
         let changed = json!({"limits": {"cpu": "3", "memory": "1Gi"}, "requests": {"cpu": "2"}});
         assert_ne!(project(&desired, &changed), desired);
     }

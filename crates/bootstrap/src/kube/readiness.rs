@@ -1,11 +1,14 @@
 //! Waiting for applied objects to be ready: CRDs `Established`, workloads rolled out, custom
-//! resources `Ready`. A timeout reports every object still waited for, and why.
+//! resources `Ready`; and for deleted ones to be gone. Both are [`Wait`]s at the kinds' poll
+//! interval; a timeout reports every object still waited for, and why.
 
 use super::cluster::Cluster;
 use super::object_id::ObjectId;
+use engine::wait::{Poll, Wait};
 use engine::{Context, KindError};
 use serde_json::Value as Json;
-use std::time::{Duration, Instant};
+use std::sync::Mutex;
+use std::time::Duration;
 
 /// Whether an object is ready, as far as the engine can tell.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -93,7 +96,43 @@ fn condition(status: &Json, wanted: &str) -> Readiness {
     }
 }
 
-/// Polls `ids` until each is ready or `timeout` passes; then fails naming what is not ready.
+/// Polls `ids` at `interval` until none is pending, for at most `timeout`: `pending` says why
+/// an object (as read, `None` when absent) is still waited for. Each look reads only the objects
+/// still pending; the status (and the timeout error) names every one of them and why.
+async fn wait_each(
+    ctx: &Context,
+    cluster: &Cluster,
+    what: &str,
+    ids: Vec<ObjectId>,
+    (timeout, interval): (Duration, Duration),
+    pending: impl Fn(&ObjectId, Option<Json>) -> Option<String>,
+) -> Result<(), KindError> {
+    let total = ids.len();
+    let left = Mutex::new(ids);
+    Wait::new(what, timeout)
+        .every(interval, interval)
+        .until(ctx, || async {
+            let ids = left.lock().unwrap_or_else(|p| p.into_inner()).clone();
+            let mut still = Vec::new();
+            for id in ids {
+                if let Some(why) = pending(&id, cluster.get(&id).await?) {
+                    still.push((id, why));
+                }
+            }
+            if still.is_empty() {
+                return Ok(Poll::Done(()));
+            }
+            let lines: Vec<String> = still.iter().map(|(id, why)| format!("{id}: {why}")).collect();
+            let status = format!("{} of {total} object(s): {}", still.len(), lines.join("; "));
+            *left.lock().unwrap_or_else(|p| p.into_inner()) =
+                still.into_iter().map(|(id, _)| id).collect();
+            Ok(Poll::Pending(status))
+        })
+        .await
+}
+
+/// Polls `ids` until each is ready or `timeout` passes; then fails naming every object not
+/// ready and why.
 pub async fn wait_for(
     ctx: &Context,
     cluster: &Cluster,
@@ -101,41 +140,15 @@ pub async fn wait_for(
     timeout: Duration,
     interval: Duration,
 ) -> Result<(), KindError> {
-    let start = Instant::now();
-    let mut pending: Vec<ObjectId> = ids.iter().filter(|id| is_tracked(id)).cloned().collect();
-    loop {
-        let mut still = Vec::new();
-        for id in &pending {
-            let state = match cluster.get(id).await? {
-                Some(obj) => readiness(id, &obj),
-                None => Readiness::Waiting("not found".into()),
-            };
-            if let Readiness::Waiting(why) = state {
-                still.push((id.clone(), why));
-            }
-        }
-        if still.is_empty() {
-            return Ok(());
-        }
-        if start.elapsed() >= timeout {
-            let lines: Vec<String> =
-                still.iter().map(|(id, why)| format!("  {id}: {why}")).collect();
-            return Err(KindError::new(format!(
-                "{} object(s) not ready after {}s:\n{}",
-                still.len(),
-                timeout.as_secs(),
-                lines.join("\n")
-            )));
-        }
-        ctx.waiting(format!(
-            "{} of {} object(s) ready; waiting for {}",
-            pending.len() - still.len(),
-            pending.len(),
-            still[0].0
-        ));
-        pending = still.into_iter().map(|(id, _)| id).collect();
-        tokio::time::sleep(interval).await;
-    }
+    let tracked: Vec<ObjectId> = ids.iter().filter(|id| is_tracked(id)).cloned().collect();
+    wait_each(ctx, cluster, "not ready", tracked, (timeout, interval), |id, obj| match obj {
+        Some(obj) => match readiness(id, &obj) {
+            Readiness::Waiting(why) => Some(why),
+            Readiness::Ready | Readiness::Untracked => None,
+        },
+        None => Some("not found".into()),
+    })
+    .await
 }
 
 /// Polls until every one of `ids` is gone (finalizers done), or fails naming what is left.
@@ -146,31 +159,11 @@ pub async fn wait_gone(
     timeout: Duration,
     interval: Duration,
 ) -> Result<(), KindError> {
-    let start = Instant::now();
-    let mut left: Vec<ObjectId> = ids.to_vec();
-    loop {
-        let mut still = Vec::new();
-        for id in left {
-            if cluster.get(&id).await?.is_some() {
-                still.push(id);
-            }
-        }
-        let Some(first) = still.first() else {
-            return Ok(());
-        };
-        if start.elapsed() >= timeout {
-            let names: Vec<String> = still.iter().map(|i| format!("  {i}")).collect();
-            return Err(KindError::new(format!(
-                "{} object(s) still terminating after {}s:\n{}",
-                still.len(),
-                timeout.as_secs(),
-                names.join("\n")
-            )));
-        }
-        ctx.waiting(format!("{} object(s) terminating, e.g. {first}", still.len()));
-        left = still;
-        tokio::time::sleep(interval).await;
-    }
+    let ids = ids.to_vec();
+    wait_each(ctx, cluster, "deleting", ids, (timeout, interval), |_, obj| {
+        obj.map(|_| "terminating".to_string())
+    })
+    .await
 }
 
 #[cfg(test)]

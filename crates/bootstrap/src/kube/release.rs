@@ -2,45 +2,66 @@
 //! (`.Capabilities` from discovery, `lookup` answered by the API server), applied as objects,
 //! pruned on upgrade, and checked object by object for drift.
 //!
-//! Attributes: `cluster`, `name`, `namespace` (changing either replaces the release), `chart`
-//! (`oci://host/repo/name`), `version`, `values`, `wait`, `timeout_seconds`. Read back:
-//! `out_of_sync` (field-level differences between the applied objects and the cluster; desired
-//! empty), `objects` (identities), `chart_digest`.
+//! Attributes: `cluster`, `name`, `namespace` (changing one replaces the release), `chart`
+//! (`oci://host/repo/name`), `version`, `values`, `out_of_sync` (field-level differences between
+//! the applied objects and the cluster; desired empty) in place. Read back: `objects`
+//! (identities), `chart_digest`. Settings: `cluster_endpoint`, `cluster_ca`, `wait`,
+//! `timeout_seconds`.
 
 use super::cluster::Cluster;
 use super::object_set::{self, ApplyOptions, Record, RecordRef};
-use super::set_kind::{self, SetSource, text};
+use super::set_kind::{self, SetSource};
 use super::shared::Shared;
 use async_trait::async_trait;
-use engine::{Attrs, Context, Field, KindError};
+use engine::{Attributes, Context, KindError, KindResult};
 use engine_helm::yaml::Numbers;
 use engine_helm::{Capabilities, Chart, Lookup, RenderOptions};
+use serde::{Deserialize, Serialize};
 use serde_json::{Value as Json, json};
 use std::sync::Arc;
 
-/// The source of a `helm_release`: a chart rendered against the cluster.
-pub(crate) struct HelmRelease;
-
-const FIELDS: &[Field] = &[
-    Field::replace("cluster"),
-    Field::replace("name"),
-    Field::replace("namespace"),
-    Field::in_place("chart"),
-    Field::in_place("version"),
-    Field::in_place("values"),
-    Field::in_place("out_of_sync"),
-    Field::computed("objects"),
-    Field::computed("chart_digest"),
-];
-
-fn live_attrs(record: &Record, common: &Attrs) -> Attrs {
-    let mut a = common.clone();
-    a.insert("chart".into(), json!(record.source));
-    a.insert("version".into(), json!(record.version));
-    a.insert("values".into(), record.values.clone());
-    a.insert("chart_digest".into(), json!(record.digest));
-    a
+#[derive(Attributes, Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub(crate) struct HelmRelease {
+    #[attr(replace)]
+    pub cluster: String,
+    #[attr(replace)]
+    pub name: String,
+    #[attr(in_place)]
+    pub chart: String,
+    #[attr(in_place)]
+    #[serde(default)]
+    pub version: String,
+    #[attr(in_place)]
+    #[serde(default)]
+    pub values: Json,
+    #[attr(in_place)]
+    #[serde(default)]
+    pub out_of_sync: Vec<String>,
+    #[attr(computed)]
+    #[serde(default)]
+    pub objects: Vec<String>,
+    #[attr(computed)]
+    #[serde(default)]
+    pub chart_digest: String,
+    #[attr(replace)]
+    pub namespace: String,
+    #[attr(setting)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster_endpoint: Option<String>,
+    #[attr(setting)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster_ca: Option<String>,
+    /// Wait for the release's workloads to be ready (default true).
+    #[attr(setting)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait: Option<bool>,
+    #[attr(setting)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_seconds: Option<u64>,
 }
+
+/// The source of a `helm_release`: a chart rendered against the cluster.
+pub(crate) struct Release;
 
 /// Answers the templates' `lookup` from the live cluster (on the rendering thread).
 struct LiveLookup {
@@ -75,14 +96,40 @@ impl Lookup for LiveLookup {
 }
 
 #[async_trait]
-impl SetSource for HelmRelease {
+impl SetSource for Release {
+    type Attrs = HelmRelease;
     const NAME: &'static str = "helm_release";
     const SET_KIND: &'static str = "release";
-    const NAMESPACE_KEY: &'static str = "namespace";
-    const FIELDS: &'static [Field] = FIELDS;
 
-    fn live_attrs(record: &Record, common: &Attrs) -> Attrs {
-        live_attrs(record, common)
+    fn cluster(a: &HelmRelease) -> (&str, Option<&str>, Option<&str>) {
+        (&a.cluster, a.cluster_endpoint.as_deref(), a.cluster_ca.as_deref())
+    }
+
+    fn record_ref(a: &HelmRelease) -> RecordRef {
+        RecordRef { namespace: a.namespace.clone(), set_kind: Self::SET_KIND, name: a.name.clone() }
+    }
+
+    fn live(
+        cluster: &str,
+        at: &RecordRef,
+        record: &Record,
+        out_of_sync: Vec<String>,
+    ) -> HelmRelease {
+        HelmRelease {
+            cluster: cluster.to_string(),
+            name: at.name.clone(),
+            chart: record.source.clone(),
+            version: record.version.clone(),
+            values: record.values.clone(),
+            out_of_sync,
+            objects: record.ids().iter().map(|i| i.key()).collect(),
+            chart_digest: record.digest.clone(),
+            namespace: at.namespace.clone(),
+            cluster_endpoint: None,
+            cluster_ca: None,
+            wait: None,
+            timeout_seconds: None,
+        }
     }
 
     async fn build(
@@ -91,14 +138,10 @@ impl SetSource for HelmRelease {
         shared: &Shared,
         cluster: &Arc<Cluster>,
         at: &RecordRef,
-        desired: &Attrs,
+        desired: &HelmRelease,
         old: Option<&Record>,
-    ) -> Result<(Record, ApplyOptions), KindError> {
-        let chart_ref = text(desired, "chart");
-        let version = text(desired, "version");
-        let values = desired.get("values").cloned().unwrap_or(json!({}));
-        let reference = format!("{chart_ref}:{version}");
-
+    ) -> KindResult<(Record, ApplyOptions)> {
+        let reference = format!("{}:{}", desired.chart, desired.version);
         ctx.waiting(format!("pulling {reference}"));
         shared
             .calls
@@ -113,6 +156,7 @@ impl SetSource for HelmRelease {
             kube_version: cluster.server_version().await?,
             api_versions: cluster.api_versions().await?,
         };
+        let values = if desired.values.is_null() { json!({}) } else { desired.values.clone() };
         let manifests = render(
             cluster.clone(),
             chart,
@@ -128,8 +172,8 @@ impl SetSource for HelmRelease {
             .await
             .map_err(|e| KindError::new(format!("{reference}: {}", e.message)))?;
         let record = Record {
-            source: chart_ref,
-            version,
+            source: desired.chart.clone(),
+            version: desired.version.clone(),
             values,
             digest: pulled.digest,
             objects,
@@ -137,8 +181,8 @@ impl SetSource for HelmRelease {
         };
         let options = ApplyOptions {
             force_conflicts: false,
-            wait: desired.get("wait").and_then(Json::as_bool).unwrap_or(true),
-            timeout: set_kind::timeout(shared, desired),
+            wait: desired.wait.unwrap_or(true),
+            timeout: set_kind::timeout(shared, desired.timeout_seconds),
             poll_interval: shared.poll_interval,
         };
         Ok((record, options))

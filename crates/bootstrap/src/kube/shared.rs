@@ -3,10 +3,9 @@
 
 use super::cluster::Cluster;
 use super::connect::{ClusterTarget, KubeConnector};
-use crate::openbao::SecretSource;
-use engine::{ApiCallCounter, Attrs, KindError};
+use engine::{ApiCallCounter, KindError};
 use engine_helm::PullOptions;
-use serde_json::Value as Json;
+use engine_openbao::SecretSource;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -47,22 +46,26 @@ impl Shared {
         }
     }
 
-    /// The cluster a resource's attributes name (`cluster`, and `cluster_endpoint` +
-    /// `cluster_ca` when the cluster is made by the same spec).
-    pub fn target(&self, attrs: &Attrs) -> Result<ClusterTarget, KindError> {
-        let text = |k: &str| attrs.get(k).and_then(Json::as_str).map(str::to_string);
-        let name = text("cluster").ok_or_else(|| KindError::new("no `cluster` attribute"))?;
+    /// The cluster `name`, at `endpoint` trusting `ca_pem` when the cluster is made by the same
+    /// spec. A resource removed from the spec (known by name only) reaches the cluster at the
+    /// last endpoint seen for that name.
+    pub fn target(
+        &self,
+        name: &str,
+        endpoint: Option<&str>,
+        ca_pem: Option<&str>,
+    ) -> ClusterTarget {
         let target = ClusterTarget {
-            name: name.clone(),
-            endpoint: text("cluster_endpoint"),
-            ca_pem: text("cluster_ca"),
+            name: name.to_string(),
+            endpoint: endpoint.map(String::from),
+            ca_pem: ca_pem.map(String::from),
         };
         let mut known = self.targets.lock().unwrap_or_else(|p| p.into_inner());
         if target.endpoint.is_some() {
-            known.insert(name, target.clone());
-            Ok(target)
+            known.insert(name.to_string(), target.clone());
+            target
         } else {
-            Ok(known.get(&name).cloned().unwrap_or(target))
+            known.get(name).cloned().unwrap_or(target)
         }
     }
 

@@ -1,8 +1,10 @@
 //! `[bootstrap]` -> resources, in the platform's order (platform.md, "Kubernetes, part 2"):
-//! DaemonSet patch of `aws-node`, Cilium's CNI ConfigMap, Gateway API CRDs, Cilium, the
+//! DaemonSet patch of `aws-node`, Cilium's CNI configuration, Gateway API CRDs, Cilium, the
 //! `kube-proxy` patch, `flux-system` namespace, Flux Operator, the vars ConfigMap, the
 //! `flux-system` Secret, the default StorageClass, the Flux Instance, and the pre-destroy step.
+//! What differs per cloud comes from the [`ClusterProfile`].
 
+use super::profile::ClusterProfile;
 use super::spec::{BootstrapSpec, ReleaseSpec, toml_to_json};
 use crate::kube::identity_attrs;
 use engine::spec::Globals;
@@ -19,10 +21,6 @@ pub struct ClusterOutputs {
     pub ca_pem: Value,
     /// The endpoint's host (Cilium's `k8sServiceHost`).
     pub host: Value,
-    /// The cluster's OIDC issuer (for OpenBao's `jwt/<cluster>` mount).
-    pub oidc_issuer: Value,
-    /// The issuer's CA bundle when it is not publicly trusted (a test cluster's).
-    pub oidc_ca_pem: Option<Value>,
     /// What installs the DaemonSets the bootstrap patches, by DaemonSet name (`aws-node` → the
     /// vpc-cni addon): a patch waits for its installer when the spec makes it.
     pub installed_by: Vec<(String, Address)>,
@@ -39,18 +37,20 @@ impl ClusterOutputs {
     /// Whether the outputs are known values rather than references to a cluster resource (a
     /// cluster given to the engine rather than made by the spec).
     pub fn is_given(&self) -> bool {
-        [&self.endpoint, &self.ca_pem, &self.host, &self.oidc_issuer]
-            .into_iter()
-            .chain(self.oidc_ca_pem.as_ref())
-            .all(|v| v.references().is_empty())
+        [&self.endpoint, &self.ca_pem, &self.host].into_iter().all(|v| v.references().is_empty())
     }
 }
 
 /// The namespace Flux lives in.
 pub const FLUX_NAMESPACE: &str = "flux-system";
 
-fn addr(cloud: &str, kind: &str, name: &str) -> Address {
-    Address::new(format!("{cloud}.bootstrap.{kind}.{name}"))
+fn addr(prefix: &str, kind: &str, name: &str) -> Address {
+    Address::new(format!("{prefix}.{kind}.{name}"))
+}
+
+/// Seconds as an attribute value.
+fn seconds(s: u64) -> i64 {
+    i64::try_from(s).unwrap_or(i64::MAX)
 }
 
 /// Deep merge: `over` wins; maps merge key by key.
@@ -72,6 +72,9 @@ pub fn merge(base: &mut Json, over: &Json) {
 
 /// The expansion's inputs beyond the section itself.
 pub struct Inputs<'a> {
+    /// Where the resources are addressed (`aws.bootstrap`).
+    pub prefix: &'a str,
+    pub profile: &'a ClusterProfile,
     pub globals: &'a Globals,
     pub spec_name: &'a str,
     /// The cluster's outputs when the spec makes the cluster.
@@ -85,13 +88,14 @@ pub struct Inputs<'a> {
 /// The bootstrap resources.
 pub fn resources(spec: &BootstrapSpec, inputs: &Inputs) -> Vec<ResourceSpec> {
     let g = inputs.globals;
+    let profile = inputs.profile;
     let cloud = g.cloud.as_str();
     let cluster = g.cluster_name.as_str();
     let mut out: Vec<ResourceSpec> = Vec::new();
 
     let base = |kind: &str, name: &str, engine_kind: &str| {
-        let mut r =
-            ResourceSpec::new(addr(cloud, kind, name), engine_kind).attr("cluster", cluster);
+        let mut r = ResourceSpec::new(addr(inputs.prefix, kind, name), engine_kind)
+            .attr("cluster", cluster);
         if let Some(c) = &inputs.cluster {
             r = r.attr("cluster_endpoint", c.endpoint.clone()).attr("cluster_ca", c.ca_pem.clone());
         }
@@ -111,7 +115,6 @@ pub fn resources(spec: &BootstrapSpec, inputs: &Inputs) -> Vec<ResourceSpec> {
     let version = |key: &str| g.versions.get(key).cloned().unwrap_or_default();
 
     // 1. Park aws-node (VPC CNI) without deleting the addon.
-    let aws = cloud == "aws";
     let park = |name: &str| {
         json!({
             "apiVersion": "apps/v1", "kind": "DaemonSet",
@@ -128,36 +131,18 @@ pub fn resources(spec: &BootstrapSpec, inputs: &Inputs) -> Vec<ResourceSpec> {
             None => r,
         }
     };
-    let aws_node =
-        spec.disable_aws_node.unwrap_or(aws).then(|| patch("aws_node_patch", "aws-node"));
+    let aws_node = spec
+        .disable_aws_node
+        .unwrap_or(profile.parks("aws-node"))
+        .then(|| patch("aws_node_patch", "aws-node"));
     let aws_node_addr = aws_node.as_ref().map(|r| r.address.clone());
     out.extend(aws_node);
 
-    // 2. Cilium's CNI configuration (ENI mode on AWS).
-    let cni_config = aws.then(|| {
-        let conf = json!({
-            "cniVersion": "0.3.1",
-            "name": "cilium",
-            "plugins": [{
-                "cniVersion": "0.3.1",
-                "type": "cilium-cni",
-                "eni": {
-                    "subnet-tags": {"cilium.io/pod-subnet": "true"},
-                    "first-interface-index": 1,
-                },
-                "ipam": {"pre-allocate": 8},
-            }],
-        });
-        object(
-            "cilium_cni_configuration",
-            Value::Json(json!({
-                "apiVersion": "v1", "kind": "ConfigMap",
-                "metadata": {"name": "cilium-cni-configuration", "namespace": "kube-system"},
-                "data": {"cni-config": serde_json::to_string_pretty(&conf).unwrap_or_default()},
-            })),
-            false,
-        )
-    });
+    // 2. Cilium's CNI configuration, when the cloud needs one.
+    let cni_config = profile
+        .cni_configuration
+        .as_ref()
+        .map(|manifest| object("cilium_cni_configuration", Value::Json(manifest.clone()), false));
     let cni_addr = cni_config.as_ref().map(|r| r.address.clone());
     out.extend(cni_config);
 
@@ -171,7 +156,7 @@ pub fn resources(spec: &BootstrapSpec, inputs: &Inputs) -> Vec<ResourceSpec> {
             .attr("source", source)
             .attr("version", v)
             .attr("force_conflicts", true)
-            .attr("timeout_seconds", spec.timeout_seconds as i64)
+            .attr("timeout_seconds", seconds(spec.timeout_seconds))
             .attr("out_of_sync", Value::List(vec![]))
     });
     let gateway_addr = gateway.as_ref().map(|r| r.address.clone());
@@ -187,37 +172,13 @@ pub fn resources(spec: &BootstrapSpec, inputs: &Inputs) -> Vec<ResourceSpec> {
                 .attr("values", platform)
                 .attr("wait", r.wait.unwrap_or(wait))
                 .attr("out_of_sync", Value::List(vec![]))
-                .attr("timeout_seconds", r.timeout_seconds.unwrap_or(spec.timeout_seconds) as i64)
+                .attr("timeout_seconds", seconds(r.timeout_seconds.unwrap_or(spec.timeout_seconds)))
         };
 
     // 4. Cilium, then 5. the kube-proxy patch it makes unnecessary.
     let mut cilium_addr = None;
     if let Some(c) = &spec.cilium {
-        let mut values = if aws {
-            json!({
-                "kubeProxyReplacement": true,
-                "k8sServicePort": 443,
-                "ipam": {"mode": "eni"},
-                "eni": {"enabled": true, "awsEnablePrefixDelegation": true},
-                "routingMode": "native",
-                "egressMasqueradeInterfaces": "eth+",
-                "cni": {"customConf": true, "configMap": "cilium-cni-configuration"},
-                "encryption": {"enabled": true, "type": "wireguard"},
-                "gatewayAPI": {"enabled": true},
-                "hubble": {"enabled": true, "relay": {"enabled": true}},
-                "operator": {"replicas": 1},
-            })
-        } else {
-            json!({
-                "kubeProxyReplacement": true,
-                "k8sServicePort": 443,
-                "ipam": {"mode": "kubernetes"},
-                "routingMode": "native",
-                "cni": {"binPath": "/home/kubernetes/bin", "exclusive": true},
-                "gatewayAPI": {"enabled": true},
-                "hubble": {"enabled": true, "relay": {"enabled": true}},
-            })
-        };
+        let mut values = profile.cilium_values.clone();
         merge(&mut values, &toml_to_json(&c.values));
         let mut platform = json_to_value(values);
         // k8sServiceHost: the cluster's endpoint host (an output when the spec makes it).
@@ -238,7 +199,7 @@ pub fn resources(spec: &BootstrapSpec, inputs: &Inputs) -> Vec<ResourceSpec> {
         cilium_addr = Some(r.address.clone());
         out.push(r);
     }
-    if spec.disable_kube_proxy.unwrap_or(aws) {
+    if spec.disable_kube_proxy.unwrap_or(profile.parks("kube-proxy")) {
         let mut r = patch("kube_proxy_patch", "kube-proxy");
         if let Some(c) = &cilium_addr {
             r = r.after(c);
@@ -282,7 +243,7 @@ pub fn resources(spec: &BootstrapSpec, inputs: &Inputs) -> Vec<ResourceSpec> {
     }
 
     // 8. The vars ConfigMap, the flux-system Secret and the default StorageClass.
-    let vars_name = format!("{}-{cluster}-vars", if aws { "eks" } else { "gke" });
+    let vars_name = profile.vars_name(cluster);
     let mut data: Vec<(String, Value)> = vec![
         ("cluster_name".into(), Value::Str(cluster.into())),
         ("cloud".into(), Value::Str(cloud.into())),
@@ -342,7 +303,7 @@ pub fn resources(spec: &BootstrapSpec, inputs: &Inputs) -> Vec<ResourceSpec> {
         instance_deps.push(r.address.clone());
         out.push(r);
     }
-    if let Some(sc) = &spec.storage_class {
+    if let Some(sc) = spec.storage_class.as_ref().or(profile.storage_class.as_ref()) {
         let r = object(
             "storage_class",
             Value::Json(json!({
@@ -372,7 +333,7 @@ pub fn resources(spec: &BootstrapSpec, inputs: &Inputs) -> Vec<ResourceSpec> {
             "instance": {
                 "distribution": {"version": fi.distribution},
                 "components": fi.components,
-                "cluster": {"type": if aws { "aws" } else { "gcp" }},
+                "cluster": {"type": profile.flux_cluster_type},
                 "sync": {
                     "kind": "GitRepository",
                     "url": url,

@@ -1,10 +1,12 @@
 //! The platform's cluster bootstrap: the `[bootstrap]` section, validated and expanded into kube
-//! resources.
+//! resources, with what differs per cloud given as a [`ClusterProfile`].
 
 mod expand;
+mod profile;
 pub mod spec;
 
 pub use expand::{ClusterOutputs, FLUX_NAMESPACE, Inputs, merge, resources};
+pub use profile::ClusterProfile;
 pub use spec::BootstrapSpec;
 
 use engine::spec::{FieldPath, SpecError, SpecErrors, SpecSource};

@@ -23,13 +23,13 @@ pub struct BootstrapSpec {
     pub cilium: Option<ReleaseSpec>,
     pub flux_operator: Option<ReleaseSpec>,
     pub flux_instance: Option<FluxInstanceSpec>,
-    /// Extra keys of the `<eks|gke>-<cluster>-vars` ConfigMap.
+    /// Extra keys of the vars ConfigMap (`eks-<cluster>-vars` on AWS).
     #[serde(default)]
     pub vars: BTreeMap<String, String>,
     pub flux_secret: Option<FluxSecretSpec>,
     pub storage_class: Option<StorageClassSpec>,
     /// Server-side-apply patches that park the `aws-node` and `kube-proxy` DaemonSets (Cilium
-    /// replaces both). Default: on for AWS.
+    /// replaces both). Default: the cluster profile's (on for AWS).
     pub disable_aws_node: Option<bool>,
     pub disable_kube_proxy: Option<bool>,
 }

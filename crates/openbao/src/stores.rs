@@ -2,10 +2,10 @@
 //! (root token, recovery keys, generated passwords), a place to read the secrets they import
 //! (the intermediate CA bundle), and the newest raft snapshot to rehydrate from.
 //!
-//! In production these are AWS Secrets Manager and the S3 snapshot bucket; tests use
-//! [`MemorySecrets`] and a snapshot held in memory.
+//! The lane's wiring implements them (the AWS lane: Secrets Manager and the S3 snapshot bucket,
+//! in `crates/cli/src/providers.rs`); tests use [`MemorySecrets`] and a snapshot held in memory.
 
-use crate::Secret;
+use engine::Secret;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Mutex;

@@ -1,4 +1,5 @@
-//! The `[openbao]` spec section and its expansion into resources under `aws.openbao.config`.
+//! The `[openbao]` spec section (but its `server` table, the cloud provider's): types,
+//! validation, and the files it names.
 //!
 //! ```toml
 //! [openbao]
@@ -46,18 +47,14 @@
 //!
 //! Durations are seconds (integer) or text such as `600s`, `12h`, `30d`, `1h30m`, `5y`
 //! (y = 365 d). Files are read by [`OpenBaoConfig::load_files`] relative to the spec's directory,
-//! so [`expand`] itself is pure.
+//! so [`expand`](crate::expand) itself is pure.
 
-use super::shared::check_path;
-use engine::{Address, ResourceSpec, Value};
+use crate::shared::check_path;
 use serde::Deserialize;
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
-
-/// Where the expanded resources live.
-pub const STAGE: &str = "aws.openbao.config";
 
 /// A duration in seconds, written as an integer or as text (`30d`, `12h`, `1h30m`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -493,7 +490,8 @@ impl OpenBaoConfig {
             || !self.jwt.is_empty()
     }
 
-    fn certificate(&self) -> Option<&String> {
+    /// The intermediate's certificate of `pki.certificate_file` (files must have been loaded).
+    pub fn certificate(&self) -> Option<&String> {
         self.pki.as_ref().and_then(|p| p.certificate_file.as_ref()).and_then(|p| self.files.get(p))
     }
 
@@ -633,249 +631,6 @@ impl OpenBaoConfig {
     }
 }
 
-fn strings(items: &[String]) -> Value {
-    Value::List(items.iter().map(|s| Value::from(s.as_str())).collect())
-}
-
-/// Expands a validated config into resources under [`STAGE`] (`aws.openbao.config`).
-pub fn expand(config: &OpenBaoConfig) -> Vec<ResourceSpec> {
-    expand_at(config, STAGE)
-}
-
-/// The issuer of the cluster the spec makes, for JWT mounts with `cluster_issuer = true`:
-/// references to the cluster resource's outputs.
-#[derive(Debug, Clone)]
-pub struct ClusterIssuer {
-    /// The issuer URL (also the discovery URL).
-    pub url: Value,
-    /// The CA bundle of the discovery endpoint, when it is not publicly trusted.
-    pub ca_pem: Option<Value>,
-}
-
-/// Expands a validated config into resources under `stage` (e.g. `gcp.openbao.config`).
-pub fn expand_at(config: &OpenBaoConfig, stage: &str) -> Vec<ResourceSpec> {
-    expand_with_cluster(config, stage, None)
-}
-
-/// [`expand_at`], with JWT mounts marked `cluster_issuer` bound to `cluster` (left out when the
-/// spec makes no cluster).
-pub fn expand_with_cluster(
-    config: &OpenBaoConfig,
-    stage: &str,
-    cluster: Option<&ClusterIssuer>,
-) -> Vec<ResourceSpec> {
-    let addr = |rest: &str| Address::new(format!("{stage}.{rest}"));
-    let mut out = Vec::new();
-    if let Some(t) = &config.tls {
-        let bundle = t
-            .bundle_secret
-            .clone()
-            .or_else(|| config.pki.as_ref().map(|p| p.bundle_secret.clone()))
-            .unwrap_or_default();
-        let mut r = ResourceSpec::new(addr("tls"), "openbao_server_tls")
-            .attr("secret", t.secret.as_str())
-            .attr("bundle_secret", bundle)
-            .attr("dns_names", strings(&t.dns_names))
-            .attr("valid", true);
-        if let Some(days) = t.renew_before_days {
-            r = r.attr("renew_before_days", days);
-        }
-        out.push(r);
-    }
-    let init = config.init.as_ref().map(|i| {
-        let a = addr("init");
-        out.push(
-            ResourceSpec::new(a.clone(), "openbao_init")
-                .attr("secret_prefix", i.secret_prefix.as_str())
-                .attr("shares", i.shares)
-                .attr("threshold", i.threshold)
-                .attr("sealed", false),
-        );
-        a
-    });
-    let after_init = |r: ResourceSpec| match &init {
-        Some(i) => r.after(i),
-        None => r,
-    };
-
-    let mut mounts = BTreeMap::new();
-    for (path, m) in &config.mounts {
-        let a = addr("mount").index(path);
-        let (kind, mut options) = match m.kind.as_str() {
-            "kv-v2" => ("kv", BTreeMap::from([("version".to_string(), "2".to_string())])),
-            other => (other, BTreeMap::new()),
-        };
-        options.extend(m.options.clone());
-        let mut r = ResourceSpec::new(a.clone(), "openbao_mount")
-            .attr("path", path.as_str())
-            .attr("type", kind)
-            .attr("description", m.description.clone().unwrap_or_default())
-            .attr("options", Value::string_map(options.iter()));
-        if let Some(t) = m.default_lease_ttl {
-            r = r.attr("default_lease_ttl", t.0);
-        }
-        if let Some(t) = m.max_lease_ttl {
-            r = r.attr("max_lease_ttl", t.0);
-        }
-        out.push(after_init(r));
-        mounts.insert(path.clone(), a);
-    }
-
-    let mut policies = BTreeMap::new();
-    for (name, text) in config.policy_texts() {
-        let a = addr("policy").index(&name);
-        out.push(after_init(
-            ResourceSpec::new(a.clone(), "openbao_policy")
-                .attr("name", name.as_str())
-                .attr("policy", text.as_str()),
-        ));
-        policies.insert(name, a);
-    }
-    let after_policies = |mut r: ResourceSpec, names: &[String]| {
-        for n in names {
-            if let Some(p) = policies.get(n) {
-                r = r.after(p);
-            }
-        }
-        r
-    };
-
-    if let Some(p) = &config.pki {
-        let a = addr("pki_intermediate").index(&p.mount);
-        let mut r = ResourceSpec::new(a.clone(), "openbao_pki_intermediate")
-            .attr("mount", p.mount.as_str())
-            .attr("bundle_secret", p.bundle_secret.as_str())
-            .attr("issuer_name", p.issuer_name.as_str());
-        if let Some(cert) = config.certificate() {
-            r = r.attr("certificate", cert.trim().to_string());
-        }
-        if let Some(m) = mounts.get(&p.mount) {
-            r = r.after(m);
-        }
-        out.push(after_init(r));
-        for (name, role) in &p.roles {
-            let mut r = ResourceSpec::new(addr("pki_role").index(name), "openbao_pki_role")
-                .attr("mount", p.mount.as_str())
-                .attr("name", name.as_str())
-                .attr("issuer_ref", role.issuer_ref.as_str())
-                .attr("allowed_domains", strings(&role.allowed_domains))
-                .attr("allow_subdomains", role.allow_subdomains)
-                .attr("allow_bare_domains", role.allow_bare_domains)
-                .attr("allow_glob_domains", role.allow_glob_domains)
-                .attr("allow_any_name", role.allow_any_name)
-                .attr("allow_localhost", role.allow_localhost)
-                .attr("allow_ip_sans", role.allow_ip_sans)
-                .attr("enforce_hostnames", role.enforce_hostnames)
-                .attr("server_flag", role.server_flag)
-                .attr("client_flag", role.client_flag)
-                .attr("key_type", role.key_type.as_str())
-                .attr("key_bits", role.key_bits)
-                .attr("ttl", role.ttl.0)
-                .attr("max_ttl", role.max_ttl.0)
-                .after(&a);
-            if let Some(m) = mounts.get(&p.mount) {
-                r = r.after(m);
-            }
-            out.push(after_init(r));
-        }
-    }
-
-    if let Some(u) = &config.userpass {
-        let auth = addr("auth").index(&u.mount);
-        out.push(after_init(
-            ResourceSpec::new(auth.clone(), "openbao_auth")
-                .attr("path", u.mount.as_str())
-                .attr("type", "userpass")
-                .attr("description", u.description.clone().unwrap_or_default()),
-        ));
-        let prefix = config.init.as_ref().map(|i| i.secret_prefix.as_str()).unwrap_or("openbao");
-        for (name, user) in &u.users {
-            let secret =
-                user.password_secret.clone().unwrap_or_else(|| format!("{prefix}/userpass/{name}"));
-            let mut r =
-                ResourceSpec::new(addr("userpass_user").index(name), "openbao_userpass_user")
-                    .attr("mount", u.mount.as_str())
-                    .attr("username", name.as_str())
-                    .attr("token_policies", strings(&user.policies))
-                    .attr("password_secret", secret)
-                    .after(&auth);
-            if let Some(t) = user.token_ttl {
-                r = r.attr("token_ttl", t.0);
-            }
-            if let Some(t) = user.token_max_ttl {
-                r = r.attr("token_max_ttl", t.0);
-            }
-            out.push(after_init(after_policies(r, &user.policies)));
-        }
-    }
-
-    for (mount, j) in &config.jwt {
-        if j.cluster_issuer && cluster.is_none() {
-            continue;
-        }
-        let auth = addr("auth").index(mount);
-        out.push(after_init(
-            ResourceSpec::new(auth.clone(), "openbao_auth")
-                .attr("path", mount.as_str())
-                .attr("type", "jwt")
-                .attr("description", j.description.clone().unwrap_or_default()),
-        ));
-        let cfg = addr("jwt_config").index(mount);
-        let mut r = ResourceSpec::new(cfg.clone(), "openbao_jwt_config")
-            .attr("mount", mount.as_str())
-            .attr("bound_issuer", j.bound_issuer.clone().unwrap_or_default())
-            .after(&auth);
-        if let (true, Some(c)) = (j.cluster_issuer, cluster) {
-            r = r
-                .attr("oidc_discovery_url", c.url.clone())
-                .attr("bound_issuer", c.url.clone())
-                .attr("oidc_discovery_ca_pem", c.ca_pem.clone().unwrap_or(Value::from("")));
-        } else if let Some(url) = &j.oidc_discovery_url {
-            r = r
-                .attr("oidc_discovery_url", url.as_str())
-                .attr("oidc_discovery_ca_pem", j.oidc_discovery_ca_pem.clone().unwrap_or_default());
-        } else {
-            r = r.attr(
-                "jwt_validation_pubkeys",
-                Value::List(
-                    j.jwt_validation_pubkeys.iter().map(|k| Value::from(k.trim())).collect(),
-                ),
-            );
-        }
-        out.push(after_init(r));
-        for (name, role) in &j.roles {
-            let mut r = ResourceSpec::new(
-                addr("jwt_role").index(&format!("{mount}/{name}")),
-                "openbao_jwt_role",
-            )
-            .attr("mount", mount.as_str())
-            .attr("name", name.as_str())
-            .attr("role_type", role.role_type.as_str())
-            .attr("bound_audiences", strings(&role.bound_audiences))
-            .attr("user_claim", role.user_claim.as_str())
-            .attr("bound_subject", role.bound_subject.clone().unwrap_or_default())
-            .attr("token_policies", strings(&role.token_policies))
-            .after(&cfg);
-            if !role.bound_claims.is_empty() {
-                r = r.attr(
-                    "bound_claims",
-                    Value::Json(Json::Object(
-                        role.bound_claims.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
-                    )),
-                );
-            }
-            if let Some(t) = role.token_ttl {
-                r = r.attr("token_ttl", t.0);
-            }
-            if let Some(t) = role.token_max_ttl {
-                r = r.attr("token_max_ttl", t.0);
-            }
-            out.push(after_init(after_policies(r, &role.token_policies)));
-        }
-    }
-    out
-}
-
 /// A path of the spec: `~/` is the home directory, a relative path is relative to `base` (the
 /// spec's directory).
 fn resolve(base: &Path, p: &Path) -> PathBuf {
@@ -886,58 +641,9 @@ fn resolve(base: &Path, p: &Path) -> PathBuf {
     }
     base.join(p)
 }
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    const SPEC: &str = r#"
-[init]
-secret_prefix = "openbao/aws-0"
-
-[mounts.platform]
-type = "kv-v2"
-description = "platform secrets"
-[mounts.pki_private_issuer]
-type = "pki"
-max_lease_ttl = "5y"
-
-[policies]
-dir = "policies"
-inline = { reader = 'path "platform/*" { capabilities = ["read"] }' }
-
-[pki]
-bundle_secret = "openbao/pki/intermediate-aws"
-[pki.roles.ogenki]
-allowed_domains = ["priv.example.test"]
-
-[userpass.users.admin]
-policies = ["admin"]
-
-[jwt."jwt/aws-0"]
-oidc_discovery_url = "https://issuer.example.test"
-bound_issuer = "https://issuer.example.test"
-[jwt."jwt/aws-0".roles.cert-manager]
-bound_audiences = ["openbao"]
-bound_subject = "system:serviceaccount:cert-manager:cert-manager"
-token_policies = ["admin"]
-token_ttl = 600
-token_max_ttl = "20m"
-"#;
-
-    fn loaded() -> (tempfile::TempDir, OpenBaoConfig) {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir(dir.path().join("policies")).unwrap();
-        std::fs::write(
-            dir.path().join("policies/admin.hcl"),
-            "# all\npath \"*\" {\n  capabilities = [\"sudo\"]\n}\n",
-        )
-        .unwrap();
-        std::fs::write(dir.path().join("policies/README.md"), "not a policy").unwrap();
-        let mut config: OpenBaoConfig = toml::from_str(SPEC).unwrap();
-        config.load_files(dir.path()).unwrap();
-        (dir, config)
-    }
 
     #[test]
     fn durations_parse() {
@@ -948,60 +654,6 @@ token_max_ttl = "20m"
         for bad in ["", "h", "10x", "-1", "1h3"] {
             assert!(Ttl::parse(bad).is_err(), "{bad}");
         }
-    }
-
-    #[test]
-    fn expands_to_addressed_resources_with_edges() {
-        let (_dir, config) = loaded();
-        let resources = expand(&config);
-        let names: Vec<String> = resources.iter().map(|r| r.address.to_string()).collect();
-        assert_eq!(
-            names,
-            vec![
-                "aws.openbao.config.init",
-                "aws.openbao.config.mount[\"pki_private_issuer\"]",
-                "aws.openbao.config.mount[\"platform\"]",
-                "aws.openbao.config.policy[\"admin\"]",
-                "aws.openbao.config.policy[\"reader\"]",
-                "aws.openbao.config.pki_intermediate[\"pki_private_issuer\"]",
-                "aws.openbao.config.pki_role[\"ogenki\"]",
-                "aws.openbao.config.auth[\"userpass\"]",
-                "aws.openbao.config.userpass_user[\"admin\"]",
-                "aws.openbao.config.auth[\"jwt/aws-0\"]",
-                "aws.openbao.config.jwt_config[\"jwt/aws-0\"]",
-                "aws.openbao.config.jwt_role[\"jwt/aws-0/cert-manager\"]",
-            ]
-        );
-        let get = |a: &str| resources.iter().find(|r| r.address.as_str() == a).unwrap();
-        let kv = get("aws.openbao.config.mount[\"platform\"]");
-        assert_eq!(kv.attributes["type"], Value::from("kv"));
-        assert_eq!(
-            kv.attributes["options"],
-            Value::Map(BTreeMap::from([("version".into(), Value::from("2"))]))
-        );
-        let role = get("aws.openbao.config.pki_role[\"ogenki\"]");
-        assert_eq!(role.attributes["ttl"], Value::Int(30 * 86400));
-        assert_eq!(role.attributes["max_ttl"], Value::Int(90 * 86400));
-        let deps = role.dependencies();
-        assert!(deps.contains(&Address::new(
-            "aws.openbao.config.pki_intermediate[\"pki_private_issuer\"]"
-        )));
-        assert!(deps.contains(&Address::new("aws.openbao.config.init")));
-        let user = get("aws.openbao.config.userpass_user[\"admin\"]");
-        assert_eq!(user.attributes["password_secret"], Value::from("openbao/aws-0/userpass/admin"));
-        assert!(
-            user.dependencies().contains(&Address::new("aws.openbao.config.policy[\"admin\"]"))
-        );
-        let jwt = get("aws.openbao.config.jwt_role[\"jwt/aws-0/cert-manager\"]");
-        assert_eq!(jwt.attributes["token_max_ttl"], Value::Int(1200));
-        let admin = get("aws.openbao.config.policy[\"admin\"]");
-        assert_eq!(
-            admin.attributes["policy"],
-            Value::from("# all\npath \"*\" {\n  capabilities = [\"sudo\"]\n}\n")
-        );
-        // No attribute anywhere carries a token or a key.
-        let text = format!("{resources:?}");
-        assert!(!text.contains("PRIVATE KEY") && !text.contains("token\": \"s."));
     }
 
     #[test]

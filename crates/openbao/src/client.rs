@@ -6,7 +6,7 @@
 //! `X-Vault-Token` header only; errors never carry them (server messages that would contain the
 //! token are redacted as well).
 
-use crate::Secret;
+use engine::Secret;
 use engine::{ApiCall, ApiCallCounter, KindError};
 use rustls_pki_types::CertificateDer;
 use rustls_pki_types::pem::PemObject;
@@ -33,50 +33,6 @@ impl fmt::Debug for BaoConnection {
             .field("ca_bundle", &self.ca_bundle.as_ref().map(|_| "(PEM)"))
             .field("token", &self.token)
             .finish()
-    }
-}
-
-/// Supplies the connection to OpenBao when a kind needs it (at apply time, so a token that
-/// `openbao_init` has just stored is found).
-#[async_trait::async_trait]
-pub trait BaoConnector: Send + Sync {
-    async fn connect(&self) -> Result<BaoConnection, BaoError>;
-}
-
-/// A connector that always answers the same connection.
-pub struct StaticConnector(pub BaoConnection);
-
-#[async_trait::async_trait]
-impl BaoConnector for StaticConnector {
-    async fn connect(&self) -> Result<BaoConnection, BaoError> {
-        Ok(self.0.clone())
-    }
-}
-
-/// A connector whose token is read from a secret store at each connection, under the name
-/// `openbao_init` stores it (`<secret_prefix>/root-token`): before init there is none, right
-/// after init (or a restore) the lineage's token is found.
-pub struct StoredTokenConnector {
-    pub address: String,
-    pub ca_bundle: Option<String>,
-    pub source: Arc<dyn super::SecretSource>,
-    /// The secret's name, e.g. `openbao/aws-0/root-token`.
-    pub token_secret: String,
-}
-
-#[async_trait::async_trait]
-impl BaoConnector for StoredTokenConnector {
-    async fn connect(&self) -> Result<BaoConnection, BaoError> {
-        let token = self
-            .source
-            .get(&self.token_secret)
-            .await
-            .map_err(|e| BaoError::Hook(format!("reading `{}`: {e}", self.token_secret)))?;
-        Ok(BaoConnection {
-            address: self.address.clone(),
-            ca_bundle: self.ca_bundle.clone(),
-            token,
-        })
     }
 }
 

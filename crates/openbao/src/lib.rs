@@ -1,17 +1,25 @@
-//! OpenBao configuration as engine resource kinds, on OpenBao's HTTP API.
+//! OpenBao's configuration as engine resource kinds, on OpenBao's HTTP API, and the provider of
+//! the `[openbao]` spec section. Cloud-neutral: the server's cloud resources belong to the
+//! cloud's provider, and the stores it needs (secrets, snapshots) are traits the lane wiring
+//! implements.
 //!
-//! | kind | what | API |
-//! |---|---|---|
-//! | `openbao_init` | initialised + unsealed server (or restored from a snapshot) | `sys/init`, `sys/seal-status`, `sys/storage/raft/snapshot-force` |
-//! | `openbao_mount` | secrets engine (kv-v2, pki, ...) | `sys/mounts` |
-//! | `openbao_auth` | auth method (userpass, jwt) | `sys/auth` |
-//! | `openbao_policy` | ACL policy | `sys/policies/acl` |
-//! | `openbao_userpass_user` | userpass user with a generated password | `auth/<mount>/users` |
-//! | `openbao_jwt_config` | JWT auth config (discovery URL or public keys, issuer) | `auth/<mount>/config` |
-//! | `openbao_jwt_role` | JWT role | `auth/<mount>/role` |
-//! | `openbao_pki_intermediate` | imported intermediate CA as default issuer | `<mount>/issuers/import/bundle` |
-//! | `openbao_pki_role` | PKI role | `<mount>/roles` |
-//! | `openbao_server_tls` | OpenBao's own TLS certificate, issued from the intermediate | the secret store |
+//! | kind | what | API | file |
+//! |---|---|---|---|
+//! | `openbao_init` | initialised + unsealed server (or restored from a snapshot) | `sys/init`, `sys/seal-status`, `sys/storage/raft/snapshot-force` | `init.rs` |
+//! | `openbao_mount` | secrets engine (kv-v2, pki, ...) | `sys/mounts` | `mount.rs` |
+//! | `openbao_auth` | auth method (userpass, jwt) | `sys/auth` | `mount.rs` |
+//! | `openbao_policy` | ACL policy | `sys/policies/acl` | `policy.rs` |
+//! | `openbao_userpass_user` | userpass user with a generated password | `auth/<mount>/users` | `userpass.rs` |
+//! | `openbao_jwt_config` | JWT auth config (discovery URL or public keys, issuer) | `auth/<mount>/config` | `jwt.rs` |
+//! | `openbao_jwt_role` | JWT role | `auth/<mount>/role` | `jwt.rs` |
+//! | `openbao_pki_intermediate` | imported intermediate CA as default issuer | `<mount>/issuers/import/bundle` | `pki.rs` |
+//! | `openbao_pki_role` | PKI role | `<mount>/roles` | `pki.rs` |
+//! | `openbao_server_tls` | OpenBao's own TLS certificate, issued from the intermediate | the secret store | `server_tls.rs` |
+//!
+//! The rest: `spec.rs` (the section, validated, its files read), `expand.rs` (its resources),
+//! `provider.rs` ([`OpenBaoProvider`], [`spec_connector`]), `client.rs` (the HTTP client),
+//! `connect.rs` (how the kinds reach the server), `stores.rs` (the secret and snapshot stores),
+//! `entry.rs` (the kind shared by entries written whole: JWT and PKI roles).
 //!
 //! The kinds reach OpenBao through a [`BaoConnector`] given when they are built (the address,
 //! CA bundle and token are looked up at apply time, never carried in attributes), and reach the
@@ -19,7 +27,7 @@
 //!
 //! ```no_run
 //! # use std::sync::Arc;
-//! use engine_bootstrap::openbao::{BaoConnection, MemorySecrets, OpenBao, StaticConnector};
+//! use engine_openbao::{BaoConnection, MemorySecrets, OpenBao, OpenBaoProvider, StaticConnector};
 //! let secrets = Arc::new(MemorySecrets::new());
 //! let bao = OpenBao::builder(Arc::new(StaticConnector(BaoConnection {
 //!     address: "https://bao.priv.aws.example.com:8200".into(),
@@ -29,37 +37,41 @@
 //! .secret_sink(secrets.clone())
 //! .secret_source(secrets)
 //! .build();
-//! let kinds = bao.kinds(); // register with the provider
+//! let provider = OpenBaoProvider::builder("aws", "aws.openbao.config", bao).build();
 //! ```
 
 mod client;
-mod config;
-mod hooks;
+mod connect;
+mod entry;
+mod expand;
 mod init;
 mod jwt;
 mod mount;
-mod pki_engine;
+mod pki;
 mod policy;
+mod provider;
 mod server_tls;
 mod shared;
+mod spec;
+mod stores;
 mod userpass;
 
-pub use client::{
-    BaoClient, BaoConnection, BaoConnector, BaoError, StaticConnector, StoredTokenConnector,
+pub use client::{BaoClient, BaoConnection, BaoError};
+pub use connect::{BaoConnector, NoConnector, StaticConnector, StoredTokenConnector};
+pub use expand::{ClusterIssuer, expand};
+pub use pki::ROLE_SETTINGS as PKI_ROLE_SETTINGS;
+pub use policy::{normalize_policy, policy_text};
+pub use provider::{OpenBaoProvider, OpenBaoProviderBuilder, spec_connector};
+pub use spec::{
+    ConfigError, InitConfig, JwtMountConfig, JwtRoleConfig, MountConfig, OpenBaoConfig, PkiConfig,
+    PkiRoleConfig, PoliciesConfig, TlsConfig, Ttl, UserConfig, UserpassConfig,
 };
-pub use config::{
-    ClusterIssuer, ConfigError, InitConfig, JwtMountConfig, JwtRoleConfig, MountConfig,
-    OpenBaoConfig, PkiConfig, PkiRoleConfig, PoliciesConfig, STAGE, TlsConfig, Ttl, UserConfig,
-    UserpassConfig, expand, expand_at, expand_with_cluster,
-};
-pub use hooks::{
+pub use stores::{
     HookError, MemorySecrets, NoSecrets, NoSnapshots, SecretSink, SecretSource, Snapshot,
     SnapshotSource,
 };
-pub use pki_engine::ROLE_SETTINGS as PKI_ROLE_SETTINGS;
-pub use policy::normalize as normalize_policy;
 
-use engine::{ApiCalls, Kind, Secret};
+use engine::{ApiCalls, Kind, Secret, Typed};
 use shared::Shared;
 use std::sync::Arc;
 use std::time::Duration;
@@ -95,16 +107,16 @@ impl OpenBao {
     pub fn kinds(&self) -> Vec<Arc<dyn Kind>> {
         let s = &self.shared;
         vec![
-            Arc::new(init::Init(s.clone())),
-            Arc::new(mount::Mount { shared: s.clone(), table: mount::Table::Secrets }),
-            Arc::new(mount::Mount { shared: s.clone(), table: mount::Table::Auth }),
-            Arc::new(policy::Policy(s.clone())),
-            Arc::new(userpass::UserpassUser(s.clone())),
-            Arc::new(jwt::JwtConfig(s.clone())),
-            Arc::new(jwt::JwtRole(s.clone())),
-            Arc::new(pki_engine::PkiIntermediate(s.clone())),
-            Arc::new(pki_engine::PkiRole(s.clone())),
-            Arc::new(server_tls::ServerTls(s.clone())),
+            Typed::arc(init::InitKind(s.clone())),
+            Typed::arc(mount::MountKind::<false>(s.clone())),
+            Typed::arc(mount::MountKind::<true>(s.clone())),
+            Typed::arc(policy::PolicyKind(s.clone())),
+            Typed::arc(userpass::UserpassUserKind(s.clone())),
+            Typed::arc(jwt::JwtConfigKind(s.clone())),
+            Typed::arc(entry::EntryKind::<jwt::JwtRole>::new(s.clone())),
+            Typed::arc(pki::PkiIntermediateKind(s.clone())),
+            Typed::arc(entry::EntryKind::<pki::PkiRole>::new(s.clone())),
+            Typed::arc(server_tls::ServerTlsKind(s.clone())),
         ]
     }
 
@@ -158,6 +170,17 @@ pub fn kinds(connector: Arc<dyn BaoConnector>) -> Vec<Arc<dyn Kind>> {
     OpenBao::builder(connector).build().kinds()
 }
 
+/// A fresh random secret of `bytes` random bytes, base64url-encoded (no padding).
+pub fn random_secret(bytes: usize) -> Result<Secret, String> {
+    use base64::Engine as _;
+    let mut buf = vec![0u8; bytes];
+    aws_lc_rs::rand::fill(&mut buf)
+        .map_err(|_| "the system random generator failed".to_string())?;
+    let out = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(&buf);
+    buf.iter_mut().for_each(|b| *b = 0);
+    Ok(Secret::new(out))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -175,15 +198,4 @@ mod tests {
         names.dedup();
         assert_eq!(names.len(), 10);
     }
-}
-
-/// A fresh random secret of `bytes` random bytes, base64url-encoded (no padding).
-pub fn random_secret(bytes: usize) -> Result<Secret, String> {
-    use base64::Engine as _;
-    let mut buf = vec![0u8; bytes];
-    aws_lc_rs::rand::fill(&mut buf)
-        .map_err(|_| "the system random generator failed".to_string())?;
-    let out = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(&buf);
-    buf.iter_mut().for_each(|b| *b = 0);
-    Ok(Secret::new(out))
 }

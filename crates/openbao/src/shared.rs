@@ -1,10 +1,12 @@
-//! State shared by every OpenBao kind of one [`OpenBao`](super::OpenBao): the connector, one
-//! HTTP pool, the mount lock, the hooks and the API call counter. Also small helpers to read
-//! attributes.
+//! State shared by every OpenBao kind of one [`OpenBao`](crate::OpenBao): the connector, one
+//! HTTP pool, the mount lock, the stores and the API call counter. Also small helpers to read
+//! OpenBao's answers into typed attributes.
 
-use super::client::{BaoClient, BaoConnection, BaoConnector, BaoError, http_client};
-use super::hooks::{SecretSink, SecretSource, SnapshotSource};
-use engine::{ApiCallCounter, Attrs, Context, KindError, Live};
+use crate::client::{BaoClient, BaoConnection, BaoError, http_client};
+use crate::connect::BaoConnector;
+use crate::stores::{SecretSink, SecretSource, SnapshotSource};
+use engine::{ApiCallCounter, Context, KindError, KindResult, ReadRequest};
+use serde::Serialize;
 use serde_json::Value as Json;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -129,34 +131,15 @@ pub(crate) fn forget(ctx: &Context, client: &BaoClient, what: &str) {
     ctx.forget(&memo_key(client, what));
 }
 
-/// A required string attribute.
-pub(crate) fn str_attr<'a>(attrs: &'a Attrs, name: &str) -> Result<&'a str, KindError> {
-    attrs
-        .get(name)
-        .and_then(Json::as_str)
-        .ok_or_else(|| KindError::new(format!("attribute `{name}` must be a string")))
-}
-
-/// An optional string attribute.
-pub(crate) fn opt_str<'a>(attrs: &'a Attrs, name: &str) -> Option<&'a str> {
-    attrs.get(name).and_then(Json::as_str)
-}
-
-/// An optional integer attribute.
-pub(crate) fn opt_int(attrs: &Attrs, name: &str) -> Option<i64> {
-    attrs.get(name).and_then(Json::as_i64)
-}
-
-/// A path segment (mount path, role or policy name) safe to put in a URL as is.
-pub(crate) fn path_attr<'a>(attrs: &'a Attrs, name: &str) -> Result<&'a str, KindError> {
-    let v = str_attr(attrs, name)?;
-    check_path(name, v)?;
-    Ok(v)
+/// `value` as a path segment (mount path, role or policy name) safe to put in a URL as is.
+pub(crate) fn path<'a>(name: &str, value: &'a str) -> KindResult<&'a str> {
+    check_path(name, value)?;
+    Ok(value)
 }
 
 /// Checks a value used inside an API path: letters, digits, `-`, `_`, `.`, and `/` between
 /// segments; no empty or `..` segments.
-pub(crate) fn check_path(name: &str, v: &str) -> Result<(), KindError> {
+pub(crate) fn check_path(name: &str, v: &str) -> KindResult<()> {
     let ok = !v.is_empty()
         && v.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/'))
         && v.split('/').all(|s| !s.is_empty() && s != "." && s != "..");
@@ -170,28 +153,25 @@ pub(crate) fn check_path(name: &str, v: &str) -> Result<(), KindError> {
     }
 }
 
-/// The path or name of a request: the id from state, else the desired attribute(s).
-pub(crate) fn wanted_id(
-    request: &engine::ReadRequest,
-    id_of: impl Fn(&Attrs) -> Option<String>,
-) -> Option<String> {
-    request.id.clone().or_else(|| request.desired.as_ref().and_then(&id_of))
+/// `<mount>/<name>` split at its last `/` (mount paths may hold `/`, names do not).
+pub(crate) fn split_id<'a>(id: &'a str, what: &str) -> KindResult<(&'a str, &'a str)> {
+    id.rsplit_once('/').ok_or_else(|| KindError::new(format!("`{id}` is not `<mount>/<{what}>`")))
 }
 
 /// Reads every request concurrently: by its recorded id, else by the id `id_of` derives from
 /// its desired attributes; a request with neither is absent.
-pub(crate) async fn read_each<F, Fut>(
-    requests: &[engine::ReadRequest],
-    id_of: impl Fn(&Attrs) -> Option<String>,
+pub(crate) async fn read_each<A, T, F, Fut>(
+    requests: &[ReadRequest<A>],
+    id_of: impl Fn(&A) -> String,
     read: F,
-) -> Result<Vec<Option<Live>>, KindError>
+) -> KindResult<Vec<Option<T>>>
 where
-    F: Fn(String, Option<Attrs>) -> Fut,
-    Fut: std::future::Future<Output = Result<Option<Live>, KindError>>,
+    F: Fn(String, Option<&A>) -> Fut,
+    Fut: std::future::Future<Output = KindResult<Option<T>>>,
 {
     let reads = requests.iter().map(|r| {
-        let id = wanted_id(r, &id_of);
-        let fut = id.map(|id| read(id, r.desired.clone()));
+        let id = r.id.clone().or_else(|| r.desired.as_ref().map(&id_of));
+        let fut = id.map(|id| read(id, r.desired.as_ref()));
         async move {
             match fut {
                 Some(f) => f.await,
@@ -202,57 +182,60 @@ where
     futures::future::join_all(reads).await.into_iter().collect()
 }
 
-/// A live resource from attribute pairs.
-pub(crate) fn live(
-    id: impl Into<String>,
-    attrs: impl IntoIterator<Item = (&'static str, Json)>,
-) -> Live {
-    Live { id: id.into(), attributes: attrs.into_iter().map(|(k, v)| (k.to_string(), v)).collect() }
+/// The body of a write: the desired attributes that OpenBao takes, i.e. without the ones that
+/// name the resource (`mount`, `name`, ...) and the engine's own settings.
+pub(crate) fn body<A: Serialize>(kind: &str, desired: &A, leave_out: &[&str]) -> KindResult<Json> {
+    let mut attrs = engine::encode(kind, desired)?;
+    for key in leave_out {
+        attrs.remove(*key);
+    }
+    Ok(Json::Object(attrs))
 }
 
-/// `value` as a JSON array of strings (null and absent: empty).
-pub(crate) fn string_list(value: Option<&Json>) -> Json {
+/// A list of strings as OpenBao answers it: an array, or comma-separated text (null and absent:
+/// empty).
+pub(crate) fn strings(value: Option<&Json>) -> Vec<String> {
     match value {
-        Some(Json::Array(a)) => Json::Array(a.clone()),
+        Some(Json::Array(a)) => a.iter().filter_map(Json::as_str).map(String::from).collect(),
         Some(Json::String(s)) if !s.is_empty() => {
-            Json::Array(s.split(',').map(|p| Json::String(p.trim().to_string())).collect())
+            s.split(',').map(|p| p.trim().to_string()).collect()
         }
-        _ => Json::Array(vec![]),
+        _ => Vec::new(),
     }
 }
 
-/// `value` as an integer (seconds); OpenBao answers TTLs as numbers.
-pub(crate) fn int(value: Option<&Json>) -> Json {
+/// An integer as OpenBao answers it (TTLs in seconds, as numbers or text); absent: 0.
+pub(crate) fn int(value: Option<&Json>) -> i64 {
     match value {
-        Some(Json::Number(n)) => Json::from(n.as_i64().unwrap_or_default()),
-        Some(Json::String(s)) => s.parse::<i64>().map(Json::from).unwrap_or(Json::Null),
-        _ => Json::from(0),
+        Some(Json::Number(n)) => n.as_i64().unwrap_or_default(),
+        Some(Json::String(s)) => s.parse().unwrap_or_default(),
+        _ => 0,
     }
 }
 
-/// `value` as a string (null and absent: empty).
-pub(crate) fn string(value: Option<&Json>) -> Json {
-    Json::String(value.and_then(Json::as_str).unwrap_or_default().to_string())
+/// A string (null and absent: empty).
+pub(crate) fn text(value: Option<&Json>) -> String {
+    value.and_then(Json::as_str).unwrap_or_default().to_string()
 }
 
-/// `value` as a bool (null and absent: false).
-pub(crate) fn boolean(value: Option<&Json>) -> Json {
-    Json::Bool(value.and_then(Json::as_bool).unwrap_or(false))
+/// A bool (null and absent: false).
+pub(crate) fn flag(value: Option<&Json>) -> bool {
+    value.and_then(Json::as_bool).unwrap_or(false)
 }
 
-/// Text compared without whitespace noise: trailing spaces, CRLF, surrounding blank lines.
+/// Whether two texts (PEM certificates and keys) are the same but for whitespace: trailing
+/// spaces, CRLF, surrounding blank lines ([`engine::normalize::text_lines`]).
 pub(crate) fn same_text(a: &str, b: &str) -> bool {
-    let norm =
-        |s: &str| s.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join("\n");
-    norm(a) == norm(b)
+    engine::normalize::text_lines(&Json::from(a)) == engine::normalize::text_lines(&Json::from(b))
 }
 
-/// Reports `live` as `desired` when they differ only in whitespace, so the planner's plain
-/// equality sees no change.
-pub(crate) fn prefer_desired_text(live: &str, desired: Option<&str>) -> Json {
-    match desired {
-        Some(d) if same_text(live, d) => Json::String(d.to_string()),
-        _ => Json::String(live.to_string()),
+/// A list of PEM texts, each compared as [`engine::normalize::text_lines`] does.
+pub(crate) fn pem_list(value: &Json) -> Json {
+    match value {
+        Json::Array(items) => {
+            Json::Array(items.iter().map(engine::normalize::text_lines).collect())
+        }
+        other => other.clone(),
     }
 }
 
@@ -270,10 +253,19 @@ mod tests {
     }
 
     #[test]
-    fn text_comparison_ignores_whitespace_noise() {
+    fn texts_compare_without_whitespace_noise() {
         assert!(same_text("a {\r\n  b\n}\n\n", "a {\n b   \n}"));
         assert!(!same_text("a { b }", "a { c }"));
-        assert_eq!(prefer_desired_text("x\n", Some("x")), Json::from("x"));
-        assert_eq!(prefer_desired_text("y", Some("x")), Json::from("y"));
+        let keys = pem_list(&serde_json::json!(["k\r\n", " j "]));
+        assert_eq!(keys, serde_json::json!(["k", "j"]));
+    }
+
+    #[test]
+    fn answers_read_leniently() {
+        let v = serde_json::json!({"n": 5, "s": "7", "list": "a, b", "t": true});
+        assert_eq!((int(v.get("n")), int(v.get("s")), int(v.get("x"))), (5, 7, 0));
+        assert_eq!(strings(v.get("list")), ["a", "b"]);
+        assert!(flag(v.get("t")) && !flag(v.get("x")));
+        assert_eq!(text(v.get("x")), "");
     }
 }

@@ -5,8 +5,8 @@
 //! - [`BaoServer::raft`]: a real server: raft storage, TLS from our PKI, and a `transit` seal
 //!   (auto-unseal) or none (Shamir). Uninitialised until a test initialises it.
 
-use engine_bootstrap::Secret;
-use engine_bootstrap::openbao::{BaoClient, BaoConnection};
+use engine::Secret;
+use engine_openbao::{BaoClient, BaoConnection};
 use serde_json::json;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
@@ -70,7 +70,7 @@ pub struct BaoServer {
 impl BaoServer {
     /// A dev server (in-memory, initialised, unsealed) with a random root token.
     pub async fn dev() -> BaoServer {
-        let token = engine_bootstrap::random_secret(18).unwrap();
+        let token = engine_openbao::random_secret(18).unwrap();
         let token = Secret::new(format!("root-{}", token.expose()));
         let port = free_port_pair();
         let args = vec![

@@ -1,48 +1,16 @@
-//! The engine side of the tests: a provider that owns the `[openbao]` section (the way the AWS
-//! provider will), a JWT issuer, and a check that secrets appear nowhere.
+//! The engine side of the tests: the crate's provider with a test's kinds, an engine around it,
+//! a JWT issuer, and a check that secrets appear nowhere.
 
 use base64::Engine as _;
-use engine::spec::{SpecErrors, SpecSource};
-use engine::{ApiCalls, Engine, Kind, LocalBackend, Provider, ResourceSpec};
-use engine_bootstrap::Secret;
-use engine_bootstrap::openbao::{OpenBao, OpenBaoConfig, expand};
-use std::path::{Path, PathBuf};
+use engine::{Engine, LocalBackend, Secret};
+use engine_openbao::{OpenBao, OpenBaoProvider};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Expands `[openbao]` and supplies the OpenBao kinds.
-pub struct BaoProvider {
-    pub bao: OpenBao,
-    /// The spec's directory: policy files are relative to it.
-    pub base: PathBuf,
-}
-
-impl Provider for BaoProvider {
-    fn lane(&self) -> &'static str {
-        "aws"
-    }
-
-    fn sections(&self) -> &'static [&'static str] {
-        &["openbao"]
-    }
-
-    fn expand(&self, spec: &SpecSource) -> Result<Vec<ResourceSpec>, SpecErrors> {
-        let Some(mut config) = spec.section::<OpenBaoConfig>("openbao")? else {
-            return Ok(vec![]);
-        };
-        config
-            .load_files(&self.base)
-            .map_err(|e| spec.errors(e.0.into_iter().map(|m| spec.general_error(m)).collect()))?;
-        Ok(expand(&config))
-    }
-
-    fn kinds(&self) -> Vec<Arc<dyn Kind>> {
-        self.bao.kinds()
-    }
-
-    fn api_calls(&self) -> ApiCalls {
-        self.bao.api_calls()
-    }
+/// The provider of `[openbao]` at the AWS lane's addresses, with `bao`'s kinds.
+pub fn provider(bao: OpenBao) -> Arc<OpenBaoProvider> {
+    Arc::new(OpenBaoProvider::builder("aws", "aws.openbao.config", bao).build())
 }
 
 pub const GLOBALS: &str = r#"
@@ -53,13 +21,20 @@ cluster_name = "aws-0"
 domain = "example.test"
 "#;
 
-/// An engine for `openbao_section` (TOML under `[openbao]`), state in `dir`.
-pub fn engine(provider: Arc<BaoProvider>, openbao_section: &str, dir: &Path) -> Engine {
+/// An engine for `openbao_section` (TOML under `[openbao]`) of a spec in `spec_dir` (its files
+/// are relative to it), state in `state_dir`.
+pub fn engine(
+    provider: Arc<OpenBaoProvider>,
+    openbao_section: &str,
+    spec_dir: &Path,
+    state_dir: &Path,
+) -> Engine {
     let text = format!("{GLOBALS}\n{openbao_section}");
+    let file = spec_dir.join("aws.toml").display().to_string();
     Engine::builder()
-        .spec_str("specs/aws.toml", "aws", &text)
+        .spec_str(&file, "aws", &text)
         .provider(provider)
-        .state(LocalBackend::new(dir.join("aws.state.json")))
+        .state(LocalBackend::new(state_dir.join("aws.state.json")))
         .retry_backoff(Duration::from_millis(100))
         .build()
         .unwrap_or_else(|e| panic!("spec is valid: {e:?}"))

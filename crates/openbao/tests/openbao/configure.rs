@@ -2,10 +2,10 @@
 //! what the configuration does (certificates, logins), drift detection and repair, secrecy.
 
 use super::server::BaoServer;
-use super::support::{BaoProvider, JwtIssuer, assert_no_secret, engine};
-use engine::{Action, DriftStatus, Plan};
-use engine_bootstrap::openbao::{MemorySecrets, OpenBao, StaticConnector};
-use engine_bootstrap::{Secret, pki};
+use super::support::{self, JwtIssuer, assert_no_secret, engine};
+use engine::{Action, DriftStatus, Plan, Provider, Secret};
+use engine_openbao::{MemorySecrets, OpenBao, StaticConnector};
+use engine_pki as pki;
 use serde_json::{Value as Json, json};
 use std::path::Path;
 use std::sync::Arc;
@@ -105,9 +105,9 @@ async fn configures_openbao_then_detects_and_repairs_drift() {
             .secret_sink(secrets.clone())
             .secret_source(secrets.clone())
             .build();
-    let provider = Arc::new(BaoProvider { bao, base: work.path().to_path_buf() });
+    let provider = support::provider(bao);
     let spec = section(&jwt.public_key_pem);
-    let engine = engine(provider.clone(), &spec, work.path());
+    let engine = engine(provider.clone(), &spec, work.path(), work.path());
     let mut outputs: Vec<String> = Vec::new();
 
     // 1. Everything is created.
@@ -336,7 +336,7 @@ async fn configures_openbao_then_detects_and_repairs_drift() {
     // Importing the same bundle again (a rerun after a crash) finds the same issuer.
     let state = engine.state_document().unwrap();
     let issuer = state.get("aws.openbao.config.pki_intermediate[\"pki_private_issuer\"]").unwrap();
-    let kinds = provider.bao.kinds();
+    let kinds = provider.kinds();
     let kind = kinds.iter().find(|k| k.name() == "openbao_pki_intermediate").unwrap();
     let desired: engine::Attrs = serde_json::from_value(json!({
         "mount": "pki_private_issuer",
@@ -354,9 +354,10 @@ async fn configures_openbao_then_detects_and_repairs_drift() {
     let wrong = Secret::new("s.not-the-right-token-0123456789");
     let denied_bao =
         OpenBao::builder(Arc::new(StaticConnector(server.connection(Some(wrong.clone()))))).build();
-    let denied_engine = super::support::engine(
-        Arc::new(BaoProvider { bao: denied_bao, base: work.path().to_path_buf() }),
+    let denied_engine = support::engine(
+        support::provider(denied_bao),
         &spec,
+        work.path(),
         &work.path().join("denied"),
     );
     let err = denied_engine.plan().await.unwrap_err();

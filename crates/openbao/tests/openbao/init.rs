@@ -2,12 +2,13 @@
 //! either a `transit` seal served by a dev server (auto-unseal, recovery shares) or Shamir.
 
 use super::server::{BaoServer, Seal};
-use super::support::{BaoProvider, assert_no_secret, engine};
-use engine::{Action, DriftStatus, Plan};
-use engine_bootstrap::openbao::{
-    HookError, MemorySecrets, OpenBao, Snapshot, SnapshotSource, StoredTokenConnector,
+use super::support::{assert_no_secret, engine};
+use engine::{Action, DriftStatus, Plan, Secret};
+use engine_openbao::{
+    BaoClient, HookError, MemorySecrets, OpenBao, OpenBaoProvider, Snapshot, SnapshotSource,
+    StoredTokenConnector,
 };
-use engine_bootstrap::{Secret, pki};
+use engine_pki as pki;
 use serde_json::{Value as Json, json};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -51,8 +52,7 @@ fn provider(
     server: &BaoServer,
     secrets: &Arc<MemorySecrets>,
     snapshot: Option<Vec<u8>>,
-    base: &std::path::Path,
-) -> Arc<BaoProvider> {
+) -> Arc<OpenBaoProvider> {
     let mut builder = OpenBao::builder(Arc::new(StoredTokenConnector {
         address: server.address.clone(),
         ca_bundle: server.ca_bundle.clone(),
@@ -64,7 +64,7 @@ fn provider(
     if let Some(s) = snapshot {
         builder = builder.snapshots(Arc::new(OneSnapshot(s)));
     }
-    Arc::new(BaoProvider { bao: builder.build(), base: base.to_path_buf() })
+    super::support::provider(builder.build())
 }
 
 fn creates(plan: &Plan) -> Vec<String> {
@@ -73,7 +73,7 @@ fn creates(plan: &Plan) -> Vec<String> {
 
 /// Waits until the server reports itself unsealed (auto-unseal after a restart).
 async fn wait_unsealed(server: &BaoServer) {
-    let client = engine_bootstrap::openbao::BaoClient::new(&server.connection(None)).unwrap();
+    let client = BaoClient::new(&server.connection(None)).unwrap();
     let started = Instant::now();
     loop {
         if let Ok(200) = client.status("test", "sys/health").await {
@@ -106,7 +106,7 @@ async fn auto_unseal_init_restart_and_rehydrate_from_a_snapshot() {
     // 1. A fresh server: the plan creates init and the configuration (read as absent, since
     //    nothing exists inside an uninitialised OpenBao), the apply does it.
     let engine_a =
-        engine(provider(&a, &secrets, None, work.path()), &section(), &work.path().join("a"));
+        engine(provider(&a, &secrets, None), &section(), work.path(), &work.path().join("a"));
     let plan = engine_a.plan().await.unwrap();
     assert_eq!(
         creates(&plan),
@@ -168,8 +168,9 @@ async fn auto_unseal_init_restart_and_rehydrate_from_a_snapshot() {
     //    the newest snapshot instead of starting empty.
     let b = BaoServer::raft(&seal, &chain, &key, &ca).await;
     let engine_b = engine(
-        provider(&b, &secrets, Some(snapshot), work.path()),
+        provider(&b, &secrets, Some(snapshot)),
         &section(),
+        work.path(),
         &work.path().join("b"),
     );
     let plan = engine_b.plan().await.unwrap();
@@ -211,7 +212,7 @@ async fn shamir_init_unseals_and_a_sealed_server_is_drift() {
     let mut server = BaoServer::raft(&Seal::Shamir, &chain, &key, &ca).await;
     let secrets = Arc::new(MemorySecrets::new());
     let spec = format!("[openbao.init]\nsecret_prefix = \"{PREFIX}\"\n");
-    let engine = engine(provider(&server, &secrets, None, work.path()), &spec, work.path());
+    let engine = engine(provider(&server, &secrets, None), &spec, work.path(), work.path());
 
     let (_, report) = engine.plan_and_apply().await.unwrap();
     assert!(report.is_success(), "{report:#?}\n{}", server.log());

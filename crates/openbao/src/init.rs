@@ -1,0 +1,406 @@
+//! `openbao_init`: an initialised, unsealed OpenBao.
+//!
+//! The resource exists once the server is initialised. Attributes: `shares`, `threshold` (the
+//! recovery shares with an auto-unseal seal, the unseal shares with Shamir) and `sealed`
+//! (desired `false`) in place; `seal_type`, `recovery_seal`, `cluster_id` computed. Setting:
+//! `secret_prefix`, under which the credentials go to the secret sink: `<prefix>/root-token`
+//! and `<prefix>/recovery-keys` (auto-unseal) or `<prefix>/unseal-keys` (Shamir), the keys as a
+//! JSON array of base64 strings.
+//!
+//! Create:
+//! 1. asks the snapshot source for the newest snapshot of the lineage;
+//! 2. initialises (`PUT sys/init`), with recovery shares for an auto-unseal seal, unseal shares
+//!    otherwise, and unseals with the new keys under Shamir;
+//! 3. without a snapshot: hands the root token and keys to the sink at once, before anything
+//!    else can fail; with one: restores it (`sys/storage/raft/snapshot-force`) with the
+//!    throw-away root token of step 2 (never stored), after which the lineage's own credentials
+//!    (already in the sink) are the valid ones. A Shamir server sealed by the restore is
+//!    unsealed with the lineage's keys from the secret source;
+//! 4. waits until the server is unsealed and active.
+//!
+//! Update can only unseal (Shamir, keys from the secret source) or wait for auto-unseal;
+//! changing shares needs a rekey, which is refused. Delete does nothing: a server cannot be
+//! uninitialised, its storage goes with its instances.
+
+use crate::client::BaoClient;
+use crate::shared::Shared;
+use async_trait::async_trait;
+use engine::retry::RetryPolicy;
+use engine::wait::{Poll, Wait};
+use engine::{
+    Attributes, Context, KindError, KindResult, Live, ReadRequest, ReadResult, Secret, TypedKind,
+};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value as Json, json};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+#[derive(Attributes, Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub(crate) struct Init {
+    #[attr(in_place)]
+    pub shares: i64,
+    #[attr(in_place)]
+    pub threshold: i64,
+    #[attr(in_place)]
+    pub sealed: bool,
+    #[attr(computed)]
+    #[serde(default)]
+    pub seal_type: String,
+    #[attr(computed)]
+    #[serde(default)]
+    pub recovery_seal: bool,
+    #[attr(computed)]
+    #[serde(default)]
+    pub cluster_id: Option<String>,
+    /// Where the credentials go (input only; never read back).
+    #[attr(setting)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secret_prefix: Option<String>,
+}
+
+pub(crate) struct InitKind(pub Arc<Shared>);
+
+/// How often `sys/health` is asked while waiting for the server.
+const POLL: Duration = Duration::from_millis(250);
+
+/// How long a Shamir server may take to seal itself after a restore.
+const RESEAL_WINDOW: Duration = Duration::from_millis(500);
+
+/// Handing the credentials to the sink: after init they exist nowhere else.
+const STORE: RetryPolicy = RetryPolicy {
+    attempts: 5,
+    first_delay: Duration::from_millis(200),
+    max_delay: Duration::from_millis(3200),
+};
+
+#[derive(Debug, Deserialize)]
+struct SealStatus {
+    #[serde(rename = "type", default)]
+    seal_type: String,
+    #[serde(default)]
+    initialized: bool,
+    #[serde(default)]
+    sealed: bool,
+    #[serde(default)]
+    t: i64,
+    #[serde(default)]
+    n: i64,
+    #[serde(default)]
+    recovery_seal: bool,
+    #[serde(default)]
+    cluster_id: Option<String>,
+}
+
+impl SealStatus {
+    fn auto_unseal(&self) -> bool {
+        self.recovery_seal || (!self.seal_type.is_empty() && self.seal_type != "shamir")
+    }
+
+    fn live(&self, id: Option<&str>) -> Live<Init> {
+        let cluster_id = self.cluster_id.clone().filter(|c| !c.is_empty());
+        let id = cluster_id.clone().or_else(|| id.map(String::from));
+        let init = Init {
+            shares: self.n,
+            threshold: self.t,
+            sealed: self.sealed,
+            seal_type: self.seal_type.clone(),
+            recovery_seal: self.auto_unseal(),
+            cluster_id: self.cluster_id.clone(),
+            secret_prefix: None,
+        };
+        Live::new(id.unwrap_or_else(|| "openbao".into()), init)
+    }
+}
+
+/// The answer of `sys/init`: nothing in it may be printed.
+#[derive(Deserialize)]
+struct InitResponse {
+    root_token: Secret,
+    #[serde(default)]
+    keys_base64: Vec<Secret>,
+    #[serde(default)]
+    recovery_keys_base64: Vec<Secret>,
+}
+
+fn keys_json(keys: &[Secret]) -> Secret {
+    Secret::new(Json::Array(keys.iter().map(|k| Json::from(k.expose())).collect()).to_string())
+}
+
+fn keys_from_json(value: &Secret) -> KindResult<Vec<Secret>> {
+    serde_json::from_str(value.expose())
+        .map_err(|_| KindError::new("the stored unseal keys are not a JSON array of strings"))
+}
+
+/// A key count of the spec or the server, at least 1.
+fn count(n: i64) -> usize {
+    usize::try_from(n.max(1)).unwrap_or(1)
+}
+
+async fn seal_status(client: &BaoClient) -> KindResult<SealStatus> {
+    let body = client.read("GetSealStatus", "sys/seal-status").await?.unwrap_or_default();
+    serde_json::from_value(body)
+        .map_err(|e| KindError::new(format!("GetSealStatus: unexpected answer: {e}")))
+}
+
+impl InitKind {
+    /// Waits until the server answers `sys/health` with 200 (initialised, unsealed, active).
+    /// With `restored` (a Shamir server after a restore: the lineage's secret prefix and key
+    /// threshold), a server the restore sealed is unsealed with the lineage's keys, and the
+    /// server counts as active only once the restore had time to seal it. A timeout is
+    /// retryable (the step is tried again); other errors are returned as they are.
+    async fn wait_active(
+        &self,
+        ctx: &Context,
+        client: &BaoClient,
+        restored: Option<(&str, usize)>,
+    ) -> KindResult<()> {
+        let started = Instant::now();
+        let wait = Wait::new("OpenBao", self.0.ready_timeout).every(POLL, POLL);
+        let outcome = wait
+            .until(ctx, || async {
+                match self.look(client, restored, started).await {
+                    Err(e) if !e.retryable => Ok(Poll::Done(Err(e))),
+                    Err(e) => Err(e),
+                    Ok(None) => Ok(Poll::Done(Ok(()))),
+                    Ok(Some(status)) => Ok(Poll::Pending(status)),
+                }
+            })
+            .await;
+        match outcome {
+            Ok(done) => done,
+            Err(timeout) => Err(KindError::retryable(timeout.message)),
+        }
+    }
+
+    /// One look for [`Self::wait_active`]: `None` when active, else what is awaited.
+    async fn look(
+        &self,
+        client: &BaoClient,
+        restored: Option<(&str, usize)>,
+        started: Instant,
+    ) -> KindResult<Option<String>> {
+        if let Some((prefix, threshold)) = restored
+            && seal_status(client).await?.sealed
+        {
+            self.unseal_with_stored_keys(client, prefix, threshold).await?;
+            return Ok(Some("sealed by the restore: unsealing".into()));
+        }
+        Ok(match client.status("GetHealth", "sys/health").await? {
+            200 if restored.is_some() && started.elapsed() < RESEAL_WINDOW => {
+                Some("restored: waiting whether the restore seals it".into())
+            }
+            200 => None,
+            code => Some(format!("not active and unsealed (sys/health answered {code})")),
+        })
+    }
+
+    async fn unseal(
+        &self,
+        client: &BaoClient,
+        keys: &[Secret],
+        threshold: usize,
+    ) -> KindResult<()> {
+        for key in keys.iter().take(threshold.max(1)) {
+            let body = json!({ "key": key.expose() });
+            let resp = client.put("Unseal", "sys/unseal", &body).await?.unwrap_or_default();
+            if resp.get("sealed").and_then(Json::as_bool) == Some(false) {
+                return Ok(());
+            }
+        }
+        Ok(())
+    }
+
+    async fn unseal_with_stored_keys(
+        &self,
+        client: &BaoClient,
+        prefix: &str,
+        threshold: usize,
+    ) -> KindResult<()> {
+        let name = format!("{prefix}/unseal-keys");
+        let keys = self.0.source.get(&name).await;
+        let keys =
+            keys.map_err(|e| KindError::retryable(format!("reading `{name}`: {e}")))?.ok_or_else(
+                || KindError::new(format!("OpenBao is sealed and `{name}` is not stored")),
+            )?;
+        self.unseal(client, &keys_from_json(&keys)?, threshold).await
+    }
+
+    /// Hands a credential to the sink, trying a few times: after init it exists nowhere else.
+    async fn store(&self, name: &str, value: &Secret) -> KindResult<()> {
+        let put = || async {
+            let stored = self.0.sink.put(name, value).await;
+            stored.map_err(|e| KindError::retryable(e.to_string()))
+        };
+        STORE.run(put, |_, _| {}).await.map_err(|e| {
+            KindError::new(format!(
+                "OpenBao was initialised but storing `{name}` failed ({}); the credential is \
+                 lost: wipe the storage and initialise again",
+                e.message
+            ))
+        })
+    }
+
+    async fn read_back(&self, client: &BaoClient, id: Option<&str>) -> KindResult<Live<Init>> {
+        let s = seal_status(client).await?;
+        if !s.initialized {
+            return Err(KindError::retryable("OpenBao reports itself uninitialised"));
+        }
+        Ok(s.live(id))
+    }
+
+    /// Initialises a new server (or rehydrates it from the lineage's newest snapshot).
+    async fn initialise(
+        &self,
+        ctx: &Context,
+        client: &BaoClient,
+        auto: bool,
+        prefix: &str,
+        desired: &Init,
+    ) -> KindResult<()> {
+        let shares = desired.shares.max(1);
+        let threshold = desired.threshold.clamp(1, shares);
+        let snapshot = self.0.snapshots.newest().await;
+        let snapshot =
+            snapshot.map_err(|e| KindError::retryable(format!("looking for a snapshot: {e}")))?;
+        let body = if auto {
+            json!({ "recovery_shares": shares, "recovery_threshold": threshold })
+        } else {
+            json!({ "secret_shares": shares, "secret_threshold": threshold })
+        };
+        ctx.waiting("initialising OpenBao");
+        let resp = client.put("Initialize", "sys/init", &body).await?;
+        let resp = resp.ok_or_else(|| KindError::new("Initialize: empty answer"))?;
+        let init: InitResponse = serde_json::from_value(resp).map_err(|e| {
+            // serde's message may quote a value: report only the kind of problem.
+            KindError::new(format!("Initialize: unexpected answer ({:?})", e.classify()))
+        })?;
+        let (keys, keys_name) = if auto {
+            (&init.recovery_keys_base64, format!("{prefix}/recovery-keys"))
+        } else {
+            (&init.keys_base64, format!("{prefix}/unseal-keys"))
+        };
+        let threshold = count(threshold);
+        let admin = client.with_token(init.root_token.clone());
+        let Some(snapshot) = snapshot else {
+            self.store(&format!("{prefix}/root-token"), &init.root_token).await?;
+            self.store(&keys_name, &keys_json(keys)).await?;
+            if !auto {
+                self.unseal(client, keys, threshold).await?;
+            }
+            return self.wait_active(ctx, &admin, None).await;
+        };
+        if !auto {
+            self.unseal(client, keys, threshold).await?;
+        }
+        self.wait_active(ctx, &admin, None).await?;
+        ctx.waiting(format!("restoring snapshot {}", snapshot.name));
+        tracing::info!(snapshot = %snapshot.name, bytes = snapshot.data.len(), "restoring OpenBao snapshot");
+        let restore = "sys/storage/raft/snapshot-force";
+        admin.write_bytes("RestoreSnapshot", restore, snapshot.data).await?;
+        // The restored barrier is sealed with the lineage's keys (Shamir).
+        let restored = (!auto).then_some((prefix, threshold));
+        self.wait_active(ctx, client, restored).await
+    }
+}
+
+#[async_trait]
+impl TypedKind for InitKind {
+    type Attrs = Init;
+    const NAME: &'static str = "openbao_init";
+
+    async fn read(&self, _: &Context, requests: &[ReadRequest<Init>]) -> ReadResult<Init> {
+        if requests.is_empty() {
+            return Ok(vec![]);
+        }
+        let client = self.0.connect().await?;
+        let s = seal_status(&client).await?;
+        Ok(requests.iter().map(|r| s.initialized.then(|| s.live(r.id.as_deref()))).collect())
+    }
+
+    async fn create(&self, ctx: &Context, desired: &Init) -> KindResult<Live<Init>> {
+        let prefix = desired.secret_prefix.as_deref();
+        let prefix = prefix.ok_or_else(|| KindError::new("openbao_init needs `secret_prefix`"))?;
+        let client = self.0.connect().await?;
+        let status = seal_status(&client).await?;
+        if status.initialized {
+            // Initialised since the plan was made: adopt it.
+            if status.sealed && !status.auto_unseal() {
+                self.unseal_with_stored_keys(&client, prefix, count(status.t)).await?;
+            }
+            self.wait_active(ctx, &client, None).await?;
+        } else {
+            self.initialise(ctx, &client, status.auto_unseal(), prefix, desired).await?;
+        }
+        self.read_back(&client, None).await
+    }
+
+    async fn update(
+        &self,
+        ctx: &Context,
+        current: &Live<Init>,
+        desired: &Init,
+        changes: &InitChanges,
+    ) -> KindResult<Live<Init>> {
+        if let Some(field) = [(changes.shares, "shares"), (changes.threshold, "threshold")]
+            .into_iter()
+            .find_map(|(changed, name)| changed.then_some(name))
+        {
+            return Err(KindError::new(format!(
+                "changing `{field}` of an initialised OpenBao needs a rekey, which the engine \
+                 does not do"
+            )));
+        }
+        let client = self.0.connect().await?;
+        let status = seal_status(&client).await?;
+        if status.sealed && !status.auto_unseal() {
+            let prefix = desired.secret_prefix.as_deref();
+            let prefix =
+                prefix.ok_or_else(|| KindError::new("openbao_init needs `secret_prefix`"))?;
+            self.unseal_with_stored_keys(&client, prefix, count(status.t)).await?;
+        }
+        self.wait_active(ctx, &client, None).await?;
+        self.read_back(&client, Some(&current.id)).await
+    }
+
+    async fn delete(&self, ctx: &Context, _: &Live<Init>) -> KindResult<()> {
+        let address = ctx.address().map(|a| a.to_string()).unwrap_or_default();
+        tracing::warn!(%address, "an initialised OpenBao cannot be uninitialised; leaving it");
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn init_answers_never_print() {
+        let resp: InitResponse = serde_json::from_value(json!({
+            "root_token": "s.root", "keys_base64": ["a2V5"], "recovery_keys_base64": []
+        }))
+        .unwrap();
+        let shown = format!("{:?} {:?}", resp.root_token, resp.keys_base64);
+        assert!(!shown.contains("s.root") && !shown.contains("a2V5"), "{shown}");
+        let stored = keys_json(&resp.keys_base64);
+        assert_eq!(stored.expose(), r#"["a2V5"]"#);
+        assert_eq!(keys_from_json(&stored).unwrap(), resp.keys_base64);
+    }
+
+    #[test]
+    fn seal_status_maps_to_attributes() {
+        let s: SealStatus = serde_json::from_value(json!({
+            "type": "transit", "initialized": true, "sealed": false, "t": 1, "n": 1,
+            "recovery_seal": true, "cluster_id": "c-1"
+        }))
+        .unwrap();
+        let l = s.live(None);
+        assert_eq!(l.id, "c-1");
+        let attrs = engine::encode("openbao_init", &l.attributes).unwrap();
+        assert_eq!(attrs["recovery_seal"], json!(true));
+        assert_eq!(attrs["shares"], json!(1));
+        assert_eq!(attrs["cluster_id"], json!("c-1"));
+        assert!(!attrs.contains_key("secret_prefix"), "an input is not read back");
+        assert_eq!(count(0), 1);
+        assert_eq!(count(3), 3);
+    }
+}
