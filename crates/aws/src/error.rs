@@ -142,6 +142,14 @@ where
     err.code() == Some(code)
 }
 
+/// A request part the SDK builds from the spec's values (a tag, a lifecycle rule): a required
+/// value it lacks is a permanent error.
+pub(crate) fn built<T>(
+    part: Result<T, aws_smithy_types::error::operation::BuildError>,
+) -> Result<T, KindError> {
+    part.map_err(|e| KindError::new(format!("cannot build the request: {e}")))
+}
+
 #[cfg(test)]
 mod tests {
     use super::body_excerpt;

@@ -1,5 +1,5 @@
 //! Tags: the desired set of a resource (globals + section + ownership), what changes between two
-//! sets and how an update applies it, IAM tags, and EC2 tag updates.
+//! sets and how an update applies it, and EC2 tag updates.
 
 use crate::error::api_error;
 use aws_sdk_ec2::types::{ResourceType, Tag, TagSpecification};
@@ -35,11 +35,6 @@ pub fn build<T, E: std::fmt::Display>(
         .into_iter()
         .map(|(k, v)| make(k, v).map_err(|e| KindError::new(e.to_string())))
         .collect()
-}
-
-/// The desired tags as IAM tags (roles and instance profiles).
-pub fn iam(attrs: &Attrs) -> Result<Vec<aws_sdk_iam::types::Tag>, KindError> {
-    build(attrs, |k, v| aws_sdk_iam::types::Tag::builder().key(k).value(v).build())
 }
 
 /// What changes between the tags of `current` and `desired` attributes.

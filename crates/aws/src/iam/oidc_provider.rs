@@ -1,237 +1,160 @@
 //! `aws_iam_openid_connect_provider`: the IAM identity provider of the cluster's OIDC issuer.
 //! Its ARN is derived from the issuer URL, so a provider made by a run that died is found in
-//! the account's list and adopted when it carries the address tag.
+//! the account's list (listed once per run) and adopted when it carries the address tag.
 
+use super::{OidcProviderTags, iam_tags, tags_of};
 use crate::AwsClients;
-use crate::error::{api_error, has_code};
-use crate::lookup_json::{live, ours_by_name, str_attr};
+use crate::error::{SdkResult, required};
+use crate::lookup::{ours_by_name, still_there};
+use crate::tagging::retag;
 use async_trait::async_trait;
-use aws_sdk_iam::types::Tag;
-use engine::{Address, Attrs, Context, Field, Kind, KindError, Live, ReadRequest};
-use serde_json::{Value as Json, json};
+use engine::retry::read_back;
+use engine::{Attributes, Context, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind};
+use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
-pub(crate) struct OidcProvider(pub Arc<AwsClients>);
+#[derive(Attributes, Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub(crate) struct OidcProvider {
+    #[attr(replace)]
+    pub url: String,
+    #[attr(in_place, unordered)]
+    pub client_ids: Vec<String>,
+    /// Empty: AWS checks the issuer against its own trusted CAs.
+    #[attr(in_place, unordered)]
+    #[serde(default)]
+    pub thumbprints: Vec<String>,
+    #[attr(in_place, tags)]
+    pub tags: Tags,
+    #[attr(computed)]
+    #[serde(default)]
+    pub arn: Option<String>,
+}
 
-const FIELDS: &[Field] = &[
-    Field::replace("url"),
-    Field::in_place("client_ids").unordered(),
-    Field::in_place("thumbprints").unordered(),
-    Field::in_place("tags"),
-    Field::computed("id"),
-    Field::computed("arn"),
-];
+pub(crate) struct OidcProviderKind(pub Arc<AwsClients>);
+
+const PROVIDERS: &str = "iam:oidc-providers";
 
 /// The issuer URL without its scheme: how IAM names the provider.
 fn bare(url: &str) -> &str {
     url.strip_prefix("https://").unwrap_or(url)
 }
 
-fn strings(attrs: &Attrs, name: &str) -> Vec<String> {
-    attrs
-        .get(name)
-        .and_then(Json::as_array)
-        .map(|a| a.iter().filter_map(Json::as_str).map(str::to_string).collect())
-        .unwrap_or_default()
-}
-
-fn iam_tags(attrs: &Attrs) -> Result<Vec<Tag>, KindError> {
-    crate::tags::from_attrs(attrs)
-        .into_iter()
-        .map(|(k, v)| {
-            Tag::builder().key(k).value(v).build().map_err(|e| KindError::new(e.to_string()))
-        })
-        .collect()
-}
-
-impl OidcProvider {
-    fn iam(&self) -> Result<&aws_sdk_iam::Client, KindError> {
-        Ok(&self.0.iam)
-    }
-
-    async fn read_one(&self, arn: &str) -> Result<Option<Live>, KindError> {
-        let out = match self
-            .iam()?
-            .get_open_id_connect_provider()
-            .open_id_connect_provider_arn(arn)
-            .send()
-            .await
-        {
-            Ok(out) => out,
-            Err(e) if has_code(&e, "NoSuchEntity") => return Ok(None),
-            Err(e) => return Err(api_error("iam:GetOpenIDConnectProvider", e)),
+impl OidcProviderKind {
+    async fn read_one(&self, arn: &str) -> KindResult<Option<Live<OidcProvider>>> {
+        let call = self.0.iam.get_open_id_connect_provider().open_id_connect_provider_arn(arn);
+        let op = "iam:GetOpenIDConnectProvider";
+        let Some(out) = call.send().await.or_absent(op, &["NoSuchEntity"])? else {
+            return Ok(None);
         };
-        let mut clients = out.client_id_list().to_vec();
-        clients.sort();
-        let mut thumbprints = out.thumbprint_list().to_vec();
-        thumbprints.sort();
-        Ok(Some(live(
-            arn,
-            [
-                ("url", json!(format!("https://{}", bare(out.url().unwrap_or_default())))),
-                ("client_ids", json!(clients)),
-                ("thumbprints", json!(thumbprints)),
-                ("tags", crate::tags::to_json(out.tags().iter().map(|t| (t.key(), t.value())))),
-                ("arn", json!(arn)),
-            ],
-        )))
+        let provider = OidcProvider {
+            url: format!("https://{}", bare(out.url().unwrap_or_default())),
+            client_ids: out.client_id_list().to_vec(),
+            thumbprints: out.thumbprint_list().to_vec(),
+            tags: tags_of(out.tags()),
+            arn: Some(arn.to_string()),
+        };
+        Ok(Some(Live::new(arn, provider)))
     }
 
     /// Every provider ARN of the account, listed once per run.
-    async fn list(&self, ctx: &Context) -> Result<Arc<Vec<String>>, KindError> {
-        ctx.memo("iam:oidc-providers", || async {
-            let out = self
-                .iam()?
-                .list_open_id_connect_providers()
-                .send()
-                .await
-                .map_err(|e| api_error("iam:ListOpenIDConnectProviders", e))?;
-            Ok(out
-                .open_id_connect_provider_list()
-                .iter()
-                .filter_map(|p| p.arn().map(str::to_string))
-                .collect())
+    async fn list(&self, ctx: &Context) -> KindResult<Arc<Vec<String>>> {
+        ctx.memo(PROVIDERS, || async {
+            let call = self.0.iam.list_open_id_connect_providers();
+            let out = call.send().await.api("iam:ListOpenIDConnectProviders")?;
+            let providers = out.open_id_connect_provider_list().iter();
+            Ok(providers.filter_map(|p| p.arn().map(str::to_string)).collect())
         })
         .await
+    }
+
+    /// The provider of a request: by its recorded ARN, else by the URL the spec gives it.
+    async fn find(
+        &self,
+        ctx: &Context,
+        request: &ReadRequest<OidcProvider>,
+    ) -> KindResult<Option<Live<OidcProvider>>> {
+        let arn = match (&request.id, &request.desired) {
+            (Some(arn), _) => Some(arn.clone()),
+            (None, Some(d)) => {
+                let suffix = format!(":oidc-provider/{}", bare(&d.url));
+                self.list(ctx).await?.iter().find(|a| a.ends_with(&suffix)).cloned()
+            }
+            (None, None) => None,
+        };
+        let found = match arn {
+            Some(arn) => self.read_one(&arn).await?,
+            None => None,
+        };
+        Ok(ours_by_name(request, found))
     }
 }
 
 #[async_trait]
-impl Kind for OidcProvider {
-    fn name(&self) -> &'static str {
-        "aws_iam_openid_connect_provider"
-    }
-
-    fn fields(&self) -> &'static [Field] {
-        FIELDS
-    }
+impl TypedKind for OidcProviderKind {
+    type Attrs = OidcProvider;
+    const NAME: &'static str = "aws_iam_openid_connect_provider";
 
     async fn read(
         &self,
         ctx: &Context,
-        requests: &[ReadRequest],
-    ) -> Result<Vec<Option<Live>>, KindError> {
-        let mut out = Vec::new();
-        for r in requests {
-            let found = match (&r.id, r.desired.as_ref().and_then(|d| d.get("url"))) {
-                (Some(arn), _) => self.read_one(arn).await?,
-                (None, Some(Json::String(url))) => {
-                    let suffix = format!(":oidc-provider/{}", bare(url));
-                    match self.list(ctx).await?.iter().find(|a| a.ends_with(&suffix)) {
-                        Some(arn) => self.read_one(arn).await?,
-                        None => None,
-                    }
-                }
-                _ => None,
-            };
-            out.push(ours_by_name(r, found));
-        }
-        Ok(out)
+        requests: &[ReadRequest<OidcProvider>],
+    ) -> ReadResult<OidcProvider> {
+        futures::future::try_join_all(requests.iter().map(|r| self.find(ctx, r))).await
     }
 
     async fn create(
         &self,
         ctx: &Context,
-        _address: &Address,
-        desired: &Attrs,
-    ) -> Result<Live, KindError> {
-        let url = str_attr(desired, "url")?;
-        let thumbprints = strings(desired, "thumbprints");
-        let out = self
-            .iam()?
-            .create_open_id_connect_provider()
-            .url(url)
-            .set_client_id_list(Some(strings(desired, "client_ids")))
-            .set_thumbprint_list((!thumbprints.is_empty()).then_some(thumbprints))
-            .set_tags(Some(iam_tags(desired)?))
-            .send()
-            .await
-            .map_err(|e| api_error("iam:CreateOpenIDConnectProvider", e))?;
-        ctx.forget("iam:oidc-providers");
-        let arn = out
-            .open_id_connect_provider_arn()
-            .ok_or_else(|| KindError::new("iam:CreateOpenIDConnectProvider returned no ARN"))?
-            .to_string();
-        crate::settle::read_back(&format!("OIDC provider {arn}"), || self.read_one(&arn)).await
+        desired: &OidcProvider,
+    ) -> KindResult<Live<OidcProvider>> {
+        let thumbprints = Some(desired.thumbprints.clone()).filter(|t| !t.is_empty());
+        let call = self.0.iam.create_open_id_connect_provider().url(&desired.url);
+        let call = call.set_client_id_list(Some(desired.client_ids.clone()));
+        let call = call.set_thumbprint_list(thumbprints).set_tags(Some(iam_tags(&desired.tags)?));
+        let op = "iam:CreateOpenIDConnectProvider";
+        let out = call.send().await.api(op)?;
+        ctx.forget(PROVIDERS);
+        let arn = required(out.open_id_connect_provider_arn(), &format!("{op}: ARN"))?;
+        read_back(&format!("OIDC provider {arn}"), || self.read_one(arn)).await
     }
 
     async fn update(
         &self,
-        _ctx: &Context,
-        _address: &Address,
-        current: &Live,
-        desired: &Attrs,
-    ) -> Result<Live, KindError> {
-        let iam = self.iam()?;
-        let arn = current.id.as_str();
-        let have = &current.attributes;
-        let mut want_thumbs = strings(desired, "thumbprints");
-        want_thumbs.sort();
-        if strings(have, "thumbprints") != want_thumbs {
-            iam.update_open_id_connect_provider_thumbprint()
-                .open_id_connect_provider_arn(arn)
-                .set_thumbprint_list(Some(want_thumbs))
-                .send()
-                .await
-                .map_err(|e| api_error("iam:UpdateOpenIDConnectProviderThumbprint", e))?;
+        _: &Context,
+        current: &Live<OidcProvider>,
+        desired: &OidcProvider,
+        changes: &OidcProviderChanges,
+    ) -> KindResult<Live<OidcProvider>> {
+        let (iam, arn) = (&self.0.iam, current.id.as_str());
+        if changes.thumbprints {
+            let call = iam.update_open_id_connect_provider_thumbprint();
+            let call = call.open_id_connect_provider_arn(arn);
+            let call = call.set_thumbprint_list(Some(desired.thumbprints.clone()));
+            call.send().await.api("iam:UpdateOpenIDConnectProviderThumbprint")?;
         }
-        let (have_ids, want_ids) = (strings(have, "client_ids"), strings(desired, "client_ids"));
-        for id in want_ids.iter().filter(|i| !have_ids.contains(i)) {
-            iam.add_client_id_to_open_id_connect_provider()
-                .open_id_connect_provider_arn(arn)
-                .client_id(id)
-                .send()
-                .await
-                .map_err(|e| api_error("iam:AddClientIDToOpenIDConnectProvider", e))?;
+        if changes.client_ids {
+            let (have, want) = (&current.attributes.client_ids, &desired.client_ids);
+            for id in want.iter().filter(|i| !have.contains(i)) {
+                let call = iam.add_client_id_to_open_id_connect_provider().client_id(id);
+                let call = call.open_id_connect_provider_arn(arn);
+                call.send().await.api("iam:AddClientIDToOpenIDConnectProvider")?;
+            }
+            for id in have.iter().filter(|i| !want.contains(i)) {
+                let call = iam.remove_client_id_from_open_id_connect_provider().client_id(id);
+                let call = call.open_id_connect_provider_arn(arn);
+                call.send().await.api("iam:RemoveClientIDFromOpenIDConnectProvider")?;
+            }
         }
-        for id in have_ids.iter().filter(|i| !want_ids.contains(i)) {
-            iam.remove_client_id_from_open_id_connect_provider()
-                .open_id_connect_provider_arn(arn)
-                .client_id(id)
-                .send()
-                .await
-                .map_err(|e| api_error("iam:RemoveClientIDFromOpenIDConnectProvider", e))?;
+        if changes.tags {
+            retag(&OidcProviderTags(iam), arn, &current.attributes.tags, &desired.tags).await?;
         }
-        let (have_tags, want_tags) =
-            (crate::tags::from_attrs(have), crate::tags::from_attrs(desired));
-        let remove: Vec<String> =
-            have_tags.keys().filter(|k| !want_tags.contains_key(*k)).cloned().collect();
-        if !remove.is_empty() {
-            iam.untag_open_id_connect_provider()
-                .open_id_connect_provider_arn(arn)
-                .set_tag_keys(Some(remove))
-                .send()
-                .await
-                .map_err(|e| api_error("iam:UntagOpenIDConnectProvider", e))?;
-        }
-        if want_tags.iter().any(|(k, v)| have_tags.get(k) != Some(v)) {
-            iam.tag_open_id_connect_provider()
-                .open_id_connect_provider_arn(arn)
-                .set_tags(Some(iam_tags(desired)?))
-                .send()
-                .await
-                .map_err(|e| api_error("iam:TagOpenIDConnectProvider", e))?;
-        }
-        self.read_one(arn)
-            .await?
-            .ok_or_else(|| KindError::new(format!("OIDC provider {arn} vanished")))
+        still_there(&format!("OIDC provider {arn}"), self.read_one(arn).await?)
     }
 
-    async fn delete(
-        &self,
-        ctx: &Context,
-        _address: &Address,
-        current: &Live,
-    ) -> Result<(), KindError> {
-        ctx.forget("iam:oidc-providers");
-        crate::error::deleted(
-            "iam:DeleteOpenIDConnectProvider",
-            self.iam()?
-                .delete_open_id_connect_provider()
-                .open_id_connect_provider_arn(&current.id)
-                .send()
-                .await,
-            &["NoSuchEntity"],
-        )
+    async fn delete(&self, ctx: &Context, current: &Live<OidcProvider>) -> KindResult<()> {
+        ctx.forget(PROVIDERS);
+        let call = self.0.iam.delete_open_id_connect_provider();
+        let call = call.open_id_connect_provider_arn(&current.id);
+        call.send().await.or_gone("iam:DeleteOpenIDConnectProvider", &["NoSuchEntity"])
     }
 }

@@ -1,272 +1,197 @@
-//! `aws_iam_role` and `aws_iam_role_policy` (inline policy). IAM is global; roles are named by
-//! the spec, so a role made by a run that died before recording it is found by its name.
+//! `aws_iam_role` and `aws_iam_role_policy` (an inline policy of a role). IAM is global; roles
+//! are named by the spec, so a role made by a run that died before recording it is found by its
+//! name and adopted when it carries the address tag. Policy documents compare as IAM policies.
 
+use super::{RoleTags, iam_tags, policy_document, policy_text, tags_of};
 use crate::AwsClients;
-use crate::error::{api_error, has_code};
-use crate::lookup_json::{desired_str, live, read_by_name, read_each, still_there, str_attr};
-use crate::settle::settle;
+use crate::error::SdkResult;
+use crate::lookup::{read_by_key, read_each, still_there, wanted};
+use crate::tagging::retag;
 use async_trait::async_trait;
-use engine::{Address, Attrs, Context, Field, Kind, KindError, Live, ReadRequest};
-use serde_json::{Value as Json, json};
+use engine::retry::read_back;
+use engine::{
+    Attributes, Context, KindError, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind,
+};
+use serde::{Deserialize, Serialize};
+use serde_json::Value as Json;
 use std::sync::Arc;
 
-pub(crate) struct IamRole(pub Arc<AwsClients>);
-pub(crate) struct IamRolePolicy(pub Arc<AwsClients>);
-
-const ROLE_FIELDS: &[Field] = &[
-    Field::replace("name"),
-    Field::in_place("assume_role_policy"),
-    Field::in_place("tags"),
-    Field::computed("id"),
-    Field::computed("arn"),
-];
-
-const POLICY_FIELDS: &[Field] = &[
-    Field::replace("role_name"),
-    Field::replace("name"),
-    Field::in_place("policy"),
-    Field::computed("id"),
-];
-
-/// IAM returns policy documents URL-encoded; compare them as JSON.
-fn policy_document(text: &str) -> Json {
-    let decoded = percent_encoding::percent_decode_str(text).decode_utf8_lossy();
-    serde_json::from_str(&decoded).unwrap_or(Json::String(decoded.into_owned()))
+#[derive(Attributes, Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub(crate) struct Role {
+    #[attr(replace)]
+    pub name: String,
+    #[attr(in_place, normalize = engine::normalize::iam_policy)]
+    pub assume_role_policy: Json,
+    #[attr(in_place, tags)]
+    pub tags: Tags,
+    #[attr(computed)]
+    #[serde(default)]
+    pub arn: Option<String>,
 }
 
-impl IamRole {
-    async fn read_one(&self, name: &str) -> Result<Option<Live>, KindError> {
-        let iam = &self.0.iam;
-        let role = match iam.get_role().role_name(name).send().await {
-            Ok(out) => out.role,
-            Err(e) if has_code(&e, "NoSuchEntity") => return Ok(None),
-            Err(e) => return Err(api_error("iam:GetRole", e)),
+#[derive(Attributes, Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub(crate) struct RolePolicy {
+    #[attr(replace)]
+    pub role_name: String,
+    #[attr(replace)]
+    pub name: String,
+    #[attr(in_place, normalize = engine::normalize::iam_policy)]
+    pub policy: Json,
+}
+
+pub(crate) struct RoleKind(pub Arc<AwsClients>);
+pub(crate) struct RolePolicyKind(pub Arc<AwsClients>);
+
+impl RoleKind {
+    async fn read_one(&self, name: &str) -> KindResult<Option<Live<Role>>> {
+        let call = self.0.iam.get_role().role_name(name);
+        let found = call.send().await.or_absent("iam:GetRole", &["NoSuchEntity"])?;
+        let Some(role) = found.and_then(|out| out.role) else { return Ok(None) };
+        let document = role.assume_role_policy_document().unwrap_or_default();
+        let role = Role {
+            name: role.role_name().to_string(),
+            assume_role_policy: policy_document(document),
+            tags: tags_of(role.tags()),
+            arn: Some(role.arn().to_string()),
         };
-        let Some(role) = role else { return Ok(None) };
-        let tags = crate::tags::to_json(role.tags().iter().map(|t| (t.key(), t.value())));
-        Ok(Some(live(
-            name,
-            [
-                ("name", json!(role.role_name())),
-                (
-                    "assume_role_policy",
-                    policy_document(role.assume_role_policy_document().unwrap_or_default()),
-                ),
-                ("tags", tags),
-                ("arn", json!(role.arn())),
-            ],
-        )))
+        Ok(Some(Live::new(name, role)))
     }
 }
 
 #[async_trait]
-impl Kind for IamRole {
-    fn name(&self) -> &'static str {
-        "aws_iam_role"
+impl TypedKind for RoleKind {
+    type Attrs = Role;
+    const NAME: &'static str = "aws_iam_role";
+
+    async fn read(&self, _: &Context, requests: &[ReadRequest<Role>]) -> ReadResult<Role> {
+        let name_of = |r: &ReadRequest<Role>| wanted(r, |d| d.name.clone());
+        read_by_key(requests, name_of, |n| async move { self.read_one(&n).await }).await
     }
 
-    fn fields(&self) -> &'static [Field] {
-        ROLE_FIELDS
-    }
-
-    async fn read(
-        &self,
-        _ctx: &Context,
-        requests: &[ReadRequest],
-    ) -> Result<Vec<Option<Live>>, KindError> {
-        read_by_name(requests, "name", |n| async move { self.read_one(&n).await }).await
-    }
-
-    async fn create(
-        &self,
-        _ctx: &Context,
-        _address: &Address,
-        desired: &Attrs,
-    ) -> Result<Live, KindError> {
-        let iam = &self.0.iam;
-        let name = str_attr(desired, "name")?;
-        let policy = desired.get("assume_role_policy").cloned().unwrap_or_default().to_string();
-        iam.create_role()
-            .role_name(name)
-            .assume_role_policy_document(policy)
-            .set_tags(Some(crate::tags::iam(desired)?))
-            .send()
-            .await
-            .map_err(|e| api_error("iam:CreateRole", e))?;
-        settle(|| async {
-            self.read_one(name)
-                .await?
-                .ok_or_else(|| KindError::retryable(format!("role {name} not visible yet")))
-        })
-        .await
+    async fn create(&self, _: &Context, desired: &Role) -> KindResult<Live<Role>> {
+        let name = &desired.name;
+        let tags = Some(iam_tags(&desired.tags)?);
+        let call = self.0.iam.create_role().role_name(name).set_tags(tags);
+        let call = call.assume_role_policy_document(policy_text(&desired.assume_role_policy));
+        call.send().await.api("iam:CreateRole")?;
+        read_back(&format!("role {name}"), || self.read_one(name)).await
     }
 
     async fn update(
         &self,
-        _ctx: &Context,
-        _address: &Address,
-        current: &Live,
-        desired: &Attrs,
-    ) -> Result<Live, KindError> {
-        let iam = &self.0.iam;
-        let name = str_attr(desired, "name")?;
-        if current.attributes.get("assume_role_policy") != desired.get("assume_role_policy") {
-            iam.update_assume_role_policy()
-                .role_name(name)
-                .policy_document(
-                    desired.get("assume_role_policy").cloned().unwrap_or_default().to_string(),
-                )
-                .send()
-                .await
-                .map_err(|e| api_error("iam:UpdateAssumeRolePolicy", e))?;
+        _: &Context,
+        current: &Live<Role>,
+        desired: &Role,
+        changes: &RoleChanges,
+    ) -> KindResult<Live<Role>> {
+        let name = &current.id;
+        if changes.assume_role_policy {
+            let call = self.0.iam.update_assume_role_policy().role_name(name);
+            let call = call.policy_document(policy_text(&desired.assume_role_policy));
+            call.send().await.api("iam:UpdateAssumeRolePolicy")?;
         }
-        crate::tags::update(
-            &current.attributes,
-            desired,
-            |keys| async move {
-                iam.untag_role()
-                    .role_name(name)
-                    .set_tag_keys(Some(keys))
-                    .send()
-                    .await
-                    .map(|_| ())
-                    .map_err(|e| api_error("iam:UntagRole", e))
-            },
-            || async move {
-                iam.tag_role()
-                    .role_name(name)
-                    .set_tags(Some(crate::tags::iam(desired)?))
-                    .send()
-                    .await
-                    .map(|_| ())
-                    .map_err(|e| api_error("iam:TagRole", e))
-            },
-        )
-        .await?;
+        if changes.tags {
+            retag(&RoleTags(&self.0.iam), name, &current.attributes.tags, &desired.tags).await?;
+        }
         still_there(&format!("role {name}"), self.read_one(name).await?)
     }
 
-    async fn delete(
-        &self,
-        _ctx: &Context,
-        _address: &Address,
-        current: &Live,
-    ) -> Result<(), KindError> {
-        let iam = &self.0.iam;
-        match iam.delete_role().role_name(&current.id).send().await {
-            Ok(_) => Ok(()),
-            Err(e) if has_code(&e, "NoSuchEntity") => Ok(()),
-            // Inline policies are deleted first by their own resources; retry while they go.
-            Err(e) if has_code(&e, "DeleteConflict") => Err(KindError::retryable(format!(
-                "iam:DeleteRole: {} still has policies",
-                current.id
-            ))),
-            Err(e) => Err(api_error("iam:DeleteRole", e)),
+    async fn delete(&self, _: &Context, current: &Live<Role>) -> KindResult<()> {
+        let call = self.0.iam.delete_role().role_name(&current.id);
+        match call.send().await.or_gone("iam:DeleteRole", &["NoSuchEntity"]) {
+            // Its policies go first, as resources of their own: retry while they do.
+            Err(e) if e.has_code("DeleteConflict") => Err(KindError { retryable: true, ..e }),
+            done => done,
         }
     }
 }
 
-impl IamRolePolicy {
-    async fn read_one(&self, role: &str, name: &str) -> Result<Option<Live>, KindError> {
-        let iam = &self.0.iam;
-        match iam.get_role_policy().role_name(role).policy_name(name).send().await {
-            Ok(out) => Ok(Some(live(
-                format!("{role}:{name}"),
-                [
-                    ("role_name", json!(role)),
-                    ("name", json!(name)),
-                    ("policy", policy_document(out.policy_document())),
-                ],
-            ))),
-            Err(e) if has_code(&e, "NoSuchEntity") => Ok(None),
-            Err(e) => Err(api_error("iam:GetRolePolicy", e)),
-        }
+impl RolePolicyKind {
+    async fn read_one(&self, role: &str, name: &str) -> KindResult<Option<Live<RolePolicy>>> {
+        let call = self.0.iam.get_role_policy().role_name(role).policy_name(name);
+        let found = call.send().await.or_absent("iam:GetRolePolicy", &["NoSuchEntity"])?;
+        Ok(found.map(|out| {
+            let policy = policy_document(out.policy_document());
+            let attrs = RolePolicy { role_name: role.into(), name: name.into(), policy };
+            Live::new(format!("{role}:{name}"), attrs)
+        }))
     }
 
-    async fn put(&self, desired: &Attrs) -> Result<Live, KindError> {
-        let iam = &self.0.iam;
-        let role = str_attr(desired, "role_name")?;
-        let name = str_attr(desired, "name")?;
-        iam.put_role_policy()
-            .role_name(role)
-            .policy_name(name)
-            .policy_document(desired.get("policy").cloned().unwrap_or_default().to_string())
-            .send()
-            .await
-            .map_err(|e| api_error("iam:PutRolePolicy", e))?;
-        Ok(live(
-            format!("{role}:{name}"),
-            [
-                ("role_name", json!(role)),
-                ("name", json!(name)),
-                ("policy", desired.get("policy").cloned().unwrap_or_default()),
-            ],
-        ))
+    /// Writes the whole document (idempotent: a retry cannot make a second policy); the policy
+    /// then is what was written.
+    async fn put(&self, desired: &RolePolicy) -> KindResult<Live<RolePolicy>> {
+        let (role, name) = (&desired.role_name, &desired.name);
+        let call = self.0.iam.put_role_policy().role_name(role).policy_name(name);
+        let call = call.policy_document(policy_text(&desired.policy));
+        call.send().await.api("iam:PutRolePolicy")?;
+        Ok(Live::new(format!("{role}:{name}"), desired.clone()))
     }
 }
 
 #[async_trait]
-impl Kind for IamRolePolicy {
-    fn name(&self) -> &'static str {
-        "aws_iam_role_policy"
-    }
+impl TypedKind for RolePolicyKind {
+    type Attrs = RolePolicy;
+    const NAME: &'static str = "aws_iam_role_policy";
 
-    fn fields(&self) -> &'static [Field] {
-        POLICY_FIELDS
-    }
-
+    /// An inline policy of a role that is ours is ours: no tags to check.
     async fn read(
         &self,
-        _ctx: &Context,
-        requests: &[ReadRequest],
-    ) -> Result<Vec<Option<Live>>, KindError> {
-        let key_of = |r: &ReadRequest| {
-            let from_desired = desired_str(r, "role_name").zip(desired_str(r, "name"));
-            let from_id =
-                r.id.as_ref()
-                    .and_then(|id| id.split_once(':'))
-                    .map(|(a, b)| (a.to_string(), b.to_string()));
-            from_desired.or(from_id)
+        _: &Context,
+        requests: &[ReadRequest<RolePolicy>],
+    ) -> ReadResult<RolePolicy> {
+        let key_of = |r: &ReadRequest<RolePolicy>| match &r.desired {
+            Some(d) => Some((d.role_name.clone(), d.name.clone())),
+            None => r.id.as_ref()?.split_once(':').map(|(a, b)| (a.to_string(), b.to_string())),
         };
         read_each(requests, key_of, |(role, name)| async move { self.read_one(&role, &name).await })
             .await
     }
 
-    async fn create(
-        &self,
-        _ctx: &Context,
-        _address: &Address,
-        desired: &Attrs,
-    ) -> Result<Live, KindError> {
-        // PutRolePolicy is idempotent: retrying it cannot make a second policy.
+    async fn create(&self, _: &Context, desired: &RolePolicy) -> KindResult<Live<RolePolicy>> {
         self.put(desired).await
     }
 
     async fn update(
         &self,
-        _ctx: &Context,
-        _address: &Address,
-        _current: &Live,
-        desired: &Attrs,
-    ) -> Result<Live, KindError> {
+        _: &Context,
+        _: &Live<RolePolicy>,
+        desired: &RolePolicy,
+        _: &RolePolicyChanges,
+    ) -> KindResult<Live<RolePolicy>> {
         self.put(desired).await
     }
 
-    async fn delete(
-        &self,
-        _ctx: &Context,
-        _address: &Address,
-        current: &Live,
-    ) -> Result<(), KindError> {
-        let iam = &self.0.iam;
-        let (role, name) = current
-            .id
-            .split_once(':')
-            .ok_or_else(|| KindError::new(format!("bad role policy id {}", current.id)))?;
-        match iam.delete_role_policy().role_name(role).policy_name(name).send().await {
-            Ok(_) => Ok(()),
-            Err(e) if has_code(&e, "NoSuchEntity") => Ok(()),
-            Err(e) => Err(api_error("iam:DeleteRolePolicy", e)),
-        }
+    async fn delete(&self, _: &Context, current: &Live<RolePolicy>) -> KindResult<()> {
+        let RolePolicy { role_name, name, .. } = &current.attributes;
+        let call = self.0.iam.delete_role_policy().role_name(role_name).policy_name(name);
+        call.send().await.or_gone("iam:DeleteRolePolicy", &["NoSuchEntity"])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use engine::testing::changed_fields;
+    use serde_json::json;
+
+    #[test]
+    fn trust_policies_compare_by_meaning() {
+        let role = |policy: Json| Role {
+            name: "r".into(),
+            assume_role_policy: policy,
+            tags: Tags::new(),
+            arn: None,
+        };
+        let spec = role(json!({"Version": "2012-10-17", "Statement": [{"Effect": "Allow",
+            "Principal": {"Service": "ec2.amazonaws.com"}, "Action": "sts:AssumeRole"}]}));
+        let read = role(policy_document(
+            "%7B%22Statement%22%3A%7B%22Action%22%3A%5B%22sts%3AAssumeRole%22%5D%2C%22Effect%22%3A\
+             %22Allow%22%2C%22Principal%22%3A%7B%22Service%22%3A%22ec2.amazonaws.com%22%7D%7D%2C\
+             %22Version%22%3A%222012-10-17%22%7D",
+        ));
+        assert_eq!(changed_fields(&read, &spec), []);
+        let mut other = spec.clone();
+        other.assume_role_policy["Statement"][0]["Effect"] = json!("Deny");
+        assert_eq!(changed_fields(&read, &other), [("assume_role_policy", false)]);
     }
 }

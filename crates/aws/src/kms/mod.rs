@@ -1,156 +1,77 @@
 //! KMS kinds: keys (multi-region primaries too), their replicas in the secondary region,
-//! aliases; and the calls the key and replica kinds share.
+//! aliases; and the calls the key and replica kinds share (KMS tags by key id).
 
 mod alias;
 mod key;
 mod replica_key;
 
-pub(crate) fn kinds(
-    shared: &std::sync::Arc<crate::AwsClients>,
-) -> Vec<std::sync::Arc<dyn engine::Kind>> {
+use crate::AwsClients;
+use crate::error::{SdkResult, built};
+use crate::tagging::{TagApi, from_pairs};
+use async_trait::async_trait;
+use aws_sdk_kms::Client;
+use aws_sdk_kms::types::{KeyMetadata, KeyState, Tag};
+use engine::{Kind, KindError, KindResult, Tags, Typed};
+use std::sync::Arc;
+
+pub(crate) fn kinds(shared: &Arc<AwsClients>) -> Vec<Arc<dyn Kind>> {
     vec![
-        std::sync::Arc::new(key::KmsKey(shared.clone())),
-        std::sync::Arc::new(replica_key::KmsReplicaKey(shared.clone())),
-        std::sync::Arc::new(alias::KmsAlias(shared.clone())),
+        Typed::arc(key::KeyKind(shared.clone())),
+        Typed::arc(replica_key::ReplicaKeyKind(shared.clone())),
+        Typed::arc(alias::AliasKind(shared.clone())),
     ]
 }
 
-use crate::error::{api_error, has_code};
-use crate::lookup_json::str_attr;
-use aws_sdk_kms::types::{KeyMetadata, KeyState, Tag};
-use engine::{Attrs, KindError};
-use serde_json::Value as Json;
+/// The key's metadata, or `None` when it does not exist or is being deleted (a key scheduled
+/// for deletion is as good as gone: it is never adopted nor updated).
+pub(crate) async fn describe(kms: &Client, key_id: &str) -> KindResult<Option<KeyMetadata>> {
+    let call = kms.describe_key().key_id(key_id);
+    let out = call.send().await.or_absent("kms:DescribeKey", &["NotFoundException"])?;
+    let going = |m: &KeyMetadata| {
+        matches!(m.key_state(), Some(KeyState::PendingDeletion | KeyState::PendingReplicaDeletion))
+    };
+    Ok(out.and_then(|o| o.key_metadata).filter(|m| !going(m)))
+}
 
-/// The key's metadata, or `None` when it does not exist or is being deleted.
-pub(crate) async fn describe(
-    kms: &aws_sdk_kms::Client,
-    key_id: &str,
-) -> Result<Option<KeyMetadata>, KindError> {
-    match kms.describe_key().key_id(key_id).send().await {
-        Ok(out) => Ok(out.key_metadata.filter(|m| !is_going(m))),
-        Err(e) if has_code(&e, "NotFoundException") => Ok(None),
-        Err(e) => Err(api_error("kms:DescribeKey", e)),
+/// The key's tags.
+pub(crate) async fn tags_of(kms: &Client, key_id: &str) -> KindResult<Tags> {
+    let pages = kms.list_resource_tags().key_id(key_id).into_paginator().items().send();
+    let tags: Vec<Tag> = pages.collect::<Result<_, _>>().await.api("kms:ListResourceTags")?;
+    Ok(from_pairs(tags.iter().map(|t| (t.tag_key(), t.tag_value()))))
+}
+
+/// Tags as KMS tags.
+pub(crate) fn kms_tags(tags: &Tags) -> KindResult<Vec<Tag>> {
+    tags.iter().map(|(k, v)| built(Tag::builder().tag_key(k).tag_value(v).build())).collect()
+}
+
+/// KMS's tagging calls (by key id).
+pub(crate) struct KmsTags<'a>(pub &'a Client);
+
+#[async_trait]
+impl TagApi for KmsTags<'_> {
+    async fn untag(&self, key_id: &str, keys: Vec<String>) -> Result<(), KindError> {
+        let call = self.0.untag_resource().key_id(key_id).set_tag_keys(Some(keys));
+        call.send().await.api("kms:UntagResource").map(|_| ())
+    }
+
+    async fn tag(&self, key_id: &str, tags: Tags) -> Result<(), KindError> {
+        let call = self.0.tag_resource().key_id(key_id).set_tags(Some(kms_tags(&tags)?));
+        call.send().await.api("kms:TagResource").map(|_| ())
     }
 }
 
-/// A key scheduled for deletion is as good as gone: it is never adopted nor updated.
-pub(crate) fn is_going(m: &KeyMetadata) -> bool {
-    matches!(m.key_state(), Some(KeyState::PendingDeletion | KeyState::PendingReplicaDeletion))
-}
-
-/// The key's tags as an attribute value.
-pub(crate) async fn tags(kms: &aws_sdk_kms::Client, key_id: &str) -> Result<Json, KindError> {
-    let mut pairs: Vec<(String, String)> = Vec::new();
-    let mut marker: Option<String> = None;
-    loop {
-        let out = kms
-            .list_resource_tags()
-            .key_id(key_id)
-            .set_marker(marker.clone())
-            .send()
-            .await
-            .map_err(|e| api_error("kms:ListResourceTags", e))?;
-        pairs.extend(
-            out.tags().iter().map(|t| (t.tag_key().to_string(), t.tag_value().to_string())),
-        );
-        match out.next_marker() {
-            Some(m) if out.truncated() => marker = Some(m.to_string()),
-            _ => break,
-        }
-    }
-    Ok(crate::tags::to_json(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str()))))
-}
-
-/// The desired tags as KMS tags.
-pub(crate) fn kms_tags(attrs: &Attrs) -> Result<Vec<Tag>, KindError> {
-    crate::tags::build(attrs, |k, v| Tag::builder().tag_key(k).tag_value(v).build())
-}
-
-/// Brings the key's tags from `current` to `desired`.
-pub(crate) async fn retag(
-    kms: &aws_sdk_kms::Client,
-    key_id: &str,
-    current: &Attrs,
-    desired: &Attrs,
-) -> Result<(), KindError> {
-    crate::tags::update(
-        current,
-        desired,
-        |keys| async move {
-            kms.untag_resource()
-                .key_id(key_id)
-                .set_tag_keys(Some(keys))
-                .send()
-                .await
-                .map(|_| ())
-                .map_err(|e| api_error("kms:UntagResource", e))
-        },
-        || async move {
-            kms.tag_resource()
-                .key_id(key_id)
-                .set_tags(Some(kms_tags(desired)?))
-                .send()
-                .await
-                .map(|_| ())
-                .map_err(|e| api_error("kms:TagResource", e))
-        },
-    )
-    .await
-}
-
-/// Sets the key's description when `desired` has another one than `current`.
-pub(crate) async fn update_description(
-    kms: &aws_sdk_kms::Client,
-    key_id: &str,
-    current: &Attrs,
-    desired: &Attrs,
-) -> Result<(), KindError> {
-    if current.get("description") == desired.get("description") {
-        return Ok(());
-    }
-    kms.update_key_description()
-        .key_id(key_id)
-        .description(str_attr(desired, "description")?)
-        .send()
-        .await
-        .map(|_| ())
-        .map_err(|e| api_error("kms:UpdateKeyDescription", e))
-}
-
-/// Turns the key's automatic rotation on or off.
-pub(crate) async fn set_rotation(
-    kms: &aws_sdk_kms::Client,
-    key_id: &str,
-    enabled: bool,
-) -> Result<(), KindError> {
-    if enabled {
-        kms.enable_key_rotation()
-            .key_id(key_id)
-            .send()
-            .await
-            .map(|_| ())
-            .map_err(|e| api_error("kms:EnableKeyRotation", e))
-    } else {
-        kms.disable_key_rotation()
-            .key_id(key_id)
-            .send()
-            .await
-            .map(|_| ())
-            .map_err(|e| api_error("kms:DisableKeyRotation", e))
-    }
+/// Sets the key's description.
+pub(crate) async fn set_description(kms: &Client, key_id: &str, text: &str) -> KindResult<()> {
+    let call = kms.update_key_description().key_id(key_id).description(text);
+    call.send().await.api("kms:UpdateKeyDescription").map(|_| ())
 }
 
 /// Schedules the key's deletion after the longest waiting period KMS allows (30 days), so a
-/// mistaken destroy of the seal key can still be cancelled.
-pub(crate) async fn schedule_deletion(
-    kms: &aws_sdk_kms::Client,
-    key_id: &str,
-) -> Result<(), KindError> {
-    match kms.schedule_key_deletion().key_id(key_id).pending_window_in_days(30).send().await {
-        Ok(_) => Ok(()),
-        Err(e) if has_code(&e, "NotFoundException") => Ok(()),
-        // Already pending deletion.
-        Err(e) if has_code(&e, "KMSInvalidStateException") => Ok(()),
-        Err(e) => Err(api_error("kms:ScheduleKeyDeletion", e)),
-    }
+/// mistaken destroy of the seal key can still be cancelled. A key already pending deletion
+/// (`KMSInvalidStateException`) counts as done.
+pub(crate) async fn schedule_deletion(kms: &Client, key_id: &str) -> KindResult<()> {
+    let call = kms.schedule_key_deletion().key_id(key_id).pending_window_in_days(30);
+    let gone = ["NotFoundException", "KMSInvalidStateException"];
+    call.send().await.or_gone("kms:ScheduleKeyDeletion", &gone)
 }

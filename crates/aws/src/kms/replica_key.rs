@@ -1,36 +1,44 @@
 //! `aws_kms_replica_key`: the replica of a multi-region key in `[globals] secondary_region`.
-//! A replica has its primary's key id, so it is found by that id in the other region.
+//! A replica has its primary's key id, so it is found by that id in the other region; the
+//! replica of our primary key is ours, it cannot be anyone else's.
 
-use super::{describe, kms_tags, retag, schedule_deletion, tags, update_description};
+use super::{KmsTags, describe, kms_tags, schedule_deletion, set_description, tags_of};
 use crate::AwsClients;
-use crate::error::api_error;
-use crate::lookup_json::{desired_str, live, read_each, still_there, str_attr};
-use crate::settle::{read_back, settle};
+use crate::error::SdkResult;
+use crate::lookup::{read_each, still_there};
+use crate::tagging::retag;
 use async_trait::async_trait;
-use engine::{Address, Attrs, Context, Field, Kind, KindError, Live, ReadRequest};
-use serde_json::json;
+use engine::retry::{read_back, settle};
+use engine::{
+    Attributes, Context, KindError, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind,
+};
+use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
-pub(crate) struct KmsReplicaKey(pub Arc<AwsClients>);
+#[derive(Attributes, Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub(crate) struct ReplicaKey {
+    #[attr(replace)]
+    pub primary_key_id: String,
+    #[attr(replace)]
+    pub region: String,
+    #[attr(in_place)]
+    pub description: String,
+    #[attr(in_place, tags)]
+    pub tags: Tags,
+    #[attr(computed)]
+    #[serde(default)]
+    pub arn: Option<String>,
+}
 
-const FIELDS: &[Field] = &[
-    Field::replace("primary_key_id"),
-    Field::replace("region"),
-    Field::in_place("description"),
-    Field::in_place("tags"),
-    Field::computed("id"),
-    Field::computed("arn"),
-];
+pub(crate) struct ReplicaKeyKind(pub Arc<AwsClients>);
 
-impl KmsReplicaKey {
+impl ReplicaKeyKind {
     /// The KMS client of the secondary region, checked against the region asked for.
-    fn kms(&self, region: Option<&str>) -> Result<&aws_sdk_kms::Client, KindError> {
-        let clients = &self.0;
-        let client = clients
-            .kms_secondary
-            .as_ref()
+    fn kms(&self, region: Option<&str>) -> KindResult<&aws_sdk_kms::Client> {
+        let client = self.0.kms_secondary.as_ref();
+        let client = client
             .ok_or_else(|| KindError::new("a replica key needs `[globals] secondary_region`"))?;
-        match (region, clients.secondary_region.as_deref()) {
+        match (region, self.0.secondary_region.as_deref()) {
             (Some(want), Some(have)) if want != have => Err(KindError::new(format!(
                 "replica region {want} is not the spec's secondary region {have}"
             ))),
@@ -38,113 +46,70 @@ impl KmsReplicaKey {
         }
     }
 
-    async fn read_one(&self, key_id: &str) -> Result<Option<Live>, KindError> {
+    async fn read_one(&self, key_id: &str) -> KindResult<Option<Live<ReplicaKey>>> {
         let kms = self.kms(None)?;
-        let Some(meta) = describe(kms, key_id).await? else {
-            return Ok(None);
+        let Some(meta) = describe(kms, key_id).await? else { return Ok(None) };
+        let replica = ReplicaKey {
+            primary_key_id: meta.key_id().to_string(),
+            region: self.0.secondary_region.clone().unwrap_or_default(),
+            description: meta.description().unwrap_or_default().to_string(),
+            tags: tags_of(kms, meta.key_id()).await?,
+            arn: meta.arn().map(str::to_string),
         };
-        let region = self.0.secondary_region.clone().unwrap_or_default();
-        Ok(Some(live(
-            meta.key_id(),
-            [
-                ("primary_key_id", json!(meta.key_id())),
-                ("region", json!(region)),
-                ("description", json!(meta.description().unwrap_or_default())),
-                ("tags", tags(kms, meta.key_id()).await?),
-                ("arn", json!(meta.arn().unwrap_or_default())),
-            ],
-        )))
+        Ok(Some(Live::new(meta.key_id(), replica)))
     }
 }
 
 #[async_trait]
-impl Kind for KmsReplicaKey {
-    fn name(&self) -> &'static str {
-        "aws_kms_replica_key"
-    }
-
-    fn fields(&self) -> &'static [Field] {
-        FIELDS
-    }
+impl TypedKind for ReplicaKeyKind {
+    type Attrs = ReplicaKey;
+    const NAME: &'static str = "aws_kms_replica_key";
 
     async fn read(
         &self,
-        _ctx: &Context,
-        requests: &[ReadRequest],
-    ) -> Result<Vec<Option<Live>>, KindError> {
-        // The replica of our primary key is ours: it cannot be anyone else's.
-        let id_of = |r: &ReadRequest| r.id.clone().or_else(|| desired_str(r, "primary_key_id"));
+        _: &Context,
+        requests: &[ReadRequest<ReplicaKey>],
+    ) -> ReadResult<ReplicaKey> {
+        let id_of = |r: &ReadRequest<ReplicaKey>| {
+            r.id.clone().or_else(|| r.desired.as_ref().map(|d| d.primary_key_id.clone()))
+        };
         read_each(requests, id_of, |id| async move { self.read_one(&id).await }).await
     }
 
-    async fn create(
-        &self,
-        _ctx: &Context,
-        address: &Address,
-        desired: &Attrs,
-    ) -> Result<Live, KindError> {
-        let region = str_attr(desired, "region")?;
+    async fn create(&self, _: &Context, desired: &ReplicaKey) -> KindResult<Live<ReplicaKey>> {
+        let (primary, region) = (desired.primary_key_id.as_str(), desired.region.as_str());
         let kms = self.kms(Some(region))?;
-        let primary = str_attr(desired, "primary_key_id")?;
-        self.0
-            .kms
-            .replicate_key()
-            .key_id(primary)
-            .replica_region(region)
-            .description(str_attr(desired, "description")?)
-            .set_tags(Some(kms_tags(desired)?))
-            .send()
-            .await
-            .map_err(|e| api_error("kms:ReplicateKey", e))?;
-        tracing::info!(%address, key_id = %primary, region, "replicated KMS key");
-        let found =
-            read_back(&format!("replica of {primary} in {region}"), || self.read_one(primary))
-                .await?;
-        // Make sure the replica carries its own description and ownership tags.
-        if found.attributes.get("tags") != desired.get("tags")
-            || found.attributes.get("description") != desired.get("description")
-        {
-            settle(|| self.converge(kms, &found, desired)).await?;
-            return read_back(&format!("replica of {primary} in {region}"), || {
-                self.read_one(primary)
-            })
-            .await;
-        }
-        Ok(found)
+        let call = self.0.kms.replicate_key().key_id(primary).replica_region(region);
+        let call = call.description(&desired.description);
+        let call = call.set_tags(Some(kms_tags(&desired.tags)?));
+        call.send().await.api("kms:ReplicateKey")?;
+        let what = format!("replica of {primary} in {region}");
+        let found = read_back(&what, || self.read_one(primary)).await?;
+        // The replica may come with its primary's description and tags: give it its own.
+        settle(|| set_description(kms, primary, &desired.description)).await?;
+        let (api, have) = (KmsTags(kms), &found.attributes.tags);
+        settle(|| retag(&api, primary, have, &desired.tags)).await?;
+        read_back(&what, || self.read_one(primary)).await
     }
 
     async fn update(
         &self,
-        _ctx: &Context,
-        _address: &Address,
-        current: &Live,
-        desired: &Attrs,
-    ) -> Result<Live, KindError> {
-        let kms = self.kms(None)?;
-        self.converge(kms, current, desired).await?;
-        let found = self.read_one(&current.id).await?;
-        still_there(&format!("replica key {}", current.id), found)
+        _: &Context,
+        current: &Live<ReplicaKey>,
+        desired: &ReplicaKey,
+        changes: &ReplicaKeyChanges,
+    ) -> KindResult<Live<ReplicaKey>> {
+        let (kms, id) = (self.kms(None)?, current.id.as_str());
+        if changes.description {
+            set_description(kms, id, &desired.description).await?;
+        }
+        if changes.tags {
+            retag(&KmsTags(kms), id, &current.attributes.tags, &desired.tags).await?;
+        }
+        still_there(&format!("replica key {id}"), self.read_one(id).await?)
     }
 
-    async fn delete(
-        &self,
-        _ctx: &Context,
-        _address: &Address,
-        current: &Live,
-    ) -> Result<(), KindError> {
+    async fn delete(&self, _: &Context, current: &Live<ReplicaKey>) -> KindResult<()> {
         schedule_deletion(self.kms(None)?, &current.id).await
-    }
-}
-
-impl KmsReplicaKey {
-    /// Sets the in-place fields (description, tags) that differ.
-    async fn converge(
-        &self,
-        kms: &aws_sdk_kms::Client,
-        current: &Live,
-        desired: &Attrs,
-    ) -> Result<(), KindError> {
-        update_description(kms, &current.id, &current.attributes, desired).await?;
-        retag(kms, &current.id, &current.attributes, desired).await
     }
 }

@@ -3,15 +3,15 @@
 //! Public-access block, default encryption, versioning and lifecycle are fields of the bucket
 //! rather than kinds of their own: none has an identity or a life apart from its bucket, each is
 //! one whole-document `Put*` call, and reading them is per bucket anyway. Separate kinds would
-//! only add state entries and dependency edges.
+//! only add state entries and dependency edges. Tags too are one whole-set `Put*`.
 //!
 //! Buckets are named by the spec; one found by name is ours only when recorded in state or
 //! tagged with this resource's address.
 
 use crate::AwsClients;
-use crate::error::{api_error, has_code};
-use crate::lookup_json::{live, read_by_name, still_there, str_attr};
-use crate::settle::{read_back, settle};
+use crate::error::{SdkResult, built};
+use crate::lookup::{read_by_key, still_there, wanted};
+use crate::tagging::from_pairs;
 use async_trait::async_trait;
 use aws_sdk_s3::types::{
     AbortIncompleteMultipartUpload, BucketLifecycleConfiguration, BucketLocationConstraint,
@@ -21,375 +21,307 @@ use aws_sdk_s3::types::{
     ServerSideEncryptionConfiguration, ServerSideEncryptionRule, Tag, Tagging,
     VersioningConfiguration,
 };
-use engine::{Address, Attrs, Context, Field, Kind, KindError, Live, ReadRequest};
-use serde_json::{Value as Json, json};
+use engine::retry::{read_back, settle};
+use engine::{Attributes, Changes, Context, KindError, KindResult, Live, ReadRequest, ReadResult};
+use engine::{Tags, TypedKind};
+use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
-pub(crate) struct S3Bucket(pub Arc<AwsClients>);
-
-const FIELDS: &[Field] = &[
-    Field::replace("bucket"),
-    Field::in_place("versioning"),
-    Field::in_place("sse_algorithm"),
-    Field::in_place("kms_key_arn"),
-    Field::in_place("bucket_key_enabled"),
-    Field::in_place("public_access_block"),
-    Field::in_place("lifecycle_rules"),
-    Field::in_place("tags"),
-    Field::computed("id"),
-    Field::computed("arn"),
-];
-
-fn build_err(e: aws_smithy_types::error::operation::BuildError) -> KindError {
-    KindError::new(e.to_string())
+#[derive(Attributes, Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub(crate) struct Bucket {
+    #[attr(replace)]
+    pub bucket: String,
+    /// `Enabled` or `Suspended` (read as `Disabled` when never set).
+    #[attr(in_place)]
+    pub versioning: String,
+    #[attr(in_place)]
+    #[serde(default)]
+    pub sse_algorithm: Option<String>,
+    #[attr(in_place)]
+    #[serde(default)]
+    pub kms_key_arn: Option<String>,
+    #[attr(in_place)]
+    #[serde(default)]
+    pub bucket_key_enabled: bool,
+    #[attr(in_place)]
+    #[serde(default)]
+    pub public_access_block: Option<PublicAccessBlock>,
+    #[attr(in_place)]
+    #[serde(default)]
+    pub lifecycle_rules: Vec<Rule>,
+    #[attr(in_place, tags)]
+    pub tags: Tags,
+    #[attr(computed)]
+    #[serde(default)]
+    pub arn: Option<String>,
 }
 
-fn int(v: &Json, key: &str) -> Option<i32> {
-    v.get(key).and_then(Json::as_i64).map(|n| n as i32)
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+#[serde(default)]
+pub(crate) struct PublicAccessBlock {
+    pub block_public_acls: bool,
+    pub block_public_policy: bool,
+    pub ignore_public_acls: bool,
+    pub restrict_public_buckets: bool,
 }
 
-fn flag(v: Option<&Json>, key: &str) -> bool {
-    v.and_then(|v| v.get(key)).and_then(Json::as_bool).unwrap_or(false)
+/// A lifecycle rule: objects under `prefix` expire, and so do their old versions and
+/// unfinished uploads.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub(crate) struct Rule {
+    #[serde(default)]
+    pub id: String,
+    #[serde(default = "enabled")]
+    pub enabled: bool,
+    #[serde(default)]
+    pub prefix: String,
+    pub expiration_days: Option<i32>,
+    pub noncurrent_expiration_days: Option<i32>,
+    pub abort_multipart_days: Option<i32>,
 }
 
-/// A lifecycle rule as an attribute value (the shape the expansion writes).
-fn rule_to_json(r: &LifecycleRule) -> Json {
-    let prefix = r.filter().and_then(|f| f.prefix()).unwrap_or_default();
-    json!({
-        "id": r.id().unwrap_or_default(),
-        "enabled": r.status() == &ExpirationStatus::Enabled,
-        "prefix": prefix,
-        "expiration_days": r.expiration().and_then(|e| e.days()),
-        "noncurrent_expiration_days": r.noncurrent_version_expiration().and_then(|e| e.noncurrent_days()),
-        "abort_multipart_days": r.abort_incomplete_multipart_upload().and_then(|a| a.days_after_initiation()),
-    })
+fn enabled() -> bool {
+    true
 }
 
-/// An attribute value as a lifecycle rule.
-fn rule_from_json(v: &Json) -> Result<LifecycleRule, KindError> {
-    let enabled = v.get("enabled").and_then(Json::as_bool).unwrap_or(true);
-    let mut b = LifecycleRule::builder()
-        .id(v.get("id").and_then(Json::as_str).unwrap_or_default())
-        .status(if enabled { ExpirationStatus::Enabled } else { ExpirationStatus::Disabled })
-        .filter(
-            LifecycleRuleFilter::builder()
-                .prefix(v.get("prefix").and_then(Json::as_str).unwrap_or_default())
-                .build(),
-        );
-    if let Some(days) = int(v, "expiration_days") {
-        b = b.expiration(LifecycleExpiration::builder().days(days).build());
-    }
-    if let Some(days) = int(v, "noncurrent_expiration_days") {
-        b = b.noncurrent_version_expiration(
-            NoncurrentVersionExpiration::builder().noncurrent_days(days).build(),
-        );
-    }
-    if let Some(days) = int(v, "abort_multipart_days") {
-        b = b.abort_incomplete_multipart_upload(
-            AbortIncompleteMultipartUpload::builder().days_after_initiation(days).build(),
-        );
-    }
-    b.build().map_err(build_err)
-}
-
-impl S3Bucket {
-    fn s3(&self) -> Result<&aws_sdk_s3::Client, KindError> {
-        Ok(&self.0.s3)
+impl PublicAccessBlock {
+    fn of(c: &PublicAccessBlockConfiguration) -> Self {
+        PublicAccessBlock {
+            block_public_acls: c.block_public_acls().unwrap_or(false),
+            block_public_policy: c.block_public_policy().unwrap_or(false),
+            ignore_public_acls: c.ignore_public_acls().unwrap_or(false),
+            restrict_public_buckets: c.restrict_public_buckets().unwrap_or(false),
+        }
     }
 
+    fn to_sdk(&self) -> PublicAccessBlockConfiguration {
+        PublicAccessBlockConfiguration::builder()
+            .block_public_acls(self.block_public_acls)
+            .block_public_policy(self.block_public_policy)
+            .ignore_public_acls(self.ignore_public_acls)
+            .restrict_public_buckets(self.restrict_public_buckets)
+            .build()
+    }
+}
+
+impl Rule {
+    fn of(r: &LifecycleRule) -> Self {
+        Rule {
+            id: r.id().unwrap_or_default().to_string(),
+            enabled: r.status() == &ExpirationStatus::Enabled,
+            prefix: r.filter().and_then(|f| f.prefix()).unwrap_or_default().to_string(),
+            expiration_days: r.expiration().and_then(|e| e.days()),
+            noncurrent_expiration_days: r
+                .noncurrent_version_expiration()
+                .and_then(|e| e.noncurrent_days()),
+            abort_multipart_days: r
+                .abort_incomplete_multipart_upload()
+                .and_then(|a| a.days_after_initiation()),
+        }
+    }
+
+    fn to_sdk(&self) -> KindResult<LifecycleRule> {
+        let status =
+            if self.enabled { ExpirationStatus::Enabled } else { ExpirationStatus::Disabled };
+        let filter = LifecycleRuleFilter::builder().prefix(&self.prefix).build();
+        let rule = LifecycleRule::builder().id(&self.id).status(status).filter(filter);
+        let expiration = self.expiration_days.map(|d| LifecycleExpiration::builder().days(d));
+        let noncurrent = self.noncurrent_expiration_days;
+        let noncurrent =
+            noncurrent.map(|d| NoncurrentVersionExpiration::builder().noncurrent_days(d));
+        let abort = self.abort_multipart_days;
+        let abort =
+            abort.map(|d| AbortIncompleteMultipartUpload::builder().days_after_initiation(d));
+        let rule = rule.set_expiration(expiration.map(|e| e.build()));
+        let rule = rule.set_noncurrent_version_expiration(noncurrent.map(|n| n.build()));
+        built(rule.set_abort_incomplete_multipart_upload(abort.map(|a| a.build())).build())
+    }
+}
+
+pub(crate) struct BucketKind(pub Arc<AwsClients>);
+
+fn s3_tags(tags: &Tags) -> KindResult<Vec<Tag>> {
+    tags.iter().map(|(k, v)| built(Tag::builder().key(k).value(v).build())).collect()
+}
+
+impl BucketKind {
     /// The bucket and its configuration, or `None` when it does not exist.
-    async fn read_one(&self, bucket: &str) -> Result<Option<Live>, KindError> {
-        let s3 = self.s3()?;
-        let tags = match s3.get_bucket_tagging().bucket(bucket).send().await {
-            Ok(out) => crate::tags::to_json(out.tag_set().iter().map(|t| (t.key(), t.value()))),
-            Err(e) if has_code(&e, "NoSuchBucket") => return Ok(None),
-            Err(e) if has_code(&e, "NoSuchTagSet") => json!({}),
-            Err(e) => return Err(api_error("s3:GetBucketTagging", e)),
+    async fn read_one(&self, name: &str) -> KindResult<Option<Live<Bucket>>> {
+        let s3 = &self.0.s3;
+        let call = s3.get_bucket_tagging().bucket(name);
+        let tags = match call.send().await.api("s3:GetBucketTagging") {
+            Ok(out) => from_pairs(out.tag_set().iter().map(|t| (t.key(), t.value()))),
+            Err(e) if e.has_code("NoSuchBucket") => return Ok(None),
+            Err(e) if e.has_code("NoSuchTagSet") => Tags::new(),
+            Err(e) => return Err(e),
         };
         let (versioning, encryption, pab, lifecycle) = futures::join!(
-            s3.get_bucket_versioning().bucket(bucket).send(),
-            s3.get_bucket_encryption().bucket(bucket).send(),
-            s3.get_public_access_block().bucket(bucket).send(),
-            s3.get_bucket_lifecycle_configuration().bucket(bucket).send(),
+            s3.get_bucket_versioning().bucket(name).send(),
+            s3.get_bucket_encryption().bucket(name).send(),
+            s3.get_public_access_block().bucket(name).send(),
+            s3.get_bucket_lifecycle_configuration().bucket(name).send(),
         );
-        let versioning = versioning
-            .map_err(|e| api_error("s3:GetBucketVersioning", e))?
-            .status()
-            .map(|s| s.as_str().to_string())
-            .unwrap_or_else(|| "Disabled".into());
-        let default_rule = match encryption {
-            Ok(out) => {
-                out.server_side_encryption_configuration().and_then(|c| c.rules().first().cloned())
-            }
-            Err(e) if has_code(&e, "ServerSideEncryptionConfigurationNotFoundError") => None,
-            Err(e) => return Err(api_error("s3:GetBucketEncryption", e)),
+        let versioning = versioning.api("s3:GetBucketVersioning")?;
+        let no_encryption = ["ServerSideEncryptionConfigurationNotFoundError"];
+        let encryption = encryption.or_absent("s3:GetBucketEncryption", &no_encryption)?;
+        let rule = encryption.as_ref().and_then(|o| o.server_side_encryption_configuration());
+        let rule = rule.and_then(|c| c.rules().first());
+        let by_default = rule.and_then(|r| r.apply_server_side_encryption_by_default());
+        let no_pab = ["NoSuchPublicAccessBlockConfiguration"];
+        let pab = pab.or_absent("s3:GetPublicAccessBlock", &no_pab)?;
+        let pab = pab.as_ref().and_then(|o| o.public_access_block_configuration());
+        let no_lifecycle = ["NoSuchLifecycleConfiguration"];
+        let lifecycle = lifecycle.or_absent("s3:GetBucketLifecycleConfiguration", &no_lifecycle)?;
+        let bucket = Bucket {
+            bucket: name.to_string(),
+            versioning: versioning.status().map_or("Disabled", |s| s.as_str()).to_string(),
+            sse_algorithm: by_default.map(|d| d.sse_algorithm().as_str().to_string()),
+            kms_key_arn: by_default.and_then(|d| d.kms_master_key_id()).map(str::to_string),
+            bucket_key_enabled: rule.and_then(|r| r.bucket_key_enabled()).unwrap_or(false),
+            public_access_block: pab.map(PublicAccessBlock::of),
+            lifecycle_rules: lifecycle.iter().flat_map(|o| o.rules()).map(Rule::of).collect(),
+            tags,
+            arn: Some(format!("arn:aws:s3:::{name}")),
         };
-        let by_default =
-            default_rule.as_ref().and_then(|r| r.apply_server_side_encryption_by_default());
-        let pab = match pab {
-            Ok(out) => out.public_access_block_configuration().map(|c| {
-                json!({
-                    "block_public_acls": c.block_public_acls().unwrap_or(false),
-                    "block_public_policy": c.block_public_policy().unwrap_or(false),
-                    "ignore_public_acls": c.ignore_public_acls().unwrap_or(false),
-                    "restrict_public_buckets": c.restrict_public_buckets().unwrap_or(false),
-                })
-            }),
-            Err(e) if has_code(&e, "NoSuchPublicAccessBlockConfiguration") => None,
-            Err(e) => return Err(api_error("s3:GetPublicAccessBlock", e)),
-        };
-        let rules: Vec<Json> = match lifecycle {
-            Ok(out) => out.rules().iter().map(rule_to_json).collect(),
-            Err(e) if has_code(&e, "NoSuchLifecycleConfiguration") => vec![],
-            Err(e) => return Err(api_error("s3:GetBucketLifecycleConfiguration", e)),
-        };
-        Ok(Some(live(
-            bucket,
-            [
-                ("bucket", json!(bucket)),
-                ("versioning", json!(versioning)),
-                ("sse_algorithm", json!(by_default.map(|d| d.sse_algorithm().as_str()))),
-                ("kms_key_arn", json!(by_default.and_then(|d| d.kms_master_key_id()))),
-                (
-                    "bucket_key_enabled",
-                    json!(
-                        default_rule.as_ref().and_then(|r| r.bucket_key_enabled()).unwrap_or(false)
-                    ),
-                ),
-                ("public_access_block", pab.unwrap_or(Json::Null)),
-                ("lifecycle_rules", Json::Array(rules)),
-                ("tags", tags),
-                ("arn", json!(format!("arn:aws:s3:::{bucket}"))),
-            ],
-        )))
+        Ok(Some(Live::new(name, bucket)))
     }
 
-    async fn put_tags(&self, bucket: &str, desired: &Attrs) -> Result<(), KindError> {
-        let tags = s3_tags(desired)?;
-        self.s3()?
-            .put_bucket_tagging()
-            .bucket(bucket)
-            .tagging(Tagging::builder().set_tag_set(Some(tags)).build().map_err(build_err)?)
-            .send()
-            .await
-            .map(|_| ())
-            .map_err(|e| api_error("s3:PutBucketTagging", e))
+    async fn put_tags(&self, name: &str, tags: &Tags) -> KindResult<()> {
+        let tagging = built(Tagging::builder().set_tag_set(Some(s3_tags(tags)?)).build())?;
+        let call = self.0.s3.put_bucket_tagging().bucket(name).tagging(tagging);
+        call.send().await.api("s3:PutBucketTagging").map(|_| ())
     }
 
-    async fn put_public_access_block(
-        &self,
-        bucket: &str,
-        desired: &Attrs,
-    ) -> Result<(), KindError> {
-        let want = desired.get("public_access_block");
-        self.s3()?
-            .put_public_access_block()
-            .bucket(bucket)
-            .public_access_block_configuration(
-                PublicAccessBlockConfiguration::builder()
-                    .block_public_acls(flag(want, "block_public_acls"))
-                    .block_public_policy(flag(want, "block_public_policy"))
-                    .ignore_public_acls(flag(want, "ignore_public_acls"))
-                    .restrict_public_buckets(flag(want, "restrict_public_buckets"))
-                    .build(),
-            )
-            .send()
-            .await
-            .map(|_| ())
-            .map_err(|e| api_error("s3:PutPublicAccessBlock", e))
+    async fn put_public_access_block(&self, name: &str, desired: &Bucket) -> KindResult<()> {
+        let block = desired.public_access_block.clone().unwrap_or_default().to_sdk();
+        let call = self.0.s3.put_public_access_block().bucket(name);
+        let call = call.public_access_block_configuration(block);
+        call.send().await.api("s3:PutPublicAccessBlock").map(|_| ())
     }
 
-    async fn put_encryption(&self, bucket: &str, desired: &Attrs) -> Result<(), KindError> {
-        let algorithm = ServerSideEncryption::from(str_attr(desired, "sse_algorithm")?);
-        let key = desired.get("kms_key_arn").and_then(Json::as_str).map(str::to_string);
+    async fn put_encryption(&self, name: &str, desired: &Bucket) -> KindResult<()> {
+        let algorithm = desired.sse_algorithm.as_deref();
+        let algorithm = algorithm.ok_or_else(|| KindError::new("`sse_algorithm` is required"))?;
+        let by_default = ServerSideEncryptionByDefault::builder()
+            .sse_algorithm(ServerSideEncryption::from(algorithm))
+            .set_kms_master_key_id(desired.kms_key_arn.clone());
         let rule = ServerSideEncryptionRule::builder()
-            .apply_server_side_encryption_by_default(
-                ServerSideEncryptionByDefault::builder()
-                    .sse_algorithm(algorithm)
-                    .set_kms_master_key_id(key)
-                    .build()
-                    .map_err(build_err)?,
-            )
-            .bucket_key_enabled(
-                desired.get("bucket_key_enabled").and_then(Json::as_bool).unwrap_or(false),
-            )
+            .apply_server_side_encryption_by_default(built(by_default.build())?)
+            .bucket_key_enabled(desired.bucket_key_enabled)
             .build();
-        self.s3()?
-            .put_bucket_encryption()
-            .bucket(bucket)
-            .server_side_encryption_configuration(
-                ServerSideEncryptionConfiguration::builder()
-                    .rules(rule)
-                    .build()
-                    .map_err(build_err)?,
-            )
-            .send()
-            .await
-            .map(|_| ())
-            .map_err(|e| api_error("s3:PutBucketEncryption", e))
+        let config = built(ServerSideEncryptionConfiguration::builder().rules(rule).build())?;
+        let call = self.0.s3.put_bucket_encryption().bucket(name);
+        let call = call.server_side_encryption_configuration(config);
+        call.send().await.api("s3:PutBucketEncryption").map(|_| ())
     }
 
-    async fn put_versioning(&self, bucket: &str, desired: &Attrs) -> Result<(), KindError> {
-        let status = match str_attr(desired, "versioning")? {
+    async fn put_versioning(&self, name: &str, desired: &Bucket) -> KindResult<()> {
+        let status = match desired.versioning.as_str() {
             "Enabled" => BucketVersioningStatus::Enabled,
             "Suspended" => BucketVersioningStatus::Suspended,
             other => {
-                return Err(KindError::new(format!(
-                    "versioning `{other}`: expected Enabled or Suspended"
-                )));
+                let why = format!("versioning `{other}`: expected Enabled or Suspended");
+                return Err(KindError::new(why));
             }
         };
-        self.s3()?
-            .put_bucket_versioning()
-            .bucket(bucket)
-            .versioning_configuration(VersioningConfiguration::builder().status(status).build())
-            .send()
-            .await
-            .map(|_| ())
-            .map_err(|e| api_error("s3:PutBucketVersioning", e))
+        let config = VersioningConfiguration::builder().status(status).build();
+        let call = self.0.s3.put_bucket_versioning().bucket(name).versioning_configuration(config);
+        call.send().await.api("s3:PutBucketVersioning").map(|_| ())
     }
 
-    async fn put_lifecycle(&self, bucket: &str, desired: &Attrs) -> Result<(), KindError> {
-        let rules: Vec<LifecycleRule> = desired
-            .get("lifecycle_rules")
-            .and_then(Json::as_array)
-            .map(|rs| rs.iter().map(rule_from_json).collect::<Result<_, _>>())
-            .transpose()?
-            .unwrap_or_default();
-        let s3 = self.s3()?;
-        if rules.is_empty() {
-            return s3
-                .delete_bucket_lifecycle()
-                .bucket(bucket)
-                .send()
-                .await
-                .map(|_| ())
-                .map_err(|e| api_error("s3:DeleteBucketLifecycle", e));
+    async fn put_lifecycle(&self, name: &str, desired: &Bucket) -> KindResult<()> {
+        let s3 = &self.0.s3;
+        if desired.lifecycle_rules.is_empty() {
+            let call = s3.delete_bucket_lifecycle().bucket(name);
+            return call.send().await.api("s3:DeleteBucketLifecycle").map(|_| ());
         }
-        s3.put_bucket_lifecycle_configuration()
-            .bucket(bucket)
-            .lifecycle_configuration(
-                BucketLifecycleConfiguration::builder()
-                    .set_rules(Some(rules))
-                    .build()
-                    .map_err(build_err)?,
-            )
-            .send()
-            .await
-            .map(|_| ())
-            .map_err(|e| api_error("s3:PutBucketLifecycleConfiguration", e))
+        let rules = desired.lifecycle_rules.iter().map(Rule::to_sdk).collect::<Result<_, _>>()?;
+        let config = BucketLifecycleConfiguration::builder().set_rules(Some(rules)).build();
+        let call = s3.put_bucket_lifecycle_configuration().bucket(name);
+        let call = call.lifecycle_configuration(built(config)?);
+        call.send().await.api("s3:PutBucketLifecycleConfiguration").map(|_| ())
     }
 
-    /// Applies every in-place field of `desired` that differs from `current` (all when `None`).
-    async fn converge(
-        &self,
-        bucket: &str,
-        current: Option<&Attrs>,
-        desired: &Attrs,
-    ) -> Result<(), KindError> {
-        let differs = |field: &str| current.is_none_or(|c| c.get(field) != desired.get(field));
-        if differs("tags") {
-            self.put_tags(bucket, desired).await?;
+    /// Writes the documents of the fields marked in `changes`.
+    async fn apply(&self, name: &str, desired: &Bucket, changes: &BucketChanges) -> KindResult<()> {
+        if changes.tags {
+            self.put_tags(name, &desired.tags).await?;
         }
-        if differs("public_access_block") {
-            self.put_public_access_block(bucket, desired).await?;
+        if changes.public_access_block {
+            self.put_public_access_block(name, desired).await?;
         }
-        if differs("sse_algorithm") || differs("kms_key_arn") || differs("bucket_key_enabled") {
-            self.put_encryption(bucket, desired).await?;
+        if changes.sse_algorithm || changes.kms_key_arn || changes.bucket_key_enabled {
+            self.put_encryption(name, desired).await?;
         }
-        if differs("versioning") {
-            self.put_versioning(bucket, desired).await?;
+        if changes.versioning {
+            self.put_versioning(name, desired).await?;
         }
-        if differs("lifecycle_rules") {
-            self.put_lifecycle(bucket, desired).await?;
+        if changes.lifecycle_rules {
+            self.put_lifecycle(name, desired).await?;
         }
         Ok(())
     }
 }
 
-fn s3_tags(attrs: &Attrs) -> Result<Vec<Tag>, KindError> {
-    crate::tags::build(attrs, |k, v| Tag::builder().key(k).value(v).build())
-}
-
 #[async_trait]
-impl Kind for S3Bucket {
-    fn name(&self) -> &'static str {
-        "aws_s3_bucket"
+impl TypedKind for BucketKind {
+    type Attrs = Bucket;
+    const NAME: &'static str = "aws_s3_bucket";
+
+    async fn read(&self, _: &Context, requests: &[ReadRequest<Bucket>]) -> ReadResult<Bucket> {
+        let name_of = |r: &ReadRequest<Bucket>| wanted(r, |d| d.bucket.clone());
+        read_by_key(requests, name_of, |n| async move { self.read_one(&n).await }).await
     }
 
-    fn fields(&self) -> &'static [Field] {
-        FIELDS
-    }
-
-    async fn read(
-        &self,
-        _ctx: &Context,
-        requests: &[ReadRequest],
-    ) -> Result<Vec<Option<Live>>, KindError> {
-        read_by_name(requests, "bucket", |b| async move { self.read_one(&b).await }).await
-    }
-
-    async fn create(
-        &self,
-        _ctx: &Context,
-        address: &Address,
-        desired: &Attrs,
-    ) -> Result<Live, KindError> {
-        let s3 = self.s3()?;
-        let bucket = str_attr(desired, "bucket")?;
-        let region = &self.0.region;
-        let mut config = CreateBucketConfiguration::builder().set_tags(Some(s3_tags(desired)?));
-        if region != "us-east-1" {
-            config = config.location_constraint(BucketLocationConstraint::from(region.as_str()));
-        }
-        match s3
-            .create_bucket()
-            .bucket(bucket)
-            .create_bucket_configuration(config.build())
-            .send()
-            .await
-        {
-            Ok(_) => {}
-            Err(e) if has_code(&e, "BucketAlreadyOwnedByYou") => {
+    async fn create(&self, _: &Context, desired: &Bucket) -> KindResult<Live<Bucket>> {
+        let name = &desired.bucket;
+        let region = self.0.region.as_str();
+        let tags = Some(s3_tags(&desired.tags)?);
+        let config = CreateBucketConfiguration::builder().set_tags(tags);
+        // us-east-1 is the default location, and the one S3 refuses to be told.
+        let config = match region {
+            "us-east-1" => config,
+            _ => config.location_constraint(BucketLocationConstraint::from(region)),
+        };
+        let call = self.0.s3.create_bucket().bucket(name);
+        let call = call.create_bucket_configuration(config.build());
+        match call.send().await.api("s3:CreateBucket") {
+            Err(e) if e.has_code("BucketAlreadyOwnedByYou") => {
                 return Err(KindError::new(format!(
-                    "s3:CreateBucket: {bucket} already exists in this account without this \
+                    "s3:CreateBucket: {name} already exists in this account without this \
                      resource's address tag; it is not adopted"
                 )));
             }
-            Err(e) => return Err(api_error("s3:CreateBucket", e)),
+            result => result?,
+        };
+        let mut everything = BucketChanges::default();
+        for field in Bucket::FIELDS {
+            everything.mark(field.name);
         }
-        tracing::info!(%address, bucket, "created S3 bucket");
-        settle(|| self.converge(bucket, None, desired)).await?;
-        read_back(&format!("bucket {bucket}"), || self.read_one(bucket)).await
+        settle(|| self.apply(name, desired, &everything)).await?;
+        read_back(&format!("bucket {name}"), || self.read_one(name)).await
     }
 
     async fn update(
         &self,
-        _ctx: &Context,
-        _address: &Address,
-        current: &Live,
-        desired: &Attrs,
-    ) -> Result<Live, KindError> {
-        self.converge(&current.id, Some(&current.attributes), desired).await?;
-        let found = self.read_one(&current.id).await?;
-        still_there(&format!("bucket {}", current.id), found)
+        _: &Context,
+        current: &Live<Bucket>,
+        desired: &Bucket,
+        changes: &BucketChanges,
+    ) -> KindResult<Live<Bucket>> {
+        self.apply(&current.id, desired, changes).await?;
+        still_there(&format!("bucket {}", current.id), self.read_one(&current.id).await?)
     }
 
-    async fn delete(
-        &self,
-        _ctx: &Context,
-        _address: &Address,
-        current: &Live,
-    ) -> Result<(), KindError> {
-        match self.s3()?.delete_bucket().bucket(&current.id).send().await {
-            Ok(_) => Ok(()),
-            Err(e) if has_code(&e, "NoSuchBucket") => Ok(()),
-            Err(e) if has_code(&e, "BucketNotEmpty") => Err(KindError::new(format!(
+    async fn delete(&self, _: &Context, current: &Live<Bucket>) -> KindResult<()> {
+        let call = self.0.s3.delete_bucket().bucket(&current.id);
+        match call.send().await.or_gone("s3:DeleteBucket", &["NoSuchBucket"]) {
+            Err(e) if e.has_code("BucketNotEmpty") => Err(KindError::new(format!(
                 "s3:DeleteBucket: {} still holds objects (snapshots); copy what must be kept, \
                  empty it (every version) and destroy again",
                 current.id
             ))),
-            Err(e) => Err(api_error("s3:DeleteBucket", e)),
+            done => done,
         }
     }
 }
@@ -397,6 +329,7 @@ impl Kind for S3Bucket {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn lifecycle_rules_round_trip() {
@@ -408,6 +341,7 @@ mod tests {
             "noncurrent_expiration_days": 7,
             "abort_multipart_days": 1,
         });
-        assert_eq!(rule_to_json(&rule_from_json(&v).unwrap()), v);
+        let rule: Rule = serde_json::from_value(v.clone()).unwrap();
+        assert_eq!(serde_json::to_value(Rule::of(&rule.to_sdk().unwrap())).unwrap(), v);
     }
 }

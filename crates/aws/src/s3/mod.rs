@@ -5,9 +5,9 @@ mod bucket;
 pub mod snapshots;
 
 use crate::AwsClients;
-use engine::Kind;
+use engine::{Kind, Typed};
 use std::sync::Arc;
 
 pub(crate) fn kinds(shared: &Arc<AwsClients>) -> Vec<Arc<dyn Kind>> {
-    vec![Arc::new(bucket::S3Bucket(shared.clone()))]
+    vec![Typed::arc(bucket::BucketKind(shared.clone()))]
 }

@@ -1,7 +1,7 @@
 //! Raft snapshots in the snapshot bucket: find the newest under a prefix and download it.
 
 use crate::clients::AwsClients;
-use crate::error::{api_error, has_code};
+use crate::error::SdkResult;
 use engine::KindError;
 
 /// One snapshot object.
@@ -30,7 +30,7 @@ pub async fn newest(
         .send()
         .collect::<Result<Vec<_>, _>>()
         .await
-        .map_err(|e| api_error("s3:ListObjectsV2", e))?;
+        .api("s3:ListObjectsV2")?;
     let newest = objects
         .iter()
         .flat_map(|page| page.contents())
@@ -47,12 +47,9 @@ pub async fn newest(
 /// The bytes of object `key` in `bucket`.
 #[tracing::instrument(skip(clients))]
 pub async fn download(clients: &AwsClients, bucket: &str, key: &str) -> Result<Vec<u8>, KindError> {
-    let out = match clients.s3.get_object().bucket(bucket).key(key).send().await {
-        Ok(out) => out,
-        Err(e) if has_code(&e, "NoSuchKey") => {
-            return Err(KindError::new(format!("s3:GetObject: no object {key} in {bucket}")));
-        }
-        Err(e) => return Err(api_error("s3:GetObject", e)),
+    let call = clients.s3.get_object().bucket(bucket).key(key);
+    let Some(out) = call.send().await.or_absent("s3:GetObject", &["NoSuchKey"])? else {
+        return Err(KindError::new(format!("s3:GetObject: no object {key} in {bucket}")));
     };
     let body = out
         .body

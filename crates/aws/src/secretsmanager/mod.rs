@@ -2,7 +2,8 @@
 //! `Debug` output.
 
 use crate::clients::AwsClients;
-use crate::error::{api_error, has_code};
+use crate::error::SdkResult;
+use aws_sdk_secretsmanager::types::Tag;
 use engine::KindError;
 use std::fmt;
 
@@ -48,42 +49,26 @@ pub async fn put_secret_string(
         return Ok(PutOutcome::Unchanged);
     }
     let sm = &clients.secrets;
-    match sm.put_secret_value().secret_id(name).secret_string(value.expose()).send().await {
-        Ok(_) => {
-            tracing::info!("secret updated");
-            return Ok(PutOutcome::Updated);
-        }
-        Err(e) if has_code(&e, "ResourceNotFoundException") => {}
-        Err(e) => return Err(api_error("secretsmanager:PutSecretValue", e)),
+    let put = sm.put_secret_value().secret_id(name).secret_string(value.expose());
+    let op = "secretsmanager:PutSecretValue";
+    if put.send().await.or_absent(op, &["ResourceNotFoundException"])?.is_some() {
+        tracing::info!("secret updated");
+        return Ok(PutOutcome::Updated);
     }
-    match sm
-        .create_secret()
-        .name(name)
-        .secret_string(value.expose())
-        .tags(
-            aws_sdk_secretsmanager::types::Tag::builder()
-                .key(engine::TAG_MANAGED_BY)
-                .value(engine::MANAGED_BY)
-                .build(),
-        )
-        .send()
-        .await
-    {
+    let tag = Tag::builder().key(engine::TAG_MANAGED_BY).value(engine::MANAGED_BY).build();
+    let create = sm.create_secret().name(name).secret_string(value.expose()).tags(tag);
+    match create.send().await.api("secretsmanager:CreateSecret") {
         Ok(_) => {
             tracing::info!("secret created");
             Ok(PutOutcome::Created)
         }
         // Created concurrently since the first call: add the value as a new version.
-        Err(e) if has_code(&e, "ResourceExistsException") => {
-            sm.put_secret_value()
-                .secret_id(name)
-                .secret_string(value.expose())
-                .send()
-                .await
-                .map_err(|e| api_error("secretsmanager:PutSecretValue", e))?;
+        Err(e) if e.has_code("ResourceExistsException") => {
+            let put = sm.put_secret_value().secret_id(name).secret_string(value.expose());
+            put.send().await.api(op)?;
             Ok(PutOutcome::Updated)
         }
-        Err(e) => Err(api_error("secretsmanager:CreateSecret", e)),
+        Err(e) => Err(e),
     }
 }
 
@@ -93,11 +78,10 @@ pub async fn get_secret_string(
     clients: &AwsClients,
     name: &str,
 ) -> Result<Option<SecretValue>, KindError> {
-    match clients.secrets.get_secret_value().secret_id(name).send().await {
-        Ok(out) => Ok(out.secret_string().map(SecretValue::new)),
-        Err(e) if has_code(&e, "ResourceNotFoundException") => Ok(None),
-        Err(e) => Err(api_error("secretsmanager:GetSecretValue", e)),
-    }
+    let call = clients.secrets.get_secret_value().secret_id(name);
+    let op = "secretsmanager:GetSecretValue";
+    let found = call.send().await.or_absent(op, &["ResourceNotFoundException"])?;
+    Ok(found.and_then(|out| out.secret_string().map(SecretValue::new)))
 }
 
 #[cfg(test)]
