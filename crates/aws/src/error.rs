@@ -118,22 +118,6 @@ fn body_excerpt(body: &[u8]) -> String {
     if joined.is_empty() { "(empty body)".into() } else { joined.chars().take(200).collect() }
 }
 
-/// The result of a delete call, where "it does not exist" (any of `gone`) counts as done.
-pub(crate) fn deleted<T, E>(
-    operation: &str,
-    result: Result<T, SdkError<E, HttpResponse>>,
-    gone: &[&str],
-) -> Result<(), KindError>
-where
-    E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
-{
-    match result {
-        Ok(_) => Ok(()),
-        Err(e) if gone.iter().any(|code| has_code(&e, code)) => Ok(()),
-        Err(e) => Err(api_error(operation, e)),
-    }
-}
-
 /// Whether an SDK error carries `code`.
 pub(crate) fn has_code<E, R>(err: &SdkError<E, R>, code: &str) -> bool
 where

@@ -10,11 +10,9 @@ mod calls;
 mod clients;
 mod error;
 mod lookup;
-mod lookup_json;
 mod provider;
 pub mod stages;
 mod tagging;
-mod tags;
 
 mod autoscaling;
 mod ec2;
@@ -27,7 +25,6 @@ mod logs;
 mod route53;
 pub mod s3;
 pub mod secretsmanager;
-mod settle;
 mod sqs;
 
 pub use clients::AwsClients;

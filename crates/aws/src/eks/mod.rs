@@ -11,9 +11,6 @@ mod cluster;
 mod node_group;
 mod pod_identity;
 pub mod token;
-// No kind uses it any more; it goes once every service has moved to `engine::wait`.
-#[allow(dead_code)]
-pub(crate) mod wait;
 
 use crate::AwsClients;
 use crate::error::{SdkResult, required};

@@ -28,25 +28,6 @@ pub fn expand(spec: &SpecSource, globals: &Globals) -> Result<Vec<ResourceSpec>,
     Ok(expand::resources(&spec.name(), globals, &net, &eks))
 }
 
-/// The fields the planner would see change between `live` and `desired` for a kind with
-/// `fields`, each with whether it forces a replacement (the engine's diff, for kinds' tests).
-#[cfg(test)]
-pub(crate) fn changed_fields(
-    fields: &[engine::Field],
-    live: &serde_json::Value,
-    desired: &serde_json::Value,
-) -> Vec<(&'static str, bool)> {
-    fields
-        .iter()
-        .filter(|f| f.update != engine::FieldUpdate::Computed)
-        .filter_map(|f| {
-            let want = desired.get(f.name)?;
-            let have = live.get(f.name).unwrap_or(&serde_json::Value::Null);
-            (want != have).then_some((f.name, f.update == engine::FieldUpdate::Replace))
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
