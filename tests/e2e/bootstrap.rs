@@ -29,13 +29,16 @@ struct Peers {
 async fn peers() -> Peers {
     let cluster = KubeCluster::start(2);
     let registry = Registry::start();
-    engine_tests::push_fixtures(&registry, &[
+    engine_tests::push_fixtures(
+        &registry,
+        &[
             "cilium-1.19.6.tgz",
             "cilium-1.20.0.tgz",
             "flux-operator-0.49.0.tgz",
             "flux-instance-0.49.0.tgz",
-        ])
-        .await;
+        ],
+    )
+    .await;
     let secrets = Arc::new(MemorySecrets::new());
     secrets.put("github/flux-app/private-key", &Secret::new(FLUX_APP_KEY)).await.unwrap();
     secrets.put("github/flux-app/app-id", &Secret::new("123456")).await.unwrap();
@@ -517,7 +520,11 @@ async fn the_cli_bootstraps_an_existing_cluster_through_the_specs_kubeconfig_onl
     let moto = engine_tests::Moto::start();
     let cluster = KubeCluster::start(1);
     let registry = Registry::start();
-    engine_tests::push_fixtures(&registry, &["flux-operator-0.49.0.tgz", "flux-instance-0.49.0.tgz"]).await;
+    engine_tests::push_fixtures(
+        &registry,
+        &["flux-operator-0.49.0.tgz", "flux-instance-0.49.0.tgz"],
+    )
+    .await;
     let sm = aws_sdk_secretsmanager::Client::new(&moto.sdk_config().await);
     sm.create_secret()
         .name("github/flux-app")

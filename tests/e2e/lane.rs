@@ -86,12 +86,11 @@ pub async fn peers() -> Peers {
     let moto = Moto::start();
     let cluster = KubeCluster::start(2);
     let registry = Registry::start();
-    engine_tests::push_fixtures(&registry, &[
-            "cilium-1.20.0.tgz",
-            "flux-operator-0.49.0.tgz",
-            "flux-instance-0.49.0.tgz",
-        ])
-        .await;
+    engine_tests::push_fixtures(
+        &registry,
+        &["cilium-1.20.0.tgz", "flux-operator-0.49.0.tgz", "flux-instance-0.49.0.tgz"],
+    )
+    .await;
     let work = tempfile::tempdir().unwrap();
 
     // What the platform team does once, before the first apply: the offline root, the AWS

@@ -9,6 +9,7 @@
 mod calls;
 mod clients;
 mod error;
+mod kinds;
 mod lookup;
 mod provider;
 pub mod stages;

@@ -57,22 +57,7 @@ impl Provider for AwsProvider {
     }
 
     fn kinds(&self) -> Vec<Arc<dyn Kind>> {
-        [
-            crate::ec2::kinds,
-            crate::iam::kinds,
-            crate::kms::kinds,
-            crate::s3::kinds,
-            crate::route53::kinds,
-            crate::logs::kinds,
-            crate::elbv2::kinds,
-            crate::autoscaling::kinds,
-            crate::eks::kinds,
-            crate::sqs::kinds,
-            crate::events::kinds,
-        ]
-        .iter()
-        .flat_map(|kinds| kinds(&self.clients))
-        .collect()
+        crate::kinds::all(&self.clients)
     }
 
     fn api_calls(&self) -> ApiCalls {

@@ -52,7 +52,8 @@
 //!         self.0.lock().unwrap().insert(id.clone(), desired.clone());
 //!         Ok(Live::new(id, desired.clone()))
 //!     }
-//!     async fn update(&self, _: &Context, current: &Live<Bucket>, desired: &Bucket, changes: &BucketChanges) -> KindResult<Live<Bucket>> {
+//!     async fn update(&self, _: &Context, update: Update<'_, Bucket>) -> KindResult<Live<Bucket>> {
+//!         let Update { current, desired, changes } = update;
 //!         assert!(changes.size && !changes.name, "only the changed fields are marked");
 //!         self.0.lock().unwrap().get_mut(&current.id).unwrap().size = desired.size;
 //!         Ok(Live::new(current.id.clone(), desired.clone()))
@@ -159,7 +160,7 @@ pub use error::EngineError;
 pub use graph::{GraphFormat, ResourceGraph};
 pub use kind::{
     Attributes, Changes, Context, Field, FieldUpdate, Kind, KindError, KindResult, Live, Normalize,
-    ReadRequest, ReadResult, Typed, TypedKind, decode, encode, is_redacted, redact,
+    ReadRequest, ReadResult, Typed, TypedKind, Update, decode, encode, is_redacted, redact,
 };
 pub use observer::{Event, NullObserver, Observer};
 pub use plan::{Action, FieldChange, Plan, PlanMode, PlannedValue, ResourceChange, Summary};

@@ -5,7 +5,7 @@
 use crate::shared::{Shared, body, path, read_each, split_id};
 use async_trait::async_trait;
 use engine::TypedKind;
-use engine::{Attributes, Context, KindError, KindResult, Live, ReadRequest, ReadResult};
+use engine::{Attributes, Context, KindError, KindResult, Live, ReadRequest, ReadResult, Update};
 use serde_json::Value as Json;
 use std::marker::PhantomData;
 use std::sync::Arc;
@@ -72,13 +72,8 @@ impl<E: Entry> TypedKind for EntryKind<E> {
         self.write(&format!("{mount}/{name}"), desired).await
     }
 
-    async fn update(
-        &self,
-        _: &Context,
-        current: &Live<E>,
-        desired: &E,
-        _: &E::Changes,
-    ) -> KindResult<Live<E>> {
+    async fn update(&self, _: &Context, update: Update<'_, E>) -> KindResult<Live<E>> {
+        let Update { current, desired, .. } = update;
         self.write(&current.id, desired).await
     }
 

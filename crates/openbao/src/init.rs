@@ -29,6 +29,7 @@ use engine::retry::RetryPolicy;
 use engine::wait::{Poll, Wait};
 use engine::{
     Attributes, Context, KindError, KindResult, Live, ReadRequest, ReadResult, Secret, TypedKind,
+    Update,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{Value as Json, json};
@@ -50,7 +51,6 @@ pub(crate) struct Init {
     #[serde(default)]
     pub recovery_seal: bool,
     #[attr(computed)]
-    #[serde(default)]
     pub cluster_id: Option<String>,
     /// Where the credentials go (input only; never read back).
     #[attr(setting)]
@@ -334,13 +334,8 @@ impl TypedKind for InitKind {
         self.read_back(&client, None).await
     }
 
-    async fn update(
-        &self,
-        ctx: &Context,
-        current: &Live<Init>,
-        desired: &Init,
-        changes: &InitChanges,
-    ) -> KindResult<Live<Init>> {
+    async fn update(&self, ctx: &Context, update: Update<'_, Init>) -> KindResult<Live<Init>> {
+        let Update { current, desired, changes } = update;
         if let Some(field) = [(changes.shares, "shares"), (changes.threshold, "threshold")]
             .into_iter()
             .find_map(|(changed, name)| changed.then_some(name))

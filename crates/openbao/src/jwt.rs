@@ -15,7 +15,7 @@ use crate::shared::{Shared, body, int, path, pem_list, read_each, strings, text}
 use async_trait::async_trait;
 use engine::normalize::text_lines;
 use engine::{
-    Attributes, Context, KindError, KindResult, Live, ReadRequest, ReadResult, TypedKind,
+    Attributes, Context, KindError, KindResult, Live, ReadRequest, ReadResult, TypedKind, Update,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value as Json};
@@ -125,10 +125,9 @@ impl TypedKind for JwtConfigKind {
     async fn update(
         &self,
         _: &Context,
-        current: &Live<JwtConfig>,
-        desired: &JwtConfig,
-        _: &JwtConfigChanges,
+        update: Update<'_, JwtConfig>,
     ) -> KindResult<Live<JwtConfig>> {
+        let Update { current, desired, .. } = update;
         self.write(&current.attributes.mount, desired).await
     }
 

@@ -12,7 +12,7 @@
 
 use crate::shared::{Shared, forget, int, memo_key, path, text};
 use async_trait::async_trait;
-use engine::{Attributes, Context, KindError, KindResult, Live, ReadRequest, ReadResult};
+use engine::{Attributes, Context, KindError, KindResult, Live, ReadRequest, ReadResult, Update};
 use engine::{Changes, TypedKind};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value as Json, json};
@@ -30,13 +30,10 @@ pub(crate) struct Mount {
     #[serde(default)]
     pub description: String,
     #[attr(in_place)]
-    #[serde(default)]
     pub default_lease_ttl: Option<i64>,
     #[attr(in_place)]
-    #[serde(default)]
     pub max_lease_ttl: Option<i64>,
     #[attr(computed)]
-    #[serde(default)]
     pub accessor: Option<String>,
     /// Secrets engines only.
     #[attr(in_place)]
@@ -231,13 +228,8 @@ impl<const AUTH: bool> TypedKind for MountKind<AUTH> {
         self.read_one(ctx, path).await
     }
 
-    async fn update(
-        &self,
-        ctx: &Context,
-        current: &Live<Mount>,
-        desired: &Mount,
-        changes: &MountChanges,
-    ) -> KindResult<Live<Mount>> {
+    async fn update(&self, ctx: &Context, update: Update<'_, Mount>) -> KindResult<Live<Mount>> {
+        let Update { current, desired, changes } = update;
         let path = path("path", &current.attributes.path)?;
         self.tune(path, desired, changes).await?;
         self.read_one(ctx, path).await

@@ -18,7 +18,7 @@ use crate::shared::{Shared, flag, int, path, read_each, same_text, strings, text
 use async_trait::async_trait;
 use engine::normalize::text_lines;
 use engine::{
-    Attributes, Context, KindError, KindResult, Live, ReadRequest, ReadResult, TypedKind,
+    Attributes, Context, KindError, KindResult, Live, ReadRequest, ReadResult, TypedKind, Update,
 };
 use engine_pki::IntermediateBundle;
 use serde::{Deserialize, Serialize};
@@ -195,10 +195,9 @@ impl TypedKind for PkiIntermediateKind {
     async fn update(
         &self,
         _: &Context,
-        current: &Live<PkiIntermediate>,
-        desired: &PkiIntermediate,
-        changes: &PkiIntermediateChanges,
+        update: Update<'_, PkiIntermediate>,
     ) -> KindResult<Live<PkiIntermediate>> {
+        let Update { current, desired, changes } = update;
         if changes.certificate {
             return self.import(desired).await;
         }

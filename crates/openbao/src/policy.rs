@@ -8,7 +8,7 @@
 use crate::shared::{Shared, path, read_each};
 use async_trait::async_trait;
 use engine::{
-    Attributes, Context, KindError, KindResult, Live, ReadRequest, ReadResult, TypedKind,
+    Attributes, Context, KindError, KindResult, Live, ReadRequest, ReadResult, TypedKind, Update,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{Value as Json, json};
@@ -86,13 +86,8 @@ impl TypedKind for PolicyKind {
         self.write(&desired.name, &desired.policy).await
     }
 
-    async fn update(
-        &self,
-        _: &Context,
-        current: &Live<Policy>,
-        desired: &Policy,
-        _: &PolicyChanges,
-    ) -> KindResult<Live<Policy>> {
+    async fn update(&self, _: &Context, update: Update<'_, Policy>) -> KindResult<Live<Policy>> {
+        let Update { current, desired, .. } = update;
         self.write(&current.attributes.name, &desired.policy).await
     }
 

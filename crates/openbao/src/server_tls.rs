@@ -14,6 +14,7 @@ use crate::stores::HookError;
 use async_trait::async_trait;
 use engine::{
     Attributes, Context, KindError, KindResult, Live, ReadRequest, ReadResult, Secret, TypedKind,
+    Update,
 };
 use engine_pki::{self as pki, IntermediateBundle};
 use serde::{Deserialize, Serialize};
@@ -165,10 +166,9 @@ impl TypedKind for ServerTlsKind {
     async fn update(
         &self,
         _: &Context,
-        _: &Live<ServerTls>,
-        desired: &ServerTls,
-        _: &ServerTlsChanges,
+        update: Update<'_, ServerTls>,
     ) -> KindResult<Live<ServerTls>> {
+        let Update { desired, .. } = update;
         self.issue(desired).await
     }
 

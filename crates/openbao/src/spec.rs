@@ -138,7 +138,6 @@ impl<'de> Deserialize<'de> for Ttl {
 pub struct OpenBaoConfig {
     /// The server's cloud resources (`[openbao.server]`): the cloud provider's part of the
     /// section, not read here.
-    #[serde(default)]
     pub server: Option<toml::Table>,
     /// Where the engine reaches OpenBao (default `https://bao.priv.<cloud>.<domain>:8200`).
     pub address: Option<String>,
@@ -146,19 +145,15 @@ pub struct OpenBaoConfig {
     /// `engine pki init-root`), relative to the spec.
     pub ca_file: Option<PathBuf>,
     /// Initialise the server (omit for a server initialised elsewhere).
-    #[serde(default)]
     pub init: Option<InitConfig>,
     /// Secrets engines by path.
     #[serde(default)]
     pub mounts: BTreeMap<String, MountConfig>,
     #[serde(default)]
     pub policies: PoliciesConfig,
-    #[serde(default)]
     pub pki: Option<PkiConfig>,
     /// OpenBao's own TLS certificate, issued from the intermediate into the secret store.
-    #[serde(default)]
     pub tls: Option<TlsConfig>,
-    #[serde(default)]
     pub userpass: Option<UserpassConfig>,
     /// JWT auth mounts by path (e.g. `jwt/aws-0`).
     #[serde(default)]
@@ -210,11 +205,8 @@ pub struct MountConfig {
     /// `kv-v2`, `kv`, `pki`, `transit`, ...
     #[serde(rename = "type")]
     pub kind: String,
-    #[serde(default)]
     pub description: Option<String>,
-    #[serde(default)]
     pub default_lease_ttl: Option<Ttl>,
-    #[serde(default)]
     pub max_lease_ttl: Option<Ttl>,
     /// Engine options (kv-v2 sets `version = "2"` itself).
     #[serde(default)]
@@ -226,7 +218,6 @@ pub struct MountConfig {
 #[serde(deny_unknown_fields)]
 pub struct PoliciesConfig {
     /// A directory whose `*.hcl` files are policies named by their stem.
-    #[serde(default)]
     pub dir: Option<PathBuf>,
     /// Policies by name, from files.
     #[serde(default)]
@@ -247,7 +238,6 @@ pub struct PkiConfig {
     #[serde(default = "default_issuer_name")]
     pub issuer_name: String,
     /// The intermediate's certificate (public), to detect a swapped default issuer.
-    #[serde(default)]
     pub certificate_file: Option<PathBuf>,
     #[serde(default)]
     pub roles: BTreeMap<String, PkiRoleConfig>,
@@ -321,7 +311,6 @@ fn default_issuer_ref() -> String {
 pub struct UserpassConfig {
     #[serde(default = "default_userpass_mount")]
     pub mount: String,
-    #[serde(default)]
     pub description: Option<String>,
     #[serde(default)]
     pub users: BTreeMap<String, UserConfig>,
@@ -337,12 +326,9 @@ fn default_userpass_mount() -> String {
 pub struct UserConfig {
     #[serde(default)]
     pub policies: Vec<String>,
-    #[serde(default)]
     pub token_ttl: Option<Ttl>,
-    #[serde(default)]
     pub token_max_ttl: Option<Ttl>,
     /// Where the password goes (default `<init secret_prefix or "openbao">/userpass/<name>`).
-    #[serde(default)]
     pub password_secret: Option<String>,
 }
 
@@ -350,19 +336,15 @@ pub struct UserConfig {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct JwtMountConfig {
-    #[serde(default)]
     pub description: Option<String>,
     /// Trust the issuer of the cluster the spec makes (its OIDC issuer output, in the same run):
     /// discovery URL and bound issuer both come from it.
     #[serde(default)]
     pub cluster_issuer: bool,
-    #[serde(default)]
     pub oidc_discovery_url: Option<String>,
-    #[serde(default)]
     pub oidc_discovery_ca_pem: Option<String>,
     #[serde(default)]
     pub jwt_validation_pubkeys: Vec<String>,
-    #[serde(default)]
     pub bound_issuer: Option<String>,
     #[serde(default)]
     pub roles: BTreeMap<String, JwtRoleConfig>,
@@ -377,15 +359,12 @@ pub struct JwtRoleConfig {
     pub bound_audiences: Vec<String>,
     #[serde(default = "default_user_claim")]
     pub user_claim: String,
-    #[serde(default)]
     pub bound_subject: Option<String>,
     #[serde(default)]
     pub bound_claims: BTreeMap<String, Json>,
     #[serde(default)]
     pub token_policies: Vec<String>,
-    #[serde(default)]
     pub token_ttl: Option<Ttl>,
-    #[serde(default)]
     pub token_max_ttl: Option<Ttl>,
 }
 

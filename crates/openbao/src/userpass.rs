@@ -10,7 +10,7 @@ use crate::random_secret;
 use crate::shared::{Shared, body, int, path, read_each, split_id, strings};
 use async_trait::async_trait;
 use engine::{
-    Attributes, Context, KindError, KindResult, Live, ReadRequest, ReadResult, TypedKind,
+    Attributes, Context, KindError, KindResult, Live, ReadRequest, ReadResult, TypedKind, Update,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
@@ -109,10 +109,9 @@ impl TypedKind for UserpassUserKind {
     async fn update(
         &self,
         _: &Context,
-        current: &Live<UserpassUser>,
-        desired: &UserpassUser,
-        _: &UserpassUserChanges,
+        update: Update<'_, UserpassUser>,
     ) -> KindResult<Live<UserpassUser>> {
+        let Update { current, desired, .. } = update;
         let (mount, user) = split_id(&current.id, "username")?;
         let client = self.0.client("UpdateUserpassUser").await?;
         // Without `password`, OpenBao keeps the current one.

@@ -15,7 +15,7 @@ use engine::retry::read_back;
 use engine::wait::{Poll, Wait};
 use engine::{
     Attributes, Changes, Context, KindResult, Live, ReadRequest, ReadResult, TAG_SPEC, Tags,
-    TypedKind,
+    TypedKind, Update,
 };
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -49,7 +49,6 @@ pub(crate) struct AutoscalingGroup {
     #[attr(in_place, tags)]
     pub tags: Tags,
     #[attr(computed)]
-    #[serde(default)]
     pub arn: Option<String>,
 }
 
@@ -166,10 +165,9 @@ impl TypedKind for AutoscalingGroupKind {
     async fn update(
         &self,
         _: &Context,
-        current: &Live<AutoscalingGroup>,
-        desired: &AutoscalingGroup,
-        changes: &AutoscalingGroupChanges,
+        update: Update<'_, AutoscalingGroup>,
     ) -> KindResult<Live<AutoscalingGroup>> {
+        let Update { current, desired, changes } = update;
         let (asc, name) = (&self.0.autoscaling, &current.id);
         // Every field but the target groups and the tags is UpdateAutoScalingGroup's.
         if changes.names().iter().any(|f| !matches!(*f, "target_group_arns" | "tags")) {

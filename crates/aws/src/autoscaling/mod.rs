@@ -1,19 +1,13 @@
 //! Auto Scaling kinds: autoscaling groups.
 
-mod group;
+pub(crate) mod group;
 
-use crate::AwsClients;
 use crate::error::SdkResult;
 use crate::tagging::TagApi;
 use async_trait::async_trait;
 use aws_sdk_autoscaling::types::Tag;
 use aws_sdk_autoscaling::types::builders::TagBuilder;
-use engine::{Kind, KindResult, Tags, Typed};
-use std::sync::Arc;
-
-pub(crate) fn kinds(shared: &Arc<AwsClients>) -> Vec<Arc<dyn Kind>> {
-    vec![Typed::arc(group::AutoscalingGroupKind(shared.clone()))]
-}
+use engine::{KindResult, Tags};
 
 /// The tag `key` of the group named `group`, its value yet to set.
 fn group_tag(group: &str, key: impl Into<String>) -> TagBuilder {

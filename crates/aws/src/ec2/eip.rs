@@ -11,6 +11,7 @@ use aws_sdk_ec2::types::{DomainType, Filter, ResourceType};
 use engine::retry::read_back;
 use engine::{
     Attributes, Context, KindError, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind,
+    Update,
 };
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -22,7 +23,6 @@ pub(crate) struct Eip {
     #[attr(in_place, tags)]
     pub tags: Tags,
     #[attr(computed)]
-    #[serde(default)]
     pub public_ip: Option<String>,
 }
 
@@ -70,13 +70,8 @@ impl TypedKind for EipKind {
         .await
     }
 
-    async fn update(
-        &self,
-        _: &Context,
-        current: &Live<Eip>,
-        desired: &Eip,
-        _: &EipChanges,
-    ) -> KindResult<Live<Eip>> {
+    async fn update(&self, _: &Context, update: Update<'_, Eip>) -> KindResult<Live<Eip>> {
+        let Update { current, desired, .. } = update;
         retag(&Ec2Tags(&self.0.ec2), &current.id, &current.attributes.tags, &desired.tags).await?;
         Ok(Live::new(&current.id, Eip { tags: desired.tags.clone(), ..current.attributes.clone() }))
     }

@@ -12,6 +12,7 @@ use aws_sdk_ec2::types::{
 use engine::retry::read_back;
 use engine::{
     Attributes, Context, KindError, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind,
+    Update,
 };
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -92,13 +93,8 @@ impl TypedKind for FlowLogKind {
         .await
     }
 
-    async fn update(
-        &self,
-        _: &Context,
-        current: &Live<FlowLog>,
-        desired: &FlowLog,
-        _: &FlowLogChanges,
-    ) -> KindResult<Live<FlowLog>> {
+    async fn update(&self, _: &Context, update: Update<'_, FlowLog>) -> KindResult<Live<FlowLog>> {
+        let Update { current, desired, .. } = update;
         retag(&Ec2Tags(&self.0.ec2), &current.id, &current.attributes.tags, &desired.tags).await?;
         let log = FlowLog { tags: desired.tags.clone(), ..current.attributes.clone() };
         Ok(Live::new(&current.id, log))

@@ -10,7 +10,9 @@ use crate::tagging::retag;
 use async_trait::async_trait;
 use aws_sdk_ec2::types::{Filter, ResourceType};
 use engine::retry::read_back;
-use engine::{Attributes, Context, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind};
+use engine::{
+    Attributes, Context, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind, Update,
+};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -81,10 +83,9 @@ impl TypedKind for InternetGatewayKind {
     async fn update(
         &self,
         _: &Context,
-        current: &Live<InternetGateway>,
-        desired: &InternetGateway,
-        _: &InternetGatewayChanges,
+        update: Update<'_, InternetGateway>,
     ) -> KindResult<Live<InternetGateway>> {
+        let Update { current, desired, .. } = update;
         retag(&Ec2Tags(&self.0.ec2), &current.id, &current.attributes.tags, &desired.tags).await?;
         let igw = InternetGateway { tags: desired.tags.clone(), ..current.attributes.clone() };
         Ok(Live::new(&current.id, igw))

@@ -21,7 +21,7 @@ use aws_smithy_types::base64;
 use engine::retry::read_back;
 use engine::{
     Attributes, Changes, Context, KindError, KindResult, Live, ReadRequest, ReadResult, Tags,
-    TypedKind,
+    TypedKind, Update,
 };
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -33,13 +33,10 @@ pub(crate) struct LaunchTemplate {
     #[attr(replace)]
     pub name: String,
     #[attr(in_place)]
-    #[serde(default)]
     pub image_id: Option<String>,
     #[attr(in_place)]
-    #[serde(default)]
     pub instance_type: Option<String>,
     #[attr(in_place)]
-    #[serde(default)]
     pub iam_instance_profile_arn: Option<String>,
     #[attr(in_place, unordered)]
     #[serde(default)]
@@ -51,7 +48,6 @@ pub(crate) struct LaunchTemplate {
     #[attr(in_place, tags)]
     pub tags: Tags,
     #[attr(computed)]
-    #[serde(default)]
     pub latest_version: Option<i64>,
 }
 
@@ -160,10 +156,9 @@ impl TypedKind for LaunchTemplateKind {
     async fn update(
         &self,
         _: &Context,
-        current: &Live<LaunchTemplate>,
-        desired: &LaunchTemplate,
-        changes: &LaunchTemplateChanges,
+        update: Update<'_, LaunchTemplate>,
     ) -> KindResult<Live<LaunchTemplate>> {
+        let Update { current, desired, changes } = update;
         let (ec2, id) = (&self.0.ec2, &current.id);
         // Everything but the tags is launch data: a new version, made the default.
         if (LaunchTemplateChanges { tags: false, ..*changes }).any() {

@@ -2,46 +2,23 @@
 //! associations, the S3 gateway endpoint, security groups and rules, flow logs, launch
 //! templates.
 
-mod eip;
-mod flow_log;
-mod internet_gateway;
-mod launch_template;
-mod nat_gateway;
-mod route;
-mod route_table;
-mod route_table_association;
-mod security_group;
-mod security_group_rule;
-mod subnet;
-mod vpc;
-mod vpc_cidr_association;
-mod vpc_endpoint;
+pub(crate) mod eip;
+pub(crate) mod flow_log;
+pub(crate) mod internet_gateway;
+pub(crate) mod launch_template;
+pub(crate) mod nat_gateway;
+pub(crate) mod route;
+pub(crate) mod route_table;
+pub(crate) mod route_table_association;
+pub(crate) mod security_group;
+pub(crate) mod security_group_rule;
+pub(crate) mod subnet;
+pub(crate) mod vpc;
+pub(crate) mod vpc_cidr_association;
+pub(crate) mod vpc_endpoint;
 
-use crate::AwsClients;
 use crate::error::SdkResult;
 use aws_sdk_ec2::types::{ResourceType, Tag, TagSpecification};
-use engine::{Kind, Typed};
-use std::sync::Arc;
-
-pub(crate) fn kinds(shared: &Arc<AwsClients>) -> Vec<Arc<dyn Kind>> {
-    vec![
-        Typed::arc(vpc::VpcKind(shared.clone())),
-        Typed::arc(vpc_cidr_association::VpcCidrAssociationKind(shared.clone())),
-        Typed::arc(subnet::SubnetKind(shared.clone())),
-        Typed::arc(internet_gateway::InternetGatewayKind(shared.clone())),
-        Typed::arc(internet_gateway::InternetGatewayAttachmentKind(shared.clone())),
-        Typed::arc(eip::EipKind(shared.clone())),
-        Typed::arc(nat_gateway::NatGatewayKind(shared.clone())),
-        Typed::arc(route_table::RouteTableKind(shared.clone())),
-        Typed::arc(route::RouteKind(shared.clone())),
-        Typed::arc(route_table_association::RouteTableAssociationKind(shared.clone())),
-        Typed::arc(vpc_endpoint::VpcEndpointKind(shared.clone())),
-        Typed::arc(security_group::SecurityGroupKind(shared.clone())),
-        Typed::arc(security_group_rule::SecurityGroupRuleKind(shared.clone())),
-        Typed::arc(flow_log::FlowLogKind(shared.clone())),
-        Typed::arc(launch_template::LaunchTemplateKind(shared.clone())),
-    ]
-}
 
 /// EC2's tagging calls (by resource id).
 pub(crate) struct Ec2Tags<'a>(pub &'a aws_sdk_ec2::Client);

@@ -12,6 +12,7 @@ use aws_sdk_ec2::types::{ConnectivityType, Filter, NatGatewayState, ResourceType
 use engine::wait::{Poll, Wait};
 use engine::{
     Attributes, Context, KindError, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind,
+    Update,
 };
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -115,10 +116,9 @@ impl TypedKind for NatGatewayKind {
     async fn update(
         &self,
         _: &Context,
-        current: &Live<NatGateway>,
-        desired: &NatGateway,
-        _: &NatGatewayChanges,
+        update: Update<'_, NatGateway>,
     ) -> KindResult<Live<NatGateway>> {
+        let Update { current, desired, .. } = update;
         retag(&Ec2Tags(&self.0.ec2), &current.id, &current.attributes.tags, &desired.tags).await?;
         let nat = NatGateway { tags: desired.tags.clone(), ..current.attributes.clone() };
         Ok(Live::new(&current.id, nat))

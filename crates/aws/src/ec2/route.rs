@@ -6,7 +6,7 @@ use super::route_table::route_tables;
 use crate::AwsClients;
 use crate::error::SdkResult;
 use async_trait::async_trait;
-use engine::{Attributes, Context, KindResult, Live, ReadRequest, ReadResult, TypedKind};
+use engine::{Attributes, Context, KindResult, Live, ReadRequest, ReadResult, TypedKind, Update};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -17,10 +17,8 @@ pub(crate) struct Route {
     #[attr(replace, normalize = engine::normalize::cidr)]
     pub destination_cidr_block: String,
     #[attr(in_place)]
-    #[serde(default)]
     pub gateway_id: Option<String>,
     #[attr(in_place)]
-    #[serde(default)]
     pub nat_gateway_id: Option<String>,
 }
 
@@ -95,13 +93,8 @@ impl TypedKind for RouteKind {
         self.put(desired, false).await
     }
 
-    async fn update(
-        &self,
-        _: &Context,
-        _: &Live<Route>,
-        desired: &Route,
-        _: &RouteChanges,
-    ) -> KindResult<Live<Route>> {
+    async fn update(&self, _: &Context, update: Update<'_, Route>) -> KindResult<Live<Route>> {
+        let Update { desired, .. } = update;
         self.put(desired, true).await
     }
 

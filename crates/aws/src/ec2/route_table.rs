@@ -9,7 +9,9 @@ use crate::tagging::retag;
 use async_trait::async_trait;
 use aws_sdk_ec2::types::{Filter, ResourceType, RouteTable as Ec2RouteTable};
 use engine::retry::read_back;
-use engine::{Attributes, Context, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind};
+use engine::{
+    Attributes, Context, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind, Update,
+};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -95,10 +97,9 @@ impl TypedKind for RouteTableKind {
     async fn update(
         &self,
         _: &Context,
-        current: &Live<RouteTable>,
-        desired: &RouteTable,
-        _: &RouteTableChanges,
+        update: Update<'_, RouteTable>,
     ) -> KindResult<Live<RouteTable>> {
+        let Update { current, desired, .. } = update;
         retag(&Ec2Tags(&self.0.ec2), &current.id, &current.attributes.tags, &desired.tags).await?;
         let table = RouteTable { tags: desired.tags.clone(), ..current.attributes.clone() };
         Ok(Live::new(&current.id, table))

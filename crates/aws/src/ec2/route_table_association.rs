@@ -8,7 +8,7 @@ use crate::error::{SdkResult, required};
 use crate::lookup::{filter, missing_ids};
 use async_trait::async_trait;
 use aws_sdk_ec2::types::RouteTable;
-use engine::{Attributes, Context, KindResult, Live, ReadRequest, ReadResult, TypedKind};
+use engine::{Attributes, Context, KindResult, Live, ReadRequest, ReadResult, TypedKind, Update};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -90,10 +90,9 @@ impl TypedKind for RouteTableAssociationKind {
     async fn update(
         &self,
         _: &Context,
-        current: &Live<RouteTableAssociation>,
-        desired: &RouteTableAssociation,
-        _: &RouteTableAssociationChanges,
+        update: Update<'_, RouteTableAssociation>,
     ) -> KindResult<Live<RouteTableAssociation>> {
+        let Update { current, desired, .. } = update;
         let call = self.0.ec2.replace_route_table_association().association_id(&current.id);
         let call = call.route_table_id(&desired.route_table_id);
         let out = call.send().await.api("ec2:ReplaceRouteTableAssociation")?;

@@ -9,7 +9,9 @@ use crate::tagging::retag;
 use async_trait::async_trait;
 use aws_sdk_ec2::types::{Filter, IpPermission, IpRange, ResourceType};
 use engine::retry::{read_back, settle};
-use engine::{Attributes, Context, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind};
+use engine::{
+    Attributes, Context, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind, Update,
+};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -24,7 +26,6 @@ pub(crate) struct SecurityGroup {
     #[attr(in_place, tags)]
     pub tags: Tags,
     #[attr(computed)]
-    #[serde(default)]
     pub arn: Option<String>,
 }
 
@@ -102,10 +103,9 @@ impl TypedKind for SecurityGroupKind {
     async fn update(
         &self,
         _: &Context,
-        current: &Live<SecurityGroup>,
-        desired: &SecurityGroup,
-        _: &SecurityGroupChanges,
+        update: Update<'_, SecurityGroup>,
     ) -> KindResult<Live<SecurityGroup>> {
+        let Update { current, desired, .. } = update;
         retag(&Ec2Tags(&self.0.ec2), &current.id, &current.attributes.tags, &desired.tags).await?;
         let group = SecurityGroup { tags: desired.tags.clone(), ..current.attributes.clone() };
         Ok(Live::new(&current.id, group))

@@ -13,7 +13,9 @@ use aws_sdk_ec2::types::{
     Filter, IpPermission, IpRange, ResourceType, SecurityGroupRuleRequest, SecurityGroupRuleUpdate,
     UserIdGroupPair,
 };
-use engine::{Attributes, Context, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind};
+use engine::{
+    Attributes, Context, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind, Update,
+};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -31,13 +33,10 @@ pub(crate) struct SecurityGroupRule {
     #[attr(replace)]
     pub to_port: i32,
     #[attr(replace, normalize = engine::normalize::cidr)]
-    #[serde(default)]
     pub cidr_ipv4: Option<String>,
     #[attr(replace)]
-    #[serde(default)]
     pub referenced_security_group_id: Option<String>,
     #[attr(in_place)]
-    #[serde(default)]
     pub description: Option<String>,
     #[attr(in_place, tags)]
     pub tags: Tags,
@@ -173,10 +172,9 @@ impl TypedKind for SecurityGroupRuleKind {
     async fn update(
         &self,
         _: &Context,
-        current: &Live<SecurityGroupRule>,
-        desired: &SecurityGroupRule,
-        changes: &SecurityGroupRuleChanges,
+        update: Update<'_, SecurityGroupRule>,
     ) -> KindResult<Live<SecurityGroupRule>> {
+        let Update { current, desired, changes } = update;
         let ec2 = &self.0.ec2;
         if changes.description {
             let d = desired;

@@ -8,7 +8,9 @@ use crate::tagging::retag;
 use async_trait::async_trait;
 use aws_sdk_ec2::types::{AttributeBooleanValue, Filter, ResourceType};
 use engine::retry::{read_back, settle};
-use engine::{Attributes, Context, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind};
+use engine::{
+    Attributes, Context, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind, Update,
+};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -26,7 +28,6 @@ pub(crate) struct Subnet {
     #[attr(in_place, tags)]
     pub tags: Tags,
     #[attr(computed)]
-    #[serde(default)]
     pub arn: Option<String>,
 }
 
@@ -109,13 +110,8 @@ impl TypedKind for SubnetKind {
         self.read_one(id).await
     }
 
-    async fn update(
-        &self,
-        _: &Context,
-        current: &Live<Subnet>,
-        desired: &Subnet,
-        changes: &SubnetChanges,
-    ) -> KindResult<Live<Subnet>> {
+    async fn update(&self, _: &Context, update: Update<'_, Subnet>) -> KindResult<Live<Subnet>> {
+        let Update { current, desired, changes } = update;
         if changes.map_public_ip_on_launch {
             self.set_public_ip(&current.id, desired.map_public_ip_on_launch).await?;
         }

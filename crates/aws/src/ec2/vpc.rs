@@ -8,7 +8,9 @@ use crate::tagging::retag;
 use async_trait::async_trait;
 use aws_sdk_ec2::types::{AttributeBooleanValue, Filter, ResourceType, VpcAttributeName};
 use engine::retry::{read_back, settle};
-use engine::{Attributes, Context, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind};
+use engine::{
+    Attributes, Context, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind, Update,
+};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -119,13 +121,8 @@ impl TypedKind for VpcKind {
         self.read_one(id).await
     }
 
-    async fn update(
-        &self,
-        _: &Context,
-        current: &Live<Vpc>,
-        desired: &Vpc,
-        changes: &VpcChanges,
-    ) -> KindResult<Live<Vpc>> {
+    async fn update(&self, _: &Context, update: Update<'_, Vpc>) -> KindResult<Live<Vpc>> {
+        let Update { current, desired, changes } = update;
         let id = &current.id;
         if changes.enable_dns_support {
             self.set_dns(id, VpcAttributeName::EnableDnsSupport, desired.enable_dns_support)

@@ -12,7 +12,9 @@ use aws_sdk_ec2::types::{
     Filter, ResourceType, State, VpcEndpoint as Ec2Endpoint, VpcEndpointType,
 };
 use engine::retry::read_back;
-use engine::{Attributes, Context, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind};
+use engine::{
+    Attributes, Context, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind, Update,
+};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -113,10 +115,9 @@ impl TypedKind for VpcEndpointKind {
     async fn update(
         &self,
         _: &Context,
-        current: &Live<VpcEndpoint>,
-        desired: &VpcEndpoint,
-        changes: &VpcEndpointChanges,
+        update: Update<'_, VpcEndpoint>,
     ) -> KindResult<Live<VpcEndpoint>> {
+        let Update { current, desired, changes } = update;
         if changes.route_table_ids {
             let (have, want) = (&current.attributes.route_table_ids, &desired.route_table_ids);
             let add: Vec<String> = want.iter().filter(|t| !have.contains(t)).cloned().collect();

@@ -11,7 +11,9 @@ use crate::lookup::{ours_by_value, read_by_key, read_each, still_there};
 use async_trait::async_trait;
 use aws_sdk_eks::types::{AccessScope, AccessScopeType};
 use engine::retry::read_back;
-use engine::{Attributes, Context, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind};
+use engine::{
+    Attributes, Context, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind, Update,
+};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -28,7 +30,6 @@ pub(crate) struct EksAccessEntry {
     #[attr(in_place, tags)]
     pub tags: Tags,
     #[attr(computed)]
-    #[serde(default)]
     pub arn: Option<String>,
 }
 
@@ -103,10 +104,9 @@ impl TypedKind for EksAccessEntryKind {
     async fn update(
         &self,
         _: &Context,
-        current: &Live<EksAccessEntry>,
-        desired: &EksAccessEntry,
-        _: &EksAccessEntryChanges,
+        update: Update<'_, EksAccessEntry>,
     ) -> KindResult<Live<EksAccessEntry>> {
+        let Update { current, desired, .. } = update;
         // Only the tags change in place.
         let have = &current.attributes;
         retag(&self.0.eks, have.arn.as_deref(), &have.tags, &desired.tags).await?;

@@ -11,7 +11,9 @@ use crate::lookup::read_by_key;
 use async_trait::async_trait;
 use aws_sdk_eks::types::ResolveConflicts;
 use engine::wait::timeout_or;
-use engine::{Attributes, Context, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind};
+use engine::{
+    Attributes, Context, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind, Update,
+};
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 use std::sync::Arc;
@@ -25,23 +27,18 @@ pub(crate) struct EksAddon {
     pub name: String,
     /// `None` in the spec: EKS's default version, whichever it is.
     #[attr(in_place)]
-    #[serde(default)]
     pub version: Option<String>,
     /// The configuration values: sent as JSON, read back as JSON when they parse (as text
     /// otherwise); compared by meaning, so YAML set by hand that says the same is no change.
     #[attr(in_place, normalize = engine::normalize::yaml_document)]
-    #[serde(default)]
     pub configuration: Option<Json>,
     #[attr(in_place, tags)]
     pub tags: Tags,
     #[attr(setting)]
-    #[serde(default)]
     pub timeout_seconds: Option<u64>,
     #[attr(computed)]
-    #[serde(default)]
     pub arn: Option<String>,
     #[attr(computed)]
-    #[serde(default)]
     pub status: Option<String>,
 }
 
@@ -132,10 +129,9 @@ impl TypedKind for EksAddonKind {
     async fn update(
         &self,
         ctx: &Context,
-        current: &Live<EksAddon>,
-        desired: &EksAddon,
-        changes: &EksAddonChanges,
+        update: Update<'_, EksAddon>,
     ) -> KindResult<Live<EksAddon>> {
+        let Update { current, desired, changes } = update;
         let (eks, have) = (&self.0.eks, &current.attributes);
         let [cluster, name] = id_parts(&current.id, ':')?;
         let timeout = timeout_or(desired.timeout_seconds, TIMEOUT);

@@ -16,12 +16,14 @@ use async_trait::async_trait;
 use aws_sdk_eks::operation::update_cluster_config::builders::UpdateClusterConfigFluentBuilder;
 use aws_sdk_eks::types::{
     AuthenticationMode, CreateAccessConfigRequest, EncryptionConfig,
-    KubernetesNetworkConfigRequest, LogSetup, LogType, Logging, Provider, Update,
+    KubernetesNetworkConfigRequest, LogSetup, LogType, Logging, Provider, Update as EksUpdate,
     UpdateAccessConfigRequest, VpcConfigRequest,
 };
 use engine::TypedKind;
 use engine::wait::timeout_or;
-use engine::{Attributes, Context, KindError, KindResult, Live, ReadRequest, ReadResult, Tags};
+use engine::{
+    Attributes, Context, KindError, KindResult, Live, ReadRequest, ReadResult, Tags, Update,
+};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use std::time::Duration;
@@ -49,10 +51,8 @@ pub(crate) struct EksCluster {
     pub bootstrap_creator_admin: bool,
     /// The KMS key encrypting Kubernetes secrets.
     #[attr(replace)]
-    #[serde(default)]
     pub encryption_key_arn: Option<String>,
     #[attr(replace, normalize = engine::normalize::cidr)]
-    #[serde(default)]
     pub service_cidr: Option<String>,
     /// The control plane log types sent to CloudWatch.
     #[attr(in_place, unordered)]
@@ -61,30 +61,22 @@ pub(crate) struct EksCluster {
     #[attr(in_place, tags)]
     pub tags: Tags,
     #[attr(setting)]
-    #[serde(default)]
     pub timeout_seconds: Option<u64>,
     #[attr(computed)]
-    #[serde(default)]
     pub arn: Option<String>,
     #[attr(computed)]
-    #[serde(default)]
     pub endpoint: Option<String>,
     /// The endpoint's host name (what clients connect and verify against).
     #[attr(computed)]
-    #[serde(default)]
     pub endpoint_host: Option<String>,
     /// The cluster CA as PEM text.
     #[attr(computed)]
-    #[serde(default)]
     pub ca_pem: Option<String>,
     #[attr(computed)]
-    #[serde(default)]
     pub oidc_issuer: Option<String>,
     #[attr(computed)]
-    #[serde(default)]
     pub cluster_security_group_id: Option<String>,
     #[attr(computed)]
-    #[serde(default)]
     pub status: Option<String>,
 }
 
@@ -187,7 +179,7 @@ impl EksClusterKind {
         ctx: &Context,
         name: &str,
         operation: &str,
-        started: Option<&Update>,
+        started: Option<&EksUpdate>,
         timeout: Duration,
     ) -> KindResult<()> {
         let eks = &self.0.eks;
@@ -258,10 +250,9 @@ impl TypedKind for EksClusterKind {
     async fn update(
         &self,
         ctx: &Context,
-        current: &Live<EksCluster>,
-        desired: &EksCluster,
-        changes: &EksClusterChanges,
+        update: Update<'_, EksCluster>,
     ) -> KindResult<Live<EksCluster>> {
+        let Update { current, desired, changes } = update;
         let (eks, name, have) = (&self.0.eks, current.id.as_str(), &current.attributes);
         let timeout = timeout_or(desired.timeout_seconds, TIMEOUT);
         // A cluster adopted while still being created: let it finish first.

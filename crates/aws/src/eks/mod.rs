@@ -5,36 +5,23 @@
 //! `#`-joined where a part is an ARN), and the waits on EKS's long operations: a resource
 //! reaching a status, an update (`DescribeUpdate`) finishing, a resource going away.
 
-mod access_entry;
-mod addon;
-mod cluster;
-mod node_group;
-mod pod_identity;
+pub(crate) mod access_entry;
+pub(crate) mod addon;
+pub(crate) mod cluster;
+pub(crate) mod node_group;
+pub(crate) mod pod_identity;
 pub mod token;
 
-use crate::AwsClients;
 use crate::error::{SdkResult, required};
 use crate::tagging::TagApi;
 use async_trait::async_trait;
 use aws_sdk_eks::types::{Update, UpdateStatus};
 use base64::Engine as _;
 use engine::wait::{Poll, Wait};
-use engine::{Context, Kind, KindError, KindResult, Live, ReadRequest, Tags, Typed};
+use engine::{Context, KindError, KindResult, Live, ReadRequest, Tags};
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
-use std::sync::Arc;
 use std::time::Duration;
-
-pub(crate) fn kinds(shared: &Arc<AwsClients>) -> Vec<Arc<dyn Kind>> {
-    vec![
-        Typed::arc(cluster::EksClusterKind(shared.clone())),
-        Typed::arc(node_group::EksNodeGroupKind(shared.clone())),
-        Typed::arc(addon::EksAddonKind(shared.clone())),
-        Typed::arc(access_entry::EksAccessEntryKind(shared.clone())),
-        Typed::arc(access_entry::EksAccessPolicyAssociationKind(shared.clone())),
-        Typed::arc(pod_identity::EksPodIdentityAssociationKind(shared.clone())),
-    ]
-}
 
 /// What EKS answers when there is no such resource.
 pub(crate) const NOT_FOUND: &[&str] = &["ResourceNotFoundException"];

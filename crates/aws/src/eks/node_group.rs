@@ -24,7 +24,9 @@ use aws_sdk_eks::types::{
     TaintEffect, UpdateLabelsPayload, UpdateTaintsPayload,
 };
 use engine::wait::timeout_or;
-use engine::{Attributes, Context, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind};
+use engine::{
+    Attributes, Context, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind, Update,
+};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -61,24 +63,18 @@ pub(crate) struct EksNodeGroup {
     #[serde(default)]
     pub taints: Vec<NodeTaint>,
     #[attr(replace)]
-    #[serde(default)]
     pub launch_template_id: Option<String>,
     #[attr(in_place)]
-    #[serde(default)]
     pub launch_template_version: Option<i64>,
     #[attr(in_place)]
-    #[serde(default)]
     pub max_pods: Option<i64>,
     #[attr(in_place, tags)]
     pub tags: Tags,
     #[attr(setting)]
-    #[serde(default)]
     pub timeout_seconds: Option<u64>,
     #[attr(computed)]
-    #[serde(default)]
     pub arn: Option<String>,
     #[attr(computed)]
-    #[serde(default)]
     pub status: Option<String>,
 }
 
@@ -271,10 +267,9 @@ impl TypedKind for EksNodeGroupKind {
     async fn update(
         &self,
         ctx: &Context,
-        current: &Live<EksNodeGroup>,
-        desired: &EksNodeGroup,
-        changes: &EksNodeGroupChanges,
+        update: Update<'_, EksNodeGroup>,
     ) -> KindResult<Live<EksNodeGroup>> {
+        let Update { current, desired, changes } = update;
         let (eks, have) = (&self.0.eks, &current.attributes);
         let [cluster, name] = id_parts(&current.id, ':')?;
         let timeout = timeout_or(desired.timeout_seconds, TIMEOUT);

@@ -9,7 +9,9 @@ use crate::error::{SdkResult, required};
 use crate::lookup::{read_by_key, still_there};
 use async_trait::async_trait;
 use engine::retry::read_back;
-use engine::{Attributes, Context, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind};
+use engine::{
+    Attributes, Context, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind, Update,
+};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -26,7 +28,6 @@ pub(crate) struct EksPodIdentityAssociation {
     #[attr(in_place, tags)]
     pub tags: Tags,
     #[attr(computed)]
-    #[serde(default)]
     pub arn: Option<String>,
 }
 
@@ -136,10 +137,9 @@ impl TypedKind for EksPodIdentityAssociationKind {
     async fn update(
         &self,
         _: &Context,
-        current: &Live<EksPodIdentityAssociation>,
-        desired: &EksPodIdentityAssociation,
-        changes: &EksPodIdentityAssociationChanges,
+        update: Update<'_, EksPodIdentityAssociation>,
     ) -> KindResult<Live<EksPodIdentityAssociation>> {
+        let Update { current, desired, changes } = update;
         let (eks, have) = (&self.0.eks, &current.attributes);
         let [cluster, id] = id_parts(&current.id, ':')?;
         if changes.role_arn {

@@ -9,7 +9,9 @@ use crate::tagging::retag;
 use async_trait::async_trait;
 use aws_sdk_elasticloadbalancingv2::types::{self as elb, Action, ActionTypeEnum, ProtocolEnum};
 use engine::retry::read_back;
-use engine::{Attributes, Context, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind};
+use engine::{
+    Attributes, Context, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind, Update,
+};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -26,7 +28,6 @@ pub(crate) struct Listener {
     #[attr(in_place, tags)]
     pub tags: Tags,
     #[attr(computed)]
-    #[serde(default)]
     pub arn: Option<String>,
 }
 
@@ -120,10 +121,9 @@ impl TypedKind for ListenerKind {
     async fn update(
         &self,
         _: &Context,
-        current: &Live<Listener>,
-        desired: &Listener,
-        changes: &ListenerChanges,
+        update: Update<'_, Listener>,
     ) -> KindResult<Live<Listener>> {
+        let Update { current, desired, changes } = update;
         let (elb, arn) = (&self.0.elbv2, &current.id);
         if changes.port || changes.protocol || changes.target_group_arn {
             let protocol = ProtocolEnum::from(desired.protocol.as_str());

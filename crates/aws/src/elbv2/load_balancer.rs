@@ -10,7 +10,9 @@ use crate::tagging::retag;
 use async_trait::async_trait;
 use aws_sdk_elasticloadbalancingv2::types::{self as elb, LoadBalancerSchemeEnum as Scheme};
 use engine::retry::read_back;
-use engine::{Attributes, Context, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind};
+use engine::{
+    Attributes, Context, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind, Update,
+};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -30,13 +32,10 @@ pub(crate) struct LoadBalancer {
     #[attr(in_place, tags)]
     pub tags: Tags,
     #[attr(computed)]
-    #[serde(default)]
     pub arn: Option<String>,
     #[attr(computed)]
-    #[serde(default)]
     pub dns_name: Option<String>,
     #[attr(computed)]
-    #[serde(default)]
     pub zone_id: Option<String>,
 }
 
@@ -119,10 +118,9 @@ impl TypedKind for LoadBalancerKind {
     async fn update(
         &self,
         _: &Context,
-        current: &Live<LoadBalancer>,
-        desired: &LoadBalancer,
-        changes: &LoadBalancerChanges,
+        update: Update<'_, LoadBalancer>,
     ) -> KindResult<Live<LoadBalancer>> {
+        let Update { current, desired, changes } = update;
         let (elb, arn) = (&self.0.elbv2, &current.id);
         if changes.subnet_ids {
             let call = elb.set_subnets().load_balancer_arn(arn);

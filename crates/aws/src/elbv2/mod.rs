@@ -1,28 +1,18 @@
 //! Elastic Load Balancing kinds: the load balancer, its target groups and listeners; and the
 //! calls they share: reading them with their tags (one `DescribeTags` per 20), tagging by ARN.
 
-mod listener;
-mod load_balancer;
-mod target_group;
+pub(crate) mod listener;
+pub(crate) mod load_balancer;
+pub(crate) mod target_group;
 
-use crate::AwsClients;
 use crate::error::{SdkResult, required};
 use crate::lookup::match_by_id_or_name;
 use crate::tagging::{TagApi, from_pairs};
 use async_trait::async_trait;
 use aws_sdk_elasticloadbalancingv2::Client;
 use aws_sdk_elasticloadbalancingv2::types::Tag;
-use engine::{Attributes, Kind, KindResult, Live, ReadRequest, ReadResult, Tags, Typed};
+use engine::{Attributes, KindResult, Live, ReadRequest, ReadResult, Tags};
 use std::collections::HashMap;
-use std::sync::Arc;
-
-pub(crate) fn kinds(shared: &Arc<AwsClients>) -> Vec<Arc<dyn Kind>> {
-    vec![
-        Typed::arc(load_balancer::LoadBalancerKind(shared.clone())),
-        Typed::arc(target_group::TargetGroupKind(shared.clone())),
-        Typed::arc(listener::ListenerKind(shared.clone())),
-    ]
-}
 
 /// A load balancer, target group or listener as the ELB API describes it.
 pub(crate) trait Described {

@@ -12,6 +12,7 @@ use aws_sdk_elasticloadbalancingv2::types::{self as elb, Matcher, ProtocolEnum, 
 use engine::retry::read_back;
 use engine::{
     Attributes, Context, KindError, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind,
+    Update,
 };
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -33,7 +34,6 @@ pub(crate) struct TargetGroup {
     #[attr(in_place, tags)]
     pub tags: Tags,
     #[attr(computed)]
-    #[serde(default)]
     pub arn: Option<String>,
 }
 
@@ -150,10 +150,9 @@ impl TypedKind for TargetGroupKind {
     async fn update(
         &self,
         _: &Context,
-        current: &Live<TargetGroup>,
-        desired: &TargetGroup,
-        changes: &TargetGroupChanges,
+        update: Update<'_, TargetGroup>,
     ) -> KindResult<Live<TargetGroup>> {
+        let Update { current, desired, changes } = update;
         let (elb, arn) = (&self.0.elbv2, &current.id);
         if changes.health_check {
             let call = elb.modify_target_group().target_group_arn(arn);

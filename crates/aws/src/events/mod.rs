@@ -1,18 +1,12 @@
 //! EventBridge kinds: rules with their target; EventBridge's tagging calls.
 
-mod rule;
+pub(crate) mod rule;
 
-use crate::AwsClients;
 use crate::error::SdkResult;
 use crate::tagging::TagApi;
 use async_trait::async_trait;
 use aws_sdk_eventbridge::types::Tag;
-use engine::{Kind, KindError, KindResult, Tags, Typed};
-use std::sync::Arc;
-
-pub(crate) fn kinds(shared: &Arc<AwsClients>) -> Vec<Arc<dyn Kind>> {
-    vec![Typed::arc(rule::EventRuleKind(shared.clone()))]
-}
+use engine::{KindError, KindResult, Tags};
 
 /// Tags as EventBridge tags.
 pub(crate) fn event_tags(tags: &Tags) -> KindResult<Vec<Tag>> {

@@ -15,6 +15,7 @@ use aws_sdk_eventbridge::types::{RuleState, Tag, Target};
 use engine::retry::{read_back, settle};
 use engine::{
     Attributes, Context, KindError, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind,
+    Update,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
@@ -28,7 +29,6 @@ pub(crate) struct EventRule {
     #[attr(replace)]
     pub name: String,
     #[attr(in_place)]
-    #[serde(default)]
     pub description: Option<String>,
     /// The pattern document (as EventBridge returns it: parsed when it is JSON).
     #[attr(in_place, normalize = engine::normalize::json_document)]
@@ -37,15 +37,12 @@ pub(crate) struct EventRule {
     #[attr(in_place)]
     pub state: String,
     #[attr(in_place)]
-    #[serde(default)]
     pub target_id: Option<Targets>,
     #[attr(in_place)]
-    #[serde(default)]
     pub target_arn: Option<Targets>,
     #[attr(in_place, tags)]
     pub tags: Tags,
     #[attr(computed)]
-    #[serde(default)]
     pub arn: Option<String>,
 }
 
@@ -189,10 +186,9 @@ impl TypedKind for EventRuleKind {
     async fn update(
         &self,
         _: &Context,
-        current: &Live<EventRule>,
-        desired: &EventRule,
-        changes: &EventRuleChanges,
+        update: Update<'_, EventRule>,
     ) -> KindResult<Live<EventRule>> {
+        let Update { current, desired, changes } = update;
         let name = &current.id;
         if changes.description || changes.event_pattern || changes.state {
             self.put_rule(desired, None).await?;

@@ -10,6 +10,7 @@ use async_trait::async_trait;
 use engine::retry::{read_back, settle};
 use engine::{
     Attributes, Context, KindError, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind,
+    Update,
 };
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -19,12 +20,10 @@ pub(crate) struct InstanceProfile {
     #[attr(replace)]
     pub name: String,
     #[attr(in_place)]
-    #[serde(default)]
     pub role_name: Option<String>,
     #[attr(in_place, tags)]
     pub tags: Tags,
     #[attr(computed)]
-    #[serde(default)]
     pub arn: Option<String>,
 }
 
@@ -94,10 +93,9 @@ impl TypedKind for InstanceProfileKind {
     async fn update(
         &self,
         _: &Context,
-        current: &Live<InstanceProfile>,
-        desired: &InstanceProfile,
-        changes: &InstanceProfileChanges,
+        update: Update<'_, InstanceProfile>,
     ) -> KindResult<Live<InstanceProfile>> {
+        let Update { current, desired, changes } = update;
         let name = &current.id;
         if changes.role_name {
             if let Some(old) = &current.attributes.role_name {

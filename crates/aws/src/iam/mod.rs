@@ -1,29 +1,17 @@
 //! IAM kinds: roles and their inline policies, managed policy attachments, instance profiles,
 //! OIDC providers; IAM's tagging calls (one pair per resource type) and policy documents.
 
-mod instance_profile;
-mod oidc_provider;
-mod role;
-mod role_policy_attachment;
+pub(crate) mod instance_profile;
+pub(crate) mod oidc_provider;
+pub(crate) mod role;
+pub(crate) mod role_policy_attachment;
 
-use crate::AwsClients;
 use crate::error::{SdkResult, built};
 use crate::tagging::{TagApi, from_pairs};
 use async_trait::async_trait;
 use aws_sdk_iam::types::Tag;
-use engine::{Kind, KindError, KindResult, Tags, Typed};
+use engine::{KindError, KindResult, Tags};
 use serde_json::Value as Json;
-use std::sync::Arc;
-
-pub(crate) fn kinds(shared: &Arc<AwsClients>) -> Vec<Arc<dyn Kind>> {
-    vec![
-        Typed::arc(role::RoleKind(shared.clone())),
-        Typed::arc(role::RolePolicyKind(shared.clone())),
-        Typed::arc(role_policy_attachment::RolePolicyAttachmentKind(shared.clone())),
-        Typed::arc(instance_profile::InstanceProfileKind(shared.clone())),
-        Typed::arc(oidc_provider::OidcProviderKind(shared.clone())),
-    ]
-}
 
 /// Tags as IAM tags.
 pub(crate) fn iam_tags(tags: &Tags) -> KindResult<Vec<Tag>> {

@@ -9,7 +9,9 @@ use crate::lookup::{ours_by_name, still_there};
 use crate::tagging::retag;
 use async_trait::async_trait;
 use engine::retry::read_back;
-use engine::{Attributes, Context, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind};
+use engine::{
+    Attributes, Context, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind, Update,
+};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -26,7 +28,6 @@ pub(crate) struct OidcProvider {
     #[attr(in_place, tags)]
     pub tags: Tags,
     #[attr(computed)]
-    #[serde(default)]
     pub arn: Option<String>,
 }
 
@@ -121,10 +122,9 @@ impl TypedKind for OidcProviderKind {
     async fn update(
         &self,
         _: &Context,
-        current: &Live<OidcProvider>,
-        desired: &OidcProvider,
-        changes: &OidcProviderChanges,
+        update: Update<'_, OidcProvider>,
     ) -> KindResult<Live<OidcProvider>> {
+        let Update { current, desired, changes } = update;
         let (iam, arn) = (&self.0.iam, current.id.as_str());
         if changes.thumbprints {
             let call = iam.update_open_id_connect_provider_thumbprint();

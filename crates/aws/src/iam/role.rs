@@ -11,6 +11,7 @@ use async_trait::async_trait;
 use engine::retry::read_back;
 use engine::{
     Attributes, Context, KindError, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind,
+    Update,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
@@ -25,7 +26,6 @@ pub(crate) struct Role {
     #[attr(in_place, tags)]
     pub tags: Tags,
     #[attr(computed)]
-    #[serde(default)]
     pub arn: Option<String>,
 }
 
@@ -77,13 +77,8 @@ impl TypedKind for RoleKind {
         read_back(&format!("role {name}"), || self.read_one(name)).await
     }
 
-    async fn update(
-        &self,
-        _: &Context,
-        current: &Live<Role>,
-        desired: &Role,
-        changes: &RoleChanges,
-    ) -> KindResult<Live<Role>> {
+    async fn update(&self, _: &Context, update: Update<'_, Role>) -> KindResult<Live<Role>> {
+        let Update { current, desired, changes } = update;
         let name = &current.id;
         if changes.assume_role_policy {
             let call = self.0.iam.update_assume_role_policy().role_name(name);
@@ -154,10 +149,9 @@ impl TypedKind for RolePolicyKind {
     async fn update(
         &self,
         _: &Context,
-        _: &Live<RolePolicy>,
-        desired: &RolePolicy,
-        _: &RolePolicyChanges,
+        update: Update<'_, RolePolicy>,
     ) -> KindResult<Live<RolePolicy>> {
+        let Update { desired, .. } = update;
         self.put(desired).await
     }
 

@@ -8,7 +8,7 @@ use crate::lookup::{ours_by_value, still_there, wanted};
 use async_trait::async_trait;
 use engine::retry::read_back;
 use engine::{
-    Attributes, Context, KindError, KindResult, Live, ReadRequest, ReadResult, TypedKind,
+    Attributes, Context, KindError, KindResult, Live, ReadRequest, ReadResult, TypedKind, Update,
 };
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -20,7 +20,6 @@ pub(crate) struct Alias {
     #[attr(in_place)]
     pub target_key_id: String,
     #[attr(computed)]
-    #[serde(default)]
     pub arn: Option<String>,
 }
 
@@ -82,13 +81,8 @@ impl TypedKind for AliasKind {
         read_back(&format!("alias {name}"), || self.find(name)).await
     }
 
-    async fn update(
-        &self,
-        ctx: &Context,
-        current: &Live<Alias>,
-        desired: &Alias,
-        _: &AliasChanges,
-    ) -> KindResult<Live<Alias>> {
+    async fn update(&self, ctx: &Context, update: Update<'_, Alias>) -> KindResult<Live<Alias>> {
+        let Update { current, desired, .. } = update;
         let call = self.0.kms.update_alias().alias_name(&current.id);
         let call = call.target_key_id(&desired.target_key_id);
         call.send().await.api("kms:UpdateAlias")?;

@@ -12,6 +12,7 @@ use aws_sdk_kms::types::{KeySpec, KeyUsageType};
 use engine::retry::{read_back, settle};
 use engine::{
     Attributes, Context, KindResult, Live, ReadRequest, ReadResult, TAG_ADDRESS, Tags, TypedKind,
+    Update,
 };
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -31,7 +32,6 @@ pub(crate) struct Key {
     #[attr(in_place, tags)]
     pub tags: Tags,
     #[attr(computed)]
-    #[serde(default)]
     pub arn: Option<String>,
 }
 
@@ -127,13 +127,8 @@ impl TypedKind for KeyKind {
         read_back(&format!("KMS key {id}"), || self.read_one(id)).await
     }
 
-    async fn update(
-        &self,
-        _: &Context,
-        current: &Live<Key>,
-        desired: &Key,
-        changes: &KeyChanges,
-    ) -> KindResult<Live<Key>> {
+    async fn update(&self, _: &Context, update: Update<'_, Key>) -> KindResult<Live<Key>> {
+        let Update { current, desired, changes } = update;
         let (kms, id) = (&self.0.kms, current.id.as_str());
         if changes.description {
             set_description(kms, id, &desired.description).await?;

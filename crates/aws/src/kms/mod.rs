@@ -1,26 +1,16 @@
 //! KMS kinds: keys (multi-region primaries too), their replicas in the secondary region,
 //! aliases; and the calls the key and replica kinds share (KMS tags by key id).
 
-mod alias;
-mod key;
-mod replica_key;
+pub(crate) mod alias;
+pub(crate) mod key;
+pub(crate) mod replica_key;
 
-use crate::AwsClients;
 use crate::error::{SdkResult, built};
 use crate::tagging::{TagApi, from_pairs};
 use async_trait::async_trait;
 use aws_sdk_kms::Client;
 use aws_sdk_kms::types::{KeyMetadata, KeyState, Tag};
-use engine::{Kind, KindError, KindResult, Tags, Typed};
-use std::sync::Arc;
-
-pub(crate) fn kinds(shared: &Arc<AwsClients>) -> Vec<Arc<dyn Kind>> {
-    vec![
-        Typed::arc(key::KeyKind(shared.clone())),
-        Typed::arc(replica_key::ReplicaKeyKind(shared.clone())),
-        Typed::arc(alias::AliasKind(shared.clone())),
-    ]
-}
+use engine::{KindError, KindResult, Tags};
 
 /// The key's metadata, or `None` when it does not exist or is being deleted (a key scheduled
 /// for deletion is as good as gone: it is never adopted nor updated).

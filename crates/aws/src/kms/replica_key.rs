@@ -11,6 +11,7 @@ use async_trait::async_trait;
 use engine::retry::{read_back, settle};
 use engine::{
     Attributes, Context, KindError, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind,
+    Update,
 };
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -26,7 +27,6 @@ pub(crate) struct ReplicaKey {
     #[attr(in_place, tags)]
     pub tags: Tags,
     #[attr(computed)]
-    #[serde(default)]
     pub arn: Option<String>,
 }
 
@@ -95,10 +95,9 @@ impl TypedKind for ReplicaKeyKind {
     async fn update(
         &self,
         _: &Context,
-        current: &Live<ReplicaKey>,
-        desired: &ReplicaKey,
-        changes: &ReplicaKeyChanges,
+        update: Update<'_, ReplicaKey>,
     ) -> KindResult<Live<ReplicaKey>> {
+        let Update { current, desired, changes } = update;
         let (kms, id) = (self.kms(None)?, current.id.as_str());
         if changes.description {
             set_description(kms, id, &desired.description).await?;

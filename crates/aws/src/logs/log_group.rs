@@ -9,7 +9,9 @@ use crate::lookup::{read_by_key, still_there, wanted};
 use crate::tagging::retag;
 use async_trait::async_trait;
 use engine::retry::{read_back, settle};
-use engine::{Attributes, Context, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind};
+use engine::{
+    Attributes, Context, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind, Update,
+};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -19,12 +21,10 @@ pub(crate) struct LogGroup {
     pub name: String,
     /// `None`: kept forever.
     #[attr(in_place)]
-    #[serde(default)]
     pub retention_in_days: Option<i32>,
     #[attr(in_place, tags)]
     pub tags: Tags,
     #[attr(computed)]
-    #[serde(default)]
     pub arn: Option<String>,
 }
 
@@ -91,10 +91,9 @@ impl TypedKind for LogGroupKind {
     async fn update(
         &self,
         _: &Context,
-        current: &Live<LogGroup>,
-        desired: &LogGroup,
-        changes: &LogGroupChanges,
+        update: Update<'_, LogGroup>,
     ) -> KindResult<Live<LogGroup>> {
+        let Update { current, desired, changes } = update;
         let name = &current.id;
         if changes.retention_in_days {
             self.set_retention(name, desired.retention_in_days).await?;

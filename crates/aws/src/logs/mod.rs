@@ -1,17 +1,11 @@
 //! CloudWatch Logs kinds: log groups; Logs' tagging calls (by ARN).
 
-mod log_group;
+pub(crate) mod log_group;
 
-use crate::AwsClients;
 use crate::error::SdkResult;
 use crate::tagging::TagApi;
 use async_trait::async_trait;
-use engine::{Kind, KindError, Tags, Typed};
-use std::sync::Arc;
-
-pub(crate) fn kinds(shared: &Arc<AwsClients>) -> Vec<Arc<dyn Kind>> {
-    vec![Typed::arc(log_group::LogGroupKind(shared.clone()))]
-}
+use engine::{KindError, Tags};
 
 /// CloudWatch Logs' tagging calls (by ARN).
 pub(crate) struct LogsTags<'a>(pub &'a aws_sdk_cloudwatchlogs::Client);

@@ -1,20 +1,14 @@
 //! Route53 kinds: private hosted zones and their records; Route53's tagging calls.
 
-mod record;
-mod zone;
+pub(crate) mod record;
+pub(crate) mod zone;
 
-use crate::AwsClients;
 use crate::error::SdkResult;
 use crate::tagging::TagApi;
 use async_trait::async_trait;
 use aws_sdk_route53::operation::change_tags_for_resource::builders::ChangeTagsForResourceFluentBuilder as ChangeTags;
 use aws_sdk_route53::types::{Tag, TagResourceType};
-use engine::{Kind, KindError, Tags, Typed};
-use std::sync::Arc;
-
-pub(crate) fn kinds(shared: &Arc<AwsClients>) -> Vec<Arc<dyn Kind>> {
-    vec![Typed::arc(zone::ZoneKind(shared.clone())), Typed::arc(record::RecordKind(shared.clone()))]
-}
+use engine::{KindError, Tags};
 
 /// Route53's tagging call, for hosted zones (by short zone id).
 pub(crate) struct ZoneTags<'a>(pub &'a aws_sdk_route53::Client);

@@ -12,7 +12,7 @@ use aws_sdk_route53::types::{
 };
 use engine::retry::read_back;
 use engine::{
-    Attributes, Context, KindError, KindResult, Live, ReadRequest, ReadResult, TypedKind,
+    Attributes, Context, KindError, KindResult, Live, ReadRequest, ReadResult, TypedKind, Update,
 };
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -27,7 +27,6 @@ pub(crate) struct Record {
     #[serde(rename = "type")]
     pub rtype: String,
     #[attr(in_place)]
-    #[serde(default)]
     pub alias: Option<Alias>,
 }
 
@@ -123,13 +122,8 @@ impl TypedKind for RecordKind {
         read_back(&format!("record {name}"), || self.read_one(zone_id, name, rtype)).await
     }
 
-    async fn update(
-        &self,
-        _: &Context,
-        current: &Live<Record>,
-        desired: &Record,
-        _: &RecordChanges,
-    ) -> KindResult<Live<Record>> {
+    async fn update(&self, _: &Context, update: Update<'_, Record>) -> KindResult<Live<Record>> {
+        let Update { current, desired, .. } = update;
         self.change(ChangeAction::Upsert, desired).await?;
         let Record { zone_id, name, rtype, .. } = desired;
         still_there(&format!("record {}", current.id), self.read_one(zone_id, name, rtype).await?)

@@ -13,7 +13,9 @@ use crate::tagging::{from_pairs, retag};
 use async_trait::async_trait;
 use aws_sdk_route53::types::{HostedZoneConfig, TagResourceType, Vpc, VpcRegion};
 use engine::retry::{read_back, settle};
-use engine::{Attributes, Context, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind};
+use engine::{
+    Attributes, Context, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind, Update,
+};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -33,7 +35,6 @@ pub(crate) struct Zone {
     pub tags: Tags,
     /// Public zones only: a private zone has none.
     #[attr(computed)]
-    #[serde(default)]
     pub name_servers: Option<Vec<String>>,
 }
 
@@ -142,13 +143,8 @@ impl TypedKind for ZoneKind {
         read_back(&format!("zone {id}"), || self.read_one(id)).await
     }
 
-    async fn update(
-        &self,
-        _: &Context,
-        current: &Live<Zone>,
-        desired: &Zone,
-        changes: &ZoneChanges,
-    ) -> KindResult<Live<Zone>> {
+    async fn update(&self, _: &Context, update: Update<'_, Zone>) -> KindResult<Live<Zone>> {
+        let Update { current, desired, changes } = update;
         let (r53, id) = (&self.0.route53, current.id.as_str());
         if changes.comment {
             let call = r53.update_hosted_zone_comment().id(id).comment(&desired.comment);

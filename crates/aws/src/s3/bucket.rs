@@ -22,7 +22,9 @@ use aws_sdk_s3::types::{
     VersioningConfiguration,
 };
 use engine::retry::{read_back, settle};
-use engine::{Attributes, Changes, Context, KindError, KindResult, Live, ReadRequest, ReadResult};
+use engine::{
+    Attributes, Changes, Context, KindError, KindResult, Live, ReadRequest, ReadResult, Update,
+};
 use engine::{Tags, TypedKind};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -35,16 +37,13 @@ pub(crate) struct Bucket {
     #[attr(in_place)]
     pub versioning: String,
     #[attr(in_place)]
-    #[serde(default)]
     pub sse_algorithm: Option<String>,
     #[attr(in_place)]
-    #[serde(default)]
     pub kms_key_arn: Option<String>,
     #[attr(in_place)]
     #[serde(default)]
     pub bucket_key_enabled: bool,
     #[attr(in_place)]
-    #[serde(default)]
     pub public_access_block: Option<PublicAccessBlock>,
     #[attr(in_place)]
     #[serde(default)]
@@ -52,7 +51,6 @@ pub(crate) struct Bucket {
     #[attr(in_place, tags)]
     pub tags: Tags,
     #[attr(computed)]
-    #[serde(default)]
     pub arn: Option<String>,
 }
 
@@ -302,13 +300,8 @@ impl TypedKind for BucketKind {
         read_back(&format!("bucket {name}"), || self.read_one(name)).await
     }
 
-    async fn update(
-        &self,
-        _: &Context,
-        current: &Live<Bucket>,
-        desired: &Bucket,
-        changes: &BucketChanges,
-    ) -> KindResult<Live<Bucket>> {
+    async fn update(&self, _: &Context, update: Update<'_, Bucket>) -> KindResult<Live<Bucket>> {
+        let Update { current, desired, changes } = update;
         self.apply(&current.id, desired, changes).await?;
         still_there(&format!("bucket {}", current.id), self.read_one(&current.id).await?)
     }

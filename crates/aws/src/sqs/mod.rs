@@ -1,21 +1,12 @@
 //! SQS kinds: queues and their policies; SQS's tagging calls and its "no such queue" codes.
 
-mod queue;
-mod queue_policy;
+pub(crate) mod queue;
+pub(crate) mod queue_policy;
 
-use crate::AwsClients;
 use crate::error::SdkResult;
 use crate::tagging::TagApi;
 use async_trait::async_trait;
-use engine::{Kind, KindResult, Tags, Typed};
-use std::sync::Arc;
-
-pub(crate) fn kinds(shared: &Arc<AwsClients>) -> Vec<Arc<dyn Kind>> {
-    vec![
-        Typed::arc(queue::QueueKind(shared.clone())),
-        Typed::arc(queue_policy::QueuePolicyKind(shared.clone())),
-    ]
-}
+use engine::{KindResult, Tags};
 
 /// The codes of "the queue does not exist": the JSON protocol's, and the query protocol's that
 /// SQS also sends.

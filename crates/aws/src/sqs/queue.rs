@@ -13,6 +13,7 @@ use aws_sdk_sqs::types::QueueAttributeName as Attr;
 use engine::retry::read_back;
 use engine::{
     Attributes, Context, KindError, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind,
+    Update,
 };
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -23,7 +24,6 @@ pub(crate) struct Queue {
     #[attr(replace)]
     pub name: String,
     #[attr(in_place)]
-    #[serde(default)]
     pub message_retention_seconds: Option<i64>,
     #[attr(in_place)]
     #[serde(default)]
@@ -31,7 +31,6 @@ pub(crate) struct Queue {
     #[attr(in_place, tags)]
     pub tags: Tags,
     #[attr(computed)]
-    #[serde(default)]
     pub arn: Option<String>,
 }
 
@@ -115,13 +114,8 @@ impl TypedKind for QueueKind {
         read_back(&format!("queue {name}"), || self.read_one(name)).await
     }
 
-    async fn update(
-        &self,
-        _: &Context,
-        current: &Live<Queue>,
-        desired: &Queue,
-        changes: &QueueChanges,
-    ) -> KindResult<Live<Queue>> {
+    async fn update(&self, _: &Context, update: Update<'_, Queue>) -> KindResult<Live<Queue>> {
+        let Update { current, desired, changes } = update;
         let (sqs, url) = (&self.0.sqs, &current.id);
         if changes.message_retention_seconds || changes.sqs_managed_sse {
             let call = sqs.set_queue_attributes().queue_url(url);

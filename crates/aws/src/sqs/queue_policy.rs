@@ -11,7 +11,7 @@ use async_trait::async_trait;
 use aws_sdk_sqs::types::QueueAttributeName;
 use engine::normalize::iam_policy;
 use engine::retry::read_back;
-use engine::{Attributes, Context, KindResult, Live, ReadRequest, ReadResult, TypedKind};
+use engine::{Attributes, Context, KindResult, Live, ReadRequest, ReadResult, TypedKind, Update};
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 use std::sync::Arc;
@@ -77,10 +77,9 @@ impl TypedKind for QueuePolicyKind {
     async fn update(
         &self,
         _: &Context,
-        _: &Live<QueuePolicy>,
-        desired: &QueuePolicy,
-        _: &QueuePolicyChanges,
+        update: Update<'_, QueuePolicy>,
     ) -> KindResult<Live<QueuePolicy>> {
+        let Update { desired, .. } = update;
         self.write(desired).await
     }
 

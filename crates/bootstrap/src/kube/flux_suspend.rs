@@ -10,7 +10,7 @@ use super::object_id::ObjectId;
 use super::shared::Shared;
 use async_trait::async_trait;
 use engine::{
-    Attributes, Context, KindError, KindResult, Live, ReadRequest, ReadResult, TypedKind,
+    Attributes, Context, KindError, KindResult, Live, ReadRequest, ReadResult, TypedKind, Update,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{Value as Json, json};
@@ -84,10 +84,9 @@ impl TypedKind for FluxSuspendKind {
     async fn update(
         &self,
         _: &Context,
-        _: &Live<FluxSuspend>,
-        desired: &FluxSuspend,
-        _: &FluxSuspendChanges,
+        update: Update<'_, FluxSuspend>,
     ) -> KindResult<Live<FluxSuspend>> {
+        let Update { desired, .. } = update;
         Ok(live(desired))
     }
 

@@ -16,7 +16,7 @@ use super::shared::Shared;
 use async_trait::async_trait;
 use base64::Engine as _;
 use engine::{
-    Attributes, Context, KindError, KindResult, Live, ReadRequest, ReadResult, TypedKind,
+    Attributes, Context, KindError, KindResult, Live, ReadRequest, ReadResult, TypedKind, Update,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{Value as Json, json};
@@ -259,10 +259,9 @@ impl TypedKind for KubeObjectKind {
     async fn update(
         &self,
         ctx: &Context,
-        _: &Live<KubeObject>,
-        desired: &KubeObject,
-        _: &KubeObjectChanges,
+        update: Update<'_, KubeObject>,
     ) -> KindResult<Live<KubeObject>> {
+        let Update { desired, .. } = update;
         self.apply(ctx, desired, true).await
     }
 

@@ -7,7 +7,7 @@ use super::object_set::{self, ApplyOptions, Record, RecordRef};
 use super::shared::Shared;
 use async_trait::async_trait;
 use engine::TypedKind;
-use engine::{Attributes, Context, KindError, KindResult, Live, ReadRequest, ReadResult};
+use engine::{Attributes, Context, KindError, KindResult, Live, ReadRequest, ReadResult, Update};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -135,11 +135,9 @@ impl<S: SetSource> TypedKind for SetKind<S> {
     async fn update(
         &self,
         ctx: &Context,
-        _: &Live<S::Attrs>,
-        desired: &S::Attrs,
-        _: &<S::Attrs as Attributes>::Changes,
+        update: Update<'_, S::Attrs>,
     ) -> KindResult<Live<S::Attrs>> {
-        self.install(ctx, desired).await
+        self.install(ctx, update.desired).await
     }
 
     async fn delete(&self, ctx: &Context, current: &Live<S::Attrs>) -> KindResult<()> {

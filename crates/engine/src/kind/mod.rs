@@ -12,7 +12,9 @@ pub use context::Context;
 pub use error::KindError;
 pub use field::{Field, FieldUpdate, Normalize, is_redacted, redact};
 pub(crate) use typed::changed_fields;
-pub use typed::{Attributes, Changes, KindResult, ReadResult, Typed, TypedKind, decode, encode};
+pub use typed::{
+    Attributes, Changes, KindResult, ReadResult, Typed, TypedKind, Update, decode, encode,
+};
 
 use crate::{Address, Attrs, RetryPolicy};
 use async_trait::async_trait;

@@ -65,26 +65,28 @@ pub trait TypedKind: Send + Sync + 'static {
     /// Creates the resource and returns it as read back. `ctx.address()` names the resource.
     async fn create(&self, ctx: &Context, desired: &Self::Attrs) -> KindResult<Live<Self::Attrs>>;
 
-    /// Changes the fields marked in `changes` (in-place fields only: a change of a replace
-    /// field never reaches here) and returns the resource as read back.
+    /// Changes the fields marked in `update.changes` (in-place fields only: a change of a
+    /// replace field never reaches here) and returns the resource as read back.
     async fn update(
         &self,
         ctx: &Context,
-        current: &Live<Self::Attrs>,
-        desired: &Self::Attrs,
-        changes: &<Self::Attrs as Attributes>::Changes,
+        update: Update<'_, Self::Attrs>,
     ) -> KindResult<Live<Self::Attrs>> {
-        let _ = (current, desired);
-        Err(KindError::new(format!(
-            "{}: {} cannot change {} in place",
-            ctx.address().map(|a| a.to_string()).unwrap_or_default(),
-            Self::NAME,
-            changes.names().join(", ")
-        )))
+        let address = ctx.address().map(|a| a.to_string()).unwrap_or_default();
+        let changed = update.changes.names().join(", ");
+        Err(KindError::new(format!("{address}: {} cannot change {changed} in place", Self::NAME)))
     }
 
     /// Deletes the resource, waiting until the cloud lets its dependencies go.
     async fn delete(&self, ctx: &Context, current: &Live<Self::Attrs>) -> KindResult<()>;
+}
+
+/// What [`TypedKind::update`] works from: the resource as it is, as the spec wants it, and
+/// which fields differ.
+pub struct Update<'a, A: Attributes> {
+    pub current: &'a Live<A>,
+    pub desired: &'a A,
+    pub changes: &'a A::Changes,
 }
 
 /// What a kind's operation returns.
@@ -230,7 +232,8 @@ impl<K: TypedKind> Kind for Typed<K> {
         let typed_current = decode_live(K::NAME, address, current)?;
         let typed_desired: K::Attrs = decode(K::NAME, address, desired)?;
         let ctx = ctx.for_resource(address);
-        encode_live(K::NAME, self.0.update(&ctx, &typed_current, &typed_desired, &changes).await?)
+        let update = Update { current: &typed_current, desired: &typed_desired, changes: &changes };
+        encode_live(K::NAME, self.0.update(&ctx, update).await?)
     }
 
     async fn delete(

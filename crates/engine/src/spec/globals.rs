@@ -10,12 +10,10 @@ pub struct Globals {
     /// The lane this spec belongs to: `aws` or `gcp`.
     pub cloud: String,
     /// Overrides the spec name (default: the file stem). It is the `engine:spec` ownership tag.
-    #[serde(default)]
     pub name: Option<String>,
     /// The primary region (e.g. `eu-west-3`).
     pub region: String,
     /// A second region for replicas (e.g. the seal key's).
-    #[serde(default)]
     pub secondary_region: Option<String>,
     /// The Kubernetes cluster name (e.g. `aws-0`).
     pub cluster_name: String,
@@ -28,7 +26,6 @@ pub struct Globals {
     #[serde(default)]
     pub versions: BTreeMap<String, String>,
     /// The GitOps repository Flux syncs.
-    #[serde(default)]
     pub flux: Option<FluxGlobals>,
 }
 

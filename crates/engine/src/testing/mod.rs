@@ -21,7 +21,7 @@ use crate::spec::{FieldPath, SpecErrors, SpecSource};
 use crate::{
     Address, ApiCall, ApiCallCounter, ApiCalls, Context, Kind, KindError, KindResult, Live,
     MANAGED_BY, Provider, ReadRequest, ReadResult, ResourceSpec, TAG_ADDRESS, TAG_MANAGED_BY,
-    TAG_SPEC, Tags, Typed, TypedKind, Value,
+    TAG_SPEC, Tags, Typed, TypedKind, Update, Value,
 };
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
@@ -59,17 +59,14 @@ pub struct Item {
     pub labels: Vec<String>,
     /// Another item's id.
     #[attr(replace)]
-    #[serde(default)]
     pub parent: Option<String>,
     #[attr(in_place, sensitive)]
-    #[serde(default)]
     pub secret: Option<String>,
     #[attr(in_place, tags)]
     #[serde(default)]
     pub tags: Tags,
     /// Set by the cloud.
     #[attr(computed)]
-    #[serde(default)]
     pub arn: Option<String>,
 }
 
@@ -253,13 +250,8 @@ impl TypedKind for FakeItems {
         Ok(live)
     }
 
-    async fn update(
-        &self,
-        ctx: &Context,
-        current: &Live<Item>,
-        desired: &Item,
-        changes: &ItemChanges,
-    ) -> KindResult<Live<Item>> {
+    async fn update(&self, ctx: &Context, update: Update<'_, Item>) -> KindResult<Live<Item>> {
+        let Update { current, desired, changes } = update;
         self.0.call(Op::Update, ctx.address().map(Address::as_str).unwrap_or_default())?;
         self.0.with(|c| {
             let item = c.items.get_mut(&current.id).ok_or_else(|| {

@@ -24,7 +24,6 @@ pub struct EksSpec {
     /// The OIDC provider's CA thumbprint: absent or `"skip"` to register none (AWS checks EKS
     /// issuers against its own trusted CAs; emulators have no real issuer), or 40 hexadecimal
     /// characters.
-    #[serde(default)]
     pub oidc_thumbprint: Option<String>,
     /// Seconds, minutes or hours (`"30m"`) each long operation may take.
     #[serde(default)]
@@ -40,7 +39,6 @@ pub struct EksSpec {
     #[serde(default)]
     pub pod_identities: BTreeMap<String, PodIdentitySpec>,
     /// What Karpenter needs from AWS (its chart is installed by GitOps).
-    #[serde(default)]
     pub karpenter: Option<KarpenterSpec>,
     /// Tags on every EKS resource, on top of the global tags.
     #[serde(default)]
@@ -88,7 +86,6 @@ pub struct NodeGroupSpec {
     pub taints: Vec<TaintSpec>,
     /// The kubelet's pod limit. When set, the node group boots from a launch template of its
     /// own whose user data sets Bottlerocket's `settings.kubernetes.max-pods`.
-    #[serde(default)]
     pub max_pods: Option<i64>,
 }
 
@@ -108,10 +105,8 @@ pub struct TaintSpec {
 #[serde(deny_unknown_fields)]
 pub struct AddonSpec {
     /// `vX.Y.Z-eksbuild.N`; absent: the default version for the cluster, not diffed.
-    #[serde(default)]
     pub version: Option<String>,
     /// The addon's configuration values (its JSON schema's document).
-    #[serde(default)]
     pub configuration: Option<toml::Table>,
 }
 
@@ -135,7 +130,6 @@ pub struct PodIdentitySpec {
     #[serde(default)]
     pub managed_policies: Vec<String>,
     /// An inline policy document.
-    #[serde(default)]
     pub policy: Option<toml::Table>,
 }
 

@@ -23,11 +23,8 @@ pub struct NetworkSpec {
     /// An S3 gateway endpoint on the private route tables.
     #[serde(default = "yes")]
     pub s3_gateway_endpoint: bool,
-    #[serde(default)]
     pub flow_logs: Option<FlowLogsSpec>,
-    #[serde(default)]
     pub private_zone: Option<PrivateZoneSpec>,
-    #[serde(default)]
     pub private_access: Option<PrivateAccessSpec>,
     pub subnets: Subnets,
     /// Tags on every network resource, on top of the global tags.
@@ -109,7 +106,6 @@ fn default_traffic() -> String {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PrivateZoneSpec {
-    #[serde(default)]
     pub name: Option<String>,
 }
 

@@ -11,7 +11,6 @@ use std::collections::BTreeMap;
 /// `[openbao]` as this provider sees it: only `server`; the other keys are not ours.
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct OpenBaoSection {
-    #[serde(default)]
     pub server: Option<ServerSpec>,
 }
 
@@ -28,7 +27,6 @@ pub struct ServerSpec {
     pub kms_plugin_url: String,
     /// Expected SHA-256 of the plugin binary; when absent the node records the hash of what it
     /// downloaded.
-    #[serde(default)]
     pub kms_plugin_sha256: Option<String>,
     #[serde(default = "default_instance_type")]
     pub instance_type: String,
@@ -77,7 +75,6 @@ impl Mode {
 #[serde(deny_unknown_fields)]
 pub struct SnapshotsSpec {
     /// Bucket name; default `<cluster_name>-openbao-snapshots-<region>`.
-    #[serde(default)]
     pub bucket: Option<String>,
     /// Key prefix of the snapshots.
     #[serde(default = "default_prefix")]
