@@ -40,25 +40,25 @@
 //!     type Attrs = Bucket;
 //!     const NAME: &'static str = "memory_bucket";
 //!
-//!     async fn read(&self, _: &Context, reqs: &[ReadRequest<Bucket>]) -> ReadResult<Bucket> {
+//!     async fn read(&self, _: &Context, reqs: &Requests<Self>) -> Found<Self> {
 //!         let cloud = self.0.lock().unwrap();
 //!         Ok(reqs.iter().map(|r| {
 //!             let id = r.id.clone().unwrap_or_else(|| r.address.to_string());
 //!             cloud.get(&id).map(|b| Live::new(id, b.clone()))
 //!         }).collect())
 //!     }
-//!     async fn create(&self, ctx: &Context, desired: &Bucket) -> KindResult<Live<Bucket>> {
+//!     async fn create(&self, ctx: &Context, desired: &Self::Attrs) -> Outcome<Self> {
 //!         let id = ctx.address().unwrap().to_string();
 //!         self.0.lock().unwrap().insert(id.clone(), desired.clone());
 //!         Ok(Live::new(id, desired.clone()))
 //!     }
-//!     async fn update(&self, _: &Context, update: Update<'_, Bucket>) -> KindResult<Live<Bucket>> {
+//!     async fn update(&self, _: &Context, update: Update<'_, Self>) -> Outcome<Self> {
 //!         let Update { current, desired, changes } = update;
 //!         assert!(changes.size && !changes.name, "only the changed fields are marked");
 //!         self.0.lock().unwrap().get_mut(&current.id).unwrap().size = desired.size;
 //!         Ok(Live::new(current.id.clone(), desired.clone()))
 //!     }
-//!     async fn delete(&self, _: &Context, current: &Live<Bucket>) -> KindResult<()> {
+//!     async fn delete(&self, _: &Context, current: &LiveOf<Self>) -> KindResult<()> {
 //!         self.0.lock().unwrap().remove(&current.id);
 //!         Ok(())
 //!     }
@@ -159,8 +159,9 @@ pub use engine_state::{LocalBackend, StateDocument};
 pub use error::EngineError;
 pub use graph::{GraphFormat, ResourceGraph};
 pub use kind::{
-    Attributes, Changes, Context, Field, FieldUpdate, Kind, KindError, KindResult, Live, Normalize,
-    ReadRequest, ReadResult, Typed, TypedKind, Update, decode, encode, is_redacted, redact,
+    Attributes, Changes, Context, Field, FieldUpdate, Found, Kind, KindError, KindResult, Live,
+    LiveOf, Normalize, Outcome, ReadRequest, ReadResult, Requests, Typed, TypedKind, Update,
+    decode, encode, is_redacted, redact,
 };
 pub use observer::{Event, NullObserver, Observer};
 pub use plan::{Action, FieldChange, Plan, PlanMode, PlannedValue, ResourceChange, Summary};

@@ -5,7 +5,9 @@
 use crate::shared::{Shared, body, path, read_each, split_id};
 use async_trait::async_trait;
 use engine::TypedKind;
-use engine::{Attributes, Context, KindError, KindResult, Live, ReadRequest, ReadResult, Update};
+use engine::{
+    Attributes, Context, Found, KindError, KindResult, Live, LiveOf, Outcome, Requests, Update,
+};
 use serde_json::Value as Json;
 use std::marker::PhantomData;
 use std::sync::Arc;
@@ -61,23 +63,23 @@ impl<E: Entry> TypedKind for EntryKind<E> {
     type Attrs = E;
     const NAME: &'static str = E::KIND;
 
-    async fn read(&self, _: &Context, requests: &[ReadRequest<E>]) -> ReadResult<E> {
+    async fn read(&self, _: &Context, requests: &Requests<Self>) -> Found<Self> {
         let id_of = |d: &E| format!("{}/{}", d.mount(), d.name());
         read_each(requests, id_of, |id, _| async move { self.read_id(&id).await }).await
     }
 
-    async fn create(&self, _: &Context, desired: &E) -> KindResult<Live<E>> {
+    async fn create(&self, _: &Context, desired: &Self::Attrs) -> Outcome<Self> {
         let mount = path("mount", desired.mount())?;
         let name = path("name", desired.name())?;
         self.write(&format!("{mount}/{name}"), desired).await
     }
 
-    async fn update(&self, _: &Context, update: Update<'_, E>) -> KindResult<Live<E>> {
+    async fn update(&self, _: &Context, update: Update<'_, Self>) -> Outcome<Self> {
         let Update { current, desired, .. } = update;
         self.write(&current.id, desired).await
     }
 
-    async fn delete(&self, _: &Context, current: &Live<E>) -> KindResult<()> {
+    async fn delete(&self, _: &Context, current: &LiveOf<Self>) -> KindResult<()> {
         let (mount, name) = split_id(&current.id, "name")?;
         let [.., delete] = E::OPS;
         let client = self.0.client(delete).await?;

@@ -28,8 +28,8 @@ use async_trait::async_trait;
 use engine::retry::RetryPolicy;
 use engine::wait::{Poll, Wait};
 use engine::{
-    Attributes, Context, KindError, KindResult, Live, ReadRequest, ReadResult, Secret, TypedKind,
-    Update,
+    Attributes, Context, Found, KindError, KindResult, Live, LiveOf, Outcome, Requests, Secret,
+    TypedKind, Update,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{Value as Json, json};
@@ -308,7 +308,7 @@ impl TypedKind for InitKind {
     type Attrs = Init;
     const NAME: &'static str = "openbao_init";
 
-    async fn read(&self, _: &Context, requests: &[ReadRequest<Init>]) -> ReadResult<Init> {
+    async fn read(&self, _: &Context, requests: &Requests<Self>) -> Found<Self> {
         if requests.is_empty() {
             return Ok(vec![]);
         }
@@ -317,7 +317,7 @@ impl TypedKind for InitKind {
         Ok(requests.iter().map(|r| s.initialized.then(|| s.live(r.id.as_deref()))).collect())
     }
 
-    async fn create(&self, ctx: &Context, desired: &Init) -> KindResult<Live<Init>> {
+    async fn create(&self, ctx: &Context, desired: &Self::Attrs) -> Outcome<Self> {
         let prefix = desired.secret_prefix.as_deref();
         let prefix = prefix.ok_or_else(|| KindError::new("openbao_init needs `secret_prefix`"))?;
         let client = self.0.connect().await?;
@@ -334,7 +334,7 @@ impl TypedKind for InitKind {
         self.read_back(&client, None).await
     }
 
-    async fn update(&self, ctx: &Context, update: Update<'_, Init>) -> KindResult<Live<Init>> {
+    async fn update(&self, ctx: &Context, update: Update<'_, Self>) -> Outcome<Self> {
         let Update { current, desired, changes } = update;
         if let Some(field) = [(changes.shares, "shares"), (changes.threshold, "threshold")]
             .into_iter()
@@ -357,7 +357,7 @@ impl TypedKind for InitKind {
         self.read_back(&client, Some(&current.id)).await
     }
 
-    async fn delete(&self, ctx: &Context, _: &Live<Init>) -> KindResult<()> {
+    async fn delete(&self, ctx: &Context, _: &LiveOf<Self>) -> KindResult<()> {
         let address = ctx.address().map(|a| a.to_string()).unwrap_or_default();
         tracing::warn!(%address, "an initialised OpenBao cannot be uninitialised; leaving it");
         Ok(())

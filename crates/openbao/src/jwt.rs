@@ -15,7 +15,8 @@ use crate::shared::{Shared, body, int, path, pem_list, read_each, strings, text}
 use async_trait::async_trait;
 use engine::normalize::text_lines;
 use engine::{
-    Attributes, Context, KindError, KindResult, Live, ReadRequest, ReadResult, TypedKind, Update,
+    Attributes, Context, Found, KindError, KindResult, Live, LiveOf, Outcome, Requests, TypedKind,
+    Update,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value as Json};
@@ -109,29 +110,21 @@ impl TypedKind for JwtConfigKind {
     type Attrs = JwtConfig;
     const NAME: &'static str = "openbao_jwt_config";
 
-    async fn read(
-        &self,
-        _: &Context,
-        requests: &[ReadRequest<JwtConfig>],
-    ) -> ReadResult<JwtConfig> {
+    async fn read(&self, _: &Context, requests: &Requests<Self>) -> Found<Self> {
         let id_of = |d: &JwtConfig| d.mount.clone();
         read_each(requests, id_of, |mount, _| async move { self.read_mount(&mount).await }).await
     }
 
-    async fn create(&self, _: &Context, desired: &JwtConfig) -> KindResult<Live<JwtConfig>> {
+    async fn create(&self, _: &Context, desired: &Self::Attrs) -> Outcome<Self> {
         self.write(&desired.mount, desired).await
     }
 
-    async fn update(
-        &self,
-        _: &Context,
-        update: Update<'_, JwtConfig>,
-    ) -> KindResult<Live<JwtConfig>> {
+    async fn update(&self, _: &Context, update: Update<'_, Self>) -> Outcome<Self> {
         let Update { current, desired, .. } = update;
         self.write(&current.attributes.mount, desired).await
     }
 
-    async fn delete(&self, _: &Context, _: &Live<JwtConfig>) -> KindResult<()> {
+    async fn delete(&self, _: &Context, _: &LiveOf<Self>) -> KindResult<()> {
         // OpenBao has no call to remove a JWT config; it goes with its auth mount.
         Ok(())
     }

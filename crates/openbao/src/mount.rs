@@ -12,7 +12,9 @@
 
 use crate::shared::{Shared, forget, int, memo_key, path, text};
 use async_trait::async_trait;
-use engine::{Attributes, Context, KindError, KindResult, Live, ReadRequest, ReadResult, Update};
+use engine::{
+    Attributes, Context, Found, KindError, KindResult, Live, LiveOf, Outcome, Requests, Update,
+};
 use engine::{Changes, TypedKind};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value as Json, json};
@@ -175,7 +177,7 @@ impl<const AUTH: bool> TypedKind for MountKind<AUTH> {
     type Attrs = Mount;
     const NAME: &'static str = if AUTH { "openbao_auth" } else { "openbao_mount" };
 
-    async fn read(&self, ctx: &Context, requests: &[ReadRequest<Mount>]) -> ReadResult<Mount> {
+    async fn read(&self, ctx: &Context, requests: &Requests<Self>) -> Found<Self> {
         if requests.is_empty() {
             return Ok(vec![]);
         }
@@ -189,7 +191,7 @@ impl<const AUTH: bool> TypedKind for MountKind<AUTH> {
             .collect())
     }
 
-    async fn create(&self, ctx: &Context, desired: &Mount) -> KindResult<Live<Mount>> {
+    async fn create(&self, ctx: &Context, desired: &Self::Attrs) -> Outcome<Self> {
         let path = path("path", &desired.path)?;
         let op = Self::op("Enable");
         let client = self.0.client(&op).await?;
@@ -228,14 +230,14 @@ impl<const AUTH: bool> TypedKind for MountKind<AUTH> {
         self.read_one(ctx, path).await
     }
 
-    async fn update(&self, ctx: &Context, update: Update<'_, Mount>) -> KindResult<Live<Mount>> {
+    async fn update(&self, ctx: &Context, update: Update<'_, Self>) -> Outcome<Self> {
         let Update { current, desired, changes } = update;
         let path = path("path", &current.attributes.path)?;
         self.tune(path, desired, changes).await?;
         self.read_one(ctx, path).await
     }
 
-    async fn delete(&self, ctx: &Context, current: &Live<Mount>) -> KindResult<()> {
+    async fn delete(&self, ctx: &Context, current: &LiveOf<Self>) -> KindResult<()> {
         let path = path("path", &current.attributes.path)?;
         let op = Self::op("Disable");
         let client = self.0.client(&op).await?;

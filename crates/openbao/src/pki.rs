@@ -18,7 +18,8 @@ use crate::shared::{Shared, flag, int, path, read_each, same_text, strings, text
 use async_trait::async_trait;
 use engine::normalize::text_lines;
 use engine::{
-    Attributes, Context, KindError, KindResult, Live, ReadRequest, ReadResult, TypedKind, Update,
+    Attributes, Context, Found, KindError, KindResult, Live, LiveOf, Outcome, Requests, TypedKind,
+    Update,
 };
 use engine_pki::IntermediateBundle;
 use serde::{Deserialize, Serialize};
@@ -175,28 +176,16 @@ impl TypedKind for PkiIntermediateKind {
     type Attrs = PkiIntermediate;
     const NAME: &'static str = "openbao_pki_intermediate";
 
-    async fn read(
-        &self,
-        _: &Context,
-        requests: &[ReadRequest<PkiIntermediate>],
-    ) -> ReadResult<PkiIntermediate> {
+    async fn read(&self, _: &Context, requests: &Requests<Self>) -> Found<Self> {
         let id_of = |d: &PkiIntermediate| d.mount.clone();
         read_each(requests, id_of, |mount, _| async move { self.read_mount(&mount).await }).await
     }
 
-    async fn create(
-        &self,
-        _: &Context,
-        desired: &PkiIntermediate,
-    ) -> KindResult<Live<PkiIntermediate>> {
+    async fn create(&self, _: &Context, desired: &Self::Attrs) -> Outcome<Self> {
         self.import(desired).await
     }
 
-    async fn update(
-        &self,
-        _: &Context,
-        update: Update<'_, PkiIntermediate>,
-    ) -> KindResult<Live<PkiIntermediate>> {
+    async fn update(&self, _: &Context, update: Update<'_, Self>) -> Outcome<Self> {
         let Update { current, desired, changes } = update;
         if changes.certificate {
             return self.import(desired).await;
@@ -206,7 +195,7 @@ impl TypedKind for PkiIntermediateKind {
         self.read_back(mount).await
     }
 
-    async fn delete(&self, _: &Context, current: &Live<PkiIntermediate>) -> KindResult<()> {
+    async fn delete(&self, _: &Context, current: &LiveOf<Self>) -> KindResult<()> {
         let mount = path("mount", &current.attributes.mount)?;
         let issuer = format!("{mount}/issuer/{}", issuer_id(current)?);
         let client = self.0.client("DeleteIssuer").await?;

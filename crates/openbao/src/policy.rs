@@ -8,7 +8,8 @@
 use crate::shared::{Shared, path, read_each};
 use async_trait::async_trait;
 use engine::{
-    Attributes, Context, KindError, KindResult, Live, ReadRequest, ReadResult, TypedKind, Update,
+    Attributes, Context, Found, KindError, KindResult, Live, LiveOf, Outcome, Requests, TypedKind,
+    Update,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{Value as Json, json};
@@ -73,7 +74,7 @@ impl TypedKind for PolicyKind {
     type Attrs = Policy;
     const NAME: &'static str = "openbao_policy";
 
-    async fn read(&self, _: &Context, requests: &[ReadRequest<Policy>]) -> ReadResult<Policy> {
+    async fn read(&self, _: &Context, requests: &Requests<Self>) -> Found<Self> {
         read_each(
             requests,
             |d| d.name.clone(),
@@ -82,16 +83,16 @@ impl TypedKind for PolicyKind {
         .await
     }
 
-    async fn create(&self, _: &Context, desired: &Policy) -> KindResult<Live<Policy>> {
+    async fn create(&self, _: &Context, desired: &Self::Attrs) -> Outcome<Self> {
         self.write(&desired.name, &desired.policy).await
     }
 
-    async fn update(&self, _: &Context, update: Update<'_, Policy>) -> KindResult<Live<Policy>> {
+    async fn update(&self, _: &Context, update: Update<'_, Self>) -> Outcome<Self> {
         let Update { current, desired, .. } = update;
         self.write(&current.attributes.name, &desired.policy).await
     }
 
-    async fn delete(&self, _: &Context, current: &Live<Policy>) -> KindResult<()> {
+    async fn delete(&self, _: &Context, current: &LiveOf<Self>) -> KindResult<()> {
         let name = path("name", &current.attributes.name)?;
         let client = self.0.client("DeletePolicy").await?;
         client.delete("DeletePolicy", &acl(name)).await?;

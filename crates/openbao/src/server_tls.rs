@@ -13,8 +13,8 @@ use crate::shared::Shared;
 use crate::stores::HookError;
 use async_trait::async_trait;
 use engine::{
-    Attributes, Context, KindError, KindResult, Live, ReadRequest, ReadResult, Secret, TypedKind,
-    Update,
+    Attributes, Context, Found, KindError, KindResult, Live, LiveOf, Outcome, ReadRequest,
+    Requests, Secret, TypedKind, Update,
 };
 use engine_pki::{self as pki, IntermediateBundle};
 use serde::{Deserialize, Serialize};
@@ -151,30 +151,22 @@ impl TypedKind for ServerTlsKind {
     type Attrs = ServerTls;
     const NAME: &'static str = "openbao_server_tls";
 
-    async fn read(
-        &self,
-        _: &Context,
-        requests: &[ReadRequest<ServerTls>],
-    ) -> ReadResult<ServerTls> {
+    async fn read(&self, _: &Context, requests: &Requests<Self>) -> Found<Self> {
         futures::future::try_join_all(requests.iter().map(|r| self.read_one(r))).await
     }
 
-    async fn create(&self, _: &Context, desired: &ServerTls) -> KindResult<Live<ServerTls>> {
+    async fn create(&self, _: &Context, desired: &Self::Attrs) -> Outcome<Self> {
         self.issue(desired).await
     }
 
-    async fn update(
-        &self,
-        _: &Context,
-        update: Update<'_, ServerTls>,
-    ) -> KindResult<Live<ServerTls>> {
+    async fn update(&self, _: &Context, update: Update<'_, Self>) -> Outcome<Self> {
         let Update { desired, .. } = update;
         self.issue(desired).await
     }
 
     /// The certificate stays in the secret store (it has no delete); it is simply no longer
     /// managed.
-    async fn delete(&self, _: &Context, _: &Live<ServerTls>) -> KindResult<()> {
+    async fn delete(&self, _: &Context, _: &LiveOf<Self>) -> KindResult<()> {
         Ok(())
     }
 }

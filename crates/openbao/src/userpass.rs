@@ -10,7 +10,8 @@ use crate::random_secret;
 use crate::shared::{Shared, body, int, path, read_each, split_id, strings};
 use async_trait::async_trait;
 use engine::{
-    Attributes, Context, KindError, KindResult, Live, ReadRequest, ReadResult, TypedKind, Update,
+    Attributes, Context, Found, KindError, KindResult, Live, LiveOf, Outcome, Requests, TypedKind,
+    Update,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
@@ -79,16 +80,12 @@ impl TypedKind for UserpassUserKind {
     type Attrs = UserpassUser;
     const NAME: &'static str = "openbao_userpass_user";
 
-    async fn read(
-        &self,
-        _: &Context,
-        requests: &[ReadRequest<UserpassUser>],
-    ) -> ReadResult<UserpassUser> {
+    async fn read(&self, _: &Context, requests: &Requests<Self>) -> Found<Self> {
         let id_of = |d: &UserpassUser| format!("{}/{}", d.mount, d.username);
         read_each(requests, id_of, |id, _| async move { self.read_id(&id).await }).await
     }
 
-    async fn create(&self, _: &Context, desired: &UserpassUser) -> KindResult<Live<UserpassUser>> {
+    async fn create(&self, _: &Context, desired: &Self::Attrs) -> Outcome<Self> {
         let mount = path("mount", &desired.mount)?;
         let user = path("username", &desired.username)?;
         let secret_name = desired.password_secret.as_deref();
@@ -106,11 +103,7 @@ impl TypedKind for UserpassUserKind {
         self.read_back(&format!("{mount}/{user}")).await
     }
 
-    async fn update(
-        &self,
-        _: &Context,
-        update: Update<'_, UserpassUser>,
-    ) -> KindResult<Live<UserpassUser>> {
+    async fn update(&self, _: &Context, update: Update<'_, Self>) -> Outcome<Self> {
         let Update { current, desired, .. } = update;
         let (mount, user) = split_id(&current.id, "username")?;
         let client = self.0.client("UpdateUserpassUser").await?;
@@ -119,7 +112,7 @@ impl TypedKind for UserpassUserKind {
         self.read_back(&current.id).await
     }
 
-    async fn delete(&self, _: &Context, current: &Live<UserpassUser>) -> KindResult<()> {
+    async fn delete(&self, _: &Context, current: &LiveOf<Self>) -> KindResult<()> {
         let (mount, user) = split_id(&current.id, "username")?;
         let client = self.0.client("DeleteUserpassUser").await?;
         client.delete("DeleteUserpassUser", &users(mount, user)).await?;

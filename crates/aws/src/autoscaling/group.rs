@@ -14,8 +14,8 @@ use aws_sdk_autoscaling::types::{AutoScalingGroup as Asg, Filter, LaunchTemplate
 use engine::retry::read_back;
 use engine::wait::{Poll, Wait};
 use engine::{
-    Attributes, Changes, Context, KindResult, Live, ReadRequest, ReadResult, TAG_SPEC, Tags,
-    TypedKind, Update,
+    Attributes, Changes, Context, Found, KindResult, Live, LiveOf, Outcome, Requests, TAG_SPEC,
+    Tags, TypedKind, Update,
 };
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -134,11 +134,7 @@ impl TypedKind for AutoscalingGroupKind {
     type Attrs = AutoscalingGroup;
     const NAME: &'static str = "aws_autoscaling_group";
 
-    async fn read(
-        &self,
-        ctx: &Context,
-        requests: &[ReadRequest<AutoscalingGroup>],
-    ) -> ReadResult<AutoscalingGroup> {
+    async fn read(&self, ctx: &Context, requests: &Requests<Self>) -> Found<Self> {
         let owned =
             Filter::builder().name(format!("tag:{TAG_SPEC}")).values(ctx.spec_name()).build();
         let mut found = self.describe(Some(owned), vec![]).await?;
@@ -149,11 +145,7 @@ impl TypedKind for AutoscalingGroupKind {
         Ok(match_requests(requests, &found))
     }
 
-    async fn create(
-        &self,
-        _: &Context,
-        desired: &AutoscalingGroup,
-    ) -> KindResult<Live<AutoscalingGroup>> {
+    async fn create(&self, _: &Context, desired: &Self::Attrs) -> Outcome<Self> {
         let name = &desired.name;
         let call = self.0.autoscaling.create_auto_scaling_group().auto_scaling_group_name(name);
         let call = call.set_target_group_arns(Some(desired.target_group_arns.clone()));
@@ -162,11 +154,7 @@ impl TypedKind for AutoscalingGroupKind {
         read_back(&format!("autoscaling group {name}"), || self.by_name(name)).await
     }
 
-    async fn update(
-        &self,
-        _: &Context,
-        update: Update<'_, AutoscalingGroup>,
-    ) -> KindResult<Live<AutoscalingGroup>> {
+    async fn update(&self, _: &Context, update: Update<'_, Self>) -> Outcome<Self> {
         let Update { current, desired, changes } = update;
         let (asc, name) = (&self.0.autoscaling, &current.id);
         // Every field but the target groups and the tags is UpdateAutoScalingGroup's.
@@ -195,7 +183,7 @@ impl TypedKind for AutoscalingGroupKind {
         still_there(&format!("autoscaling group {name}"), self.by_name(name).await?)
     }
 
-    async fn delete(&self, ctx: &Context, current: &Live<AutoscalingGroup>) -> KindResult<()> {
+    async fn delete(&self, ctx: &Context, current: &LiveOf<Self>) -> KindResult<()> {
         let name = &current.id;
         let call = self.0.autoscaling.delete_auto_scaling_group().auto_scaling_group_name(name);
         let deleted = call.force_delete(true).send().await;

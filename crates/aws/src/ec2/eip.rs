@@ -10,8 +10,8 @@ use async_trait::async_trait;
 use aws_sdk_ec2::types::{DomainType, Filter, ResourceType};
 use engine::retry::read_back;
 use engine::{
-    Attributes, Context, KindError, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind,
-    Update,
+    Attributes, Context, Found, KindError, KindResult, Live, LiveOf, Outcome, Requests, Tags,
+    TypedKind, Update,
 };
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -54,11 +54,11 @@ impl TypedKind for EipKind {
     type Attrs = Eip;
     const NAME: &'static str = "aws_eip";
 
-    async fn read(&self, ctx: &Context, requests: &[ReadRequest<Eip>]) -> ReadResult<Eip> {
+    async fn read(&self, ctx: &Context, requests: &Requests<Self>) -> Found<Self> {
         read_owned_then_ids(ctx, requests, "allocation-id", |f| self.describe(f)).await
     }
 
-    async fn create(&self, _: &Context, desired: &Eip) -> KindResult<Live<Eip>> {
+    async fn create(&self, _: &Context, desired: &Self::Attrs) -> Outcome<Self> {
         let tags = tag_spec(ResourceType::ElasticIp, &desired.tags);
         let domain = DomainType::from(desired.domain.as_str());
         let call = self.0.ec2.allocate_address().domain(domain).tag_specifications(tags);
@@ -70,13 +70,13 @@ impl TypedKind for EipKind {
         .await
     }
 
-    async fn update(&self, _: &Context, update: Update<'_, Eip>) -> KindResult<Live<Eip>> {
+    async fn update(&self, _: &Context, update: Update<'_, Self>) -> Outcome<Self> {
         let Update { current, desired, .. } = update;
         retag(&Ec2Tags(&self.0.ec2), &current.id, &current.attributes.tags, &desired.tags).await?;
         Ok(Live::new(&current.id, Eip { tags: desired.tags.clone(), ..current.attributes.clone() }))
     }
 
-    async fn delete(&self, _: &Context, current: &Live<Eip>) -> KindResult<()> {
+    async fn delete(&self, _: &Context, current: &LiveOf<Self>) -> KindResult<()> {
         let call = self.0.ec2.release_address().allocation_id(&current.id);
         match call.send().await.or_gone("ec2:ReleaseAddress", &["InvalidAllocationID.NotFound"]) {
             // Still associated with a NAT gateway that is being deleted.

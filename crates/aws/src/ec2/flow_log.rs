@@ -11,8 +11,8 @@ use aws_sdk_ec2::types::{
 };
 use engine::retry::read_back;
 use engine::{
-    Attributes, Context, KindError, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind,
-    Update,
+    Attributes, Context, Found, KindError, KindResult, Live, LiveOf, Outcome, Requests, Tags,
+    TypedKind, Update,
 };
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -62,11 +62,11 @@ impl TypedKind for FlowLogKind {
     type Attrs = FlowLog;
     const NAME: &'static str = "aws_flow_log";
 
-    async fn read(&self, ctx: &Context, requests: &[ReadRequest<FlowLog>]) -> ReadResult<FlowLog> {
+    async fn read(&self, ctx: &Context, requests: &Requests<Self>) -> Found<Self> {
         read_owned_then_ids(ctx, requests, "flow-log-id", |f| self.describe(f)).await
     }
 
-    async fn create(&self, _: &Context, desired: &FlowLog) -> KindResult<Live<FlowLog>> {
+    async fn create(&self, _: &Context, desired: &Self::Attrs) -> Outcome<Self> {
         let out = self
             .0
             .ec2
@@ -93,14 +93,14 @@ impl TypedKind for FlowLogKind {
         .await
     }
 
-    async fn update(&self, _: &Context, update: Update<'_, FlowLog>) -> KindResult<Live<FlowLog>> {
+    async fn update(&self, _: &Context, update: Update<'_, Self>) -> Outcome<Self> {
         let Update { current, desired, .. } = update;
         retag(&Ec2Tags(&self.0.ec2), &current.id, &current.attributes.tags, &desired.tags).await?;
         let log = FlowLog { tags: desired.tags.clone(), ..current.attributes.clone() };
         Ok(Live::new(&current.id, log))
     }
 
-    async fn delete(&self, _: &Context, current: &Live<FlowLog>) -> KindResult<()> {
+    async fn delete(&self, _: &Context, current: &LiveOf<Self>) -> KindResult<()> {
         let call = self.0.ec2.delete_flow_logs().flow_log_ids(&current.id);
         call.send().await.or_gone("ec2:DeleteFlowLogs", &["InvalidFlowLogId.NotFound"])
     }

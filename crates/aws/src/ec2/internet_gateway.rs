@@ -11,7 +11,8 @@ use async_trait::async_trait;
 use aws_sdk_ec2::types::{Filter, ResourceType};
 use engine::retry::read_back;
 use engine::{
-    Attributes, Context, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind, Update,
+    Attributes, Context, Found, KindResult, Live, LiveOf, Outcome, ReadRequest, Requests, Tags,
+    TypedKind, Update,
 };
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -56,19 +57,11 @@ impl TypedKind for InternetGatewayKind {
     type Attrs = InternetGateway;
     const NAME: &'static str = "aws_internet_gateway";
 
-    async fn read(
-        &self,
-        ctx: &Context,
-        requests: &[ReadRequest<InternetGateway>],
-    ) -> ReadResult<InternetGateway> {
+    async fn read(&self, ctx: &Context, requests: &Requests<Self>) -> Found<Self> {
         read_owned_then_ids(ctx, requests, "internet-gateway-id", |f| describe(&self.0, f)).await
     }
 
-    async fn create(
-        &self,
-        _: &Context,
-        desired: &InternetGateway,
-    ) -> KindResult<Live<InternetGateway>> {
+    async fn create(&self, _: &Context, desired: &Self::Attrs) -> Outcome<Self> {
         let tags = tag_spec(ResourceType::InternetGateway, &desired.tags);
         let call = self.0.ec2.create_internet_gateway().tag_specifications(tags);
         let out = call.send().await.api("ec2:CreateInternetGateway")?;
@@ -80,18 +73,14 @@ impl TypedKind for InternetGatewayKind {
         .await
     }
 
-    async fn update(
-        &self,
-        _: &Context,
-        update: Update<'_, InternetGateway>,
-    ) -> KindResult<Live<InternetGateway>> {
+    async fn update(&self, _: &Context, update: Update<'_, Self>) -> Outcome<Self> {
         let Update { current, desired, .. } = update;
         retag(&Ec2Tags(&self.0.ec2), &current.id, &current.attributes.tags, &desired.tags).await?;
         let igw = InternetGateway { tags: desired.tags.clone(), ..current.attributes.clone() };
         Ok(Live::new(&current.id, igw))
     }
 
-    async fn delete(&self, _: &Context, current: &Live<InternetGateway>) -> KindResult<()> {
+    async fn delete(&self, _: &Context, current: &LiveOf<Self>) -> KindResult<()> {
         let call = self.0.ec2.delete_internet_gateway().internet_gateway_id(&current.id);
         call.send()
             .await
@@ -118,11 +107,7 @@ impl TypedKind for InternetGatewayAttachmentKind {
     type Attrs = InternetGatewayAttachment;
     const NAME: &'static str = "aws_internet_gateway_attachment";
 
-    async fn read(
-        &self,
-        ctx: &Context,
-        requests: &[ReadRequest<InternetGatewayAttachment>],
-    ) -> ReadResult<InternetGatewayAttachment> {
+    async fn read(&self, ctx: &Context, requests: &Requests<Self>) -> Found<Self> {
         let targets: Vec<_> = requests.iter().map(target).collect();
         let by_filter = |f| describe(&self.0, f);
         let mut found = owned(ctx, "internet-gateway-id", &by_filter).await?.as_ref().clone();
@@ -149,22 +134,14 @@ impl TypedKind for InternetGatewayAttachmentKind {
             .collect())
     }
 
-    async fn create(
-        &self,
-        _: &Context,
-        desired: &InternetGatewayAttachment,
-    ) -> KindResult<Live<InternetGatewayAttachment>> {
+    async fn create(&self, _: &Context, desired: &Self::Attrs) -> Outcome<Self> {
         let (igw, vpc) = (&desired.internet_gateway_id, &desired.vpc_id);
         let call = self.0.ec2.attach_internet_gateway().internet_gateway_id(igw).vpc_id(vpc);
         call.send().await.api("ec2:AttachInternetGateway")?;
         Ok(attachment(igw, vpc))
     }
 
-    async fn delete(
-        &self,
-        _: &Context,
-        current: &Live<InternetGatewayAttachment>,
-    ) -> KindResult<()> {
+    async fn delete(&self, _: &Context, current: &LiveOf<Self>) -> KindResult<()> {
         let a = &current.attributes;
         let call = self.0.ec2.detach_internet_gateway();
         let call = call.internet_gateway_id(&a.internet_gateway_id).vpc_id(&a.vpc_id);

@@ -20,8 +20,8 @@ use aws_sdk_ec2::types::{
 use aws_smithy_types::base64;
 use engine::retry::read_back;
 use engine::{
-    Attributes, Changes, Context, KindError, KindResult, Live, ReadRequest, ReadResult, Tags,
-    TypedKind, Update,
+    Attributes, Changes, Context, Found, KindError, KindResult, Live, LiveOf, Outcome, Requests,
+    Tags, TypedKind, Update,
 };
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -127,11 +127,7 @@ impl TypedKind for LaunchTemplateKind {
     type Attrs = LaunchTemplate;
     const NAME: &'static str = "aws_launch_template";
 
-    async fn read(
-        &self,
-        ctx: &Context,
-        requests: &[ReadRequest<LaunchTemplate>],
-    ) -> ReadResult<LaunchTemplate> {
+    async fn read(&self, ctx: &Context, requests: &Requests<Self>) -> Found<Self> {
         let mut found = self.describe(Some(owned_filter(ctx)), vec![]).await?;
         for id in missing_ids(requests, &found) {
             found.extend(self.by_id(&id).await?);
@@ -139,11 +135,7 @@ impl TypedKind for LaunchTemplateKind {
         Ok(match_requests(requests, &found))
     }
 
-    async fn create(
-        &self,
-        _: &Context,
-        desired: &LaunchTemplate,
-    ) -> KindResult<Live<LaunchTemplate>> {
+    async fn create(&self, _: &Context, desired: &Self::Attrs) -> Outcome<Self> {
         let tags = tag_spec(ResourceType::LaunchTemplate, &desired.tags);
         let call = self.0.ec2.create_launch_template().launch_template_name(&desired.name);
         let call = call.launch_template_data(launch_data(desired)).tag_specifications(tags);
@@ -153,11 +145,7 @@ impl TypedKind for LaunchTemplateKind {
         read_back(&format!("launch template {id}"), || self.by_id(id)).await
     }
 
-    async fn update(
-        &self,
-        _: &Context,
-        update: Update<'_, LaunchTemplate>,
-    ) -> KindResult<Live<LaunchTemplate>> {
+    async fn update(&self, _: &Context, update: Update<'_, Self>) -> Outcome<Self> {
         let Update { current, desired, changes } = update;
         let (ec2, id) = (&self.0.ec2, &current.id);
         // Everything but the tags is launch data: a new version, made the default.
@@ -181,7 +169,7 @@ impl TypedKind for LaunchTemplateKind {
         still_there(&format!("launch template {id}"), self.by_id(id).await?)
     }
 
-    async fn delete(&self, _: &Context, current: &Live<LaunchTemplate>) -> KindResult<()> {
+    async fn delete(&self, _: &Context, current: &LiveOf<Self>) -> KindResult<()> {
         let call = self.0.ec2.delete_launch_template().launch_template_id(&current.id);
         call.send().await.or_gone("ec2:DeleteLaunchTemplate", &["InvalidLaunchTemplateId.NotFound"])
     }

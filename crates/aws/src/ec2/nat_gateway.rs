@@ -11,8 +11,8 @@ use async_trait::async_trait;
 use aws_sdk_ec2::types::{ConnectivityType, Filter, NatGatewayState, ResourceType};
 use engine::wait::{Poll, Wait};
 use engine::{
-    Attributes, Context, KindError, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind,
-    Update,
+    Attributes, Context, Found, KindError, KindResult, Live, LiveOf, Outcome, Requests, Tags,
+    TypedKind, Update,
 };
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -74,18 +74,14 @@ impl TypedKind for NatGatewayKind {
     type Attrs = NatGateway;
     const NAME: &'static str = "aws_nat_gateway";
 
-    async fn read(
-        &self,
-        ctx: &Context,
-        requests: &[ReadRequest<NatGateway>],
-    ) -> ReadResult<NatGateway> {
+    async fn read(&self, ctx: &Context, requests: &Requests<Self>) -> Found<Self> {
         read_owned_then_ids(ctx, requests, "nat-gateway-id", |f| async {
             Ok(self.describe(f).await?.into_iter().map(|(l, _)| l).collect())
         })
         .await
     }
 
-    async fn create(&self, ctx: &Context, desired: &NatGateway) -> KindResult<Live<NatGateway>> {
+    async fn create(&self, ctx: &Context, desired: &Self::Attrs) -> Outcome<Self> {
         let out = self
             .0
             .ec2
@@ -113,18 +109,14 @@ impl TypedKind for NatGatewayKind {
             .await
     }
 
-    async fn update(
-        &self,
-        _: &Context,
-        update: Update<'_, NatGateway>,
-    ) -> KindResult<Live<NatGateway>> {
+    async fn update(&self, _: &Context, update: Update<'_, Self>) -> Outcome<Self> {
         let Update { current, desired, .. } = update;
         retag(&Ec2Tags(&self.0.ec2), &current.id, &current.attributes.tags, &desired.tags).await?;
         let nat = NatGateway { tags: desired.tags.clone(), ..current.attributes.clone() };
         Ok(Live::new(&current.id, nat))
     }
 
-    async fn delete(&self, ctx: &Context, current: &Live<NatGateway>) -> KindResult<()> {
+    async fn delete(&self, ctx: &Context, current: &LiveOf<Self>) -> KindResult<()> {
         let id = &current.id;
         let gone = ["NatGatewayNotFound", "InvalidNatGatewayID.NotFound"];
         let call = self.0.ec2.delete_nat_gateway().nat_gateway_id(id);

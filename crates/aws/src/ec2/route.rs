@@ -6,7 +6,10 @@ use super::route_table::route_tables;
 use crate::AwsClients;
 use crate::error::SdkResult;
 use async_trait::async_trait;
-use engine::{Attributes, Context, KindResult, Live, ReadRequest, ReadResult, TypedKind, Update};
+use engine::{
+    Attributes, Context, Found, KindResult, Live, LiveOf, Outcome, ReadRequest, Requests,
+    TypedKind, Update,
+};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -66,7 +69,7 @@ impl TypedKind for RouteKind {
     type Attrs = Route;
     const NAME: &'static str = "aws_route";
 
-    async fn read(&self, ctx: &Context, requests: &[ReadRequest<Route>]) -> ReadResult<Route> {
+    async fn read(&self, ctx: &Context, requests: &Requests<Self>) -> Found<Self> {
         let targets: Vec<Option<(String, String)>> = requests.iter().map(target).collect();
         let ids: Vec<String> = targets.iter().flatten().map(|(t, _)| t.clone()).collect();
         let tables = route_tables(ctx, &self.0, &ids).await?;
@@ -89,16 +92,16 @@ impl TypedKind for RouteKind {
             .collect())
     }
 
-    async fn create(&self, _: &Context, desired: &Route) -> KindResult<Live<Route>> {
+    async fn create(&self, _: &Context, desired: &Self::Attrs) -> Outcome<Self> {
         self.put(desired, false).await
     }
 
-    async fn update(&self, _: &Context, update: Update<'_, Route>) -> KindResult<Live<Route>> {
+    async fn update(&self, _: &Context, update: Update<'_, Self>) -> Outcome<Self> {
         let Update { desired, .. } = update;
         self.put(desired, true).await
     }
 
-    async fn delete(&self, _: &Context, current: &Live<Route>) -> KindResult<()> {
+    async fn delete(&self, _: &Context, current: &LiveOf<Self>) -> KindResult<()> {
         let route = &current.attributes;
         let call = self.0.ec2.delete_route().route_table_id(&route.route_table_id);
         let call = call.destination_cidr_block(&route.destination_cidr_block);

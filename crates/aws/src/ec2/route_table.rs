@@ -10,7 +10,8 @@ use async_trait::async_trait;
 use aws_sdk_ec2::types::{Filter, ResourceType, RouteTable as Ec2RouteTable};
 use engine::retry::read_back;
 use engine::{
-    Attributes, Context, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind, Update,
+    Attributes, Context, Found, KindResult, Live, LiveOf, Outcome, Requests, Tags, TypedKind,
+    Update,
 };
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -70,18 +71,14 @@ impl TypedKind for RouteTableKind {
     type Attrs = RouteTable;
     const NAME: &'static str = "aws_route_table";
 
-    async fn read(
-        &self,
-        ctx: &Context,
-        requests: &[ReadRequest<RouteTable>],
-    ) -> ReadResult<RouteTable> {
+    async fn read(&self, ctx: &Context, requests: &Requests<Self>) -> Found<Self> {
         let ids: Vec<String> = requests.iter().filter_map(|r| r.id.clone()).collect();
         let tables = route_tables(ctx, &self.0, &ids).await?;
         let found = tables.iter().map(to_live).collect::<KindResult<Vec<_>>>()?;
         Ok(match_requests(requests, &found))
     }
 
-    async fn create(&self, _: &Context, desired: &RouteTable) -> KindResult<Live<RouteTable>> {
+    async fn create(&self, _: &Context, desired: &Self::Attrs) -> Outcome<Self> {
         let tags = tag_spec(ResourceType::RouteTable, &desired.tags);
         let call = self.0.ec2.create_route_table().vpc_id(&desired.vpc_id).tag_specifications(tags);
         let out = call.send().await.api("ec2:CreateRouteTable")?;
@@ -94,18 +91,14 @@ impl TypedKind for RouteTableKind {
         .await
     }
 
-    async fn update(
-        &self,
-        _: &Context,
-        update: Update<'_, RouteTable>,
-    ) -> KindResult<Live<RouteTable>> {
+    async fn update(&self, _: &Context, update: Update<'_, Self>) -> Outcome<Self> {
         let Update { current, desired, .. } = update;
         retag(&Ec2Tags(&self.0.ec2), &current.id, &current.attributes.tags, &desired.tags).await?;
         let table = RouteTable { tags: desired.tags.clone(), ..current.attributes.clone() };
         Ok(Live::new(&current.id, table))
     }
 
-    async fn delete(&self, _: &Context, current: &Live<RouteTable>) -> KindResult<()> {
+    async fn delete(&self, _: &Context, current: &LiveOf<Self>) -> KindResult<()> {
         let call = self.0.ec2.delete_route_table().route_table_id(&current.id);
         call.send().await.or_gone("ec2:DeleteRouteTable", &["InvalidRouteTableID.NotFound"])
     }

@@ -8,7 +8,9 @@ use crate::error::{SdkResult, required};
 use crate::lookup::{filter, missing_ids};
 use async_trait::async_trait;
 use aws_sdk_ec2::types::RouteTable;
-use engine::{Attributes, Context, KindResult, Live, ReadRequest, ReadResult, TypedKind, Update};
+use engine::{
+    Attributes, Context, Found, KindResult, Live, LiveOf, Outcome, Requests, TypedKind, Update,
+};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -45,11 +47,7 @@ impl TypedKind for RouteTableAssociationKind {
     type Attrs = RouteTableAssociation;
     const NAME: &'static str = "aws_route_table_association";
 
-    async fn read(
-        &self,
-        ctx: &Context,
-        requests: &[ReadRequest<RouteTableAssociation>],
-    ) -> ReadResult<RouteTableAssociation> {
+    async fn read(&self, ctx: &Context, requests: &Requests<Self>) -> Found<Self> {
         let wanted: Vec<String> = requests
             .iter()
             .filter_map(|r| Some(r.desired.as_ref()?.route_table_id.clone()))
@@ -75,11 +73,7 @@ impl TypedKind for RouteTableAssociationKind {
             .collect())
     }
 
-    async fn create(
-        &self,
-        _: &Context,
-        desired: &RouteTableAssociation,
-    ) -> KindResult<Live<RouteTableAssociation>> {
+    async fn create(&self, _: &Context, desired: &Self::Attrs) -> Outcome<Self> {
         let call = self.0.ec2.associate_route_table().subnet_id(&desired.subnet_id);
         let call = call.route_table_id(&desired.route_table_id);
         let out = call.send().await.api("ec2:AssociateRouteTable")?;
@@ -87,11 +81,7 @@ impl TypedKind for RouteTableAssociationKind {
         Ok(Live::new(id, desired.clone()))
     }
 
-    async fn update(
-        &self,
-        _: &Context,
-        update: Update<'_, RouteTableAssociation>,
-    ) -> KindResult<Live<RouteTableAssociation>> {
+    async fn update(&self, _: &Context, update: Update<'_, Self>) -> Outcome<Self> {
         let Update { current, desired, .. } = update;
         let call = self.0.ec2.replace_route_table_association().association_id(&current.id);
         let call = call.route_table_id(&desired.route_table_id);
@@ -101,7 +91,7 @@ impl TypedKind for RouteTableAssociationKind {
         Ok(Live::new(id, desired.clone()))
     }
 
-    async fn delete(&self, _: &Context, current: &Live<RouteTableAssociation>) -> KindResult<()> {
+    async fn delete(&self, _: &Context, current: &LiveOf<Self>) -> KindResult<()> {
         let call = self.0.ec2.disassociate_route_table().association_id(&current.id);
         call.send().await.or_gone("ec2:DisassociateRouteTable", &["InvalidAssociationID.NotFound"])
     }

@@ -10,7 +10,8 @@ use async_trait::async_trait;
 use aws_sdk_ec2::types::{Filter, IpPermission, IpRange, ResourceType};
 use engine::retry::{read_back, settle};
 use engine::{
-    Attributes, Context, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind, Update,
+    Attributes, Context, Found, KindResult, Live, LiveOf, Outcome, Requests, Tags, TypedKind,
+    Update,
 };
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -68,19 +69,11 @@ impl TypedKind for SecurityGroupKind {
     type Attrs = SecurityGroup;
     const NAME: &'static str = "aws_security_group";
 
-    async fn read(
-        &self,
-        ctx: &Context,
-        requests: &[ReadRequest<SecurityGroup>],
-    ) -> ReadResult<SecurityGroup> {
+    async fn read(&self, ctx: &Context, requests: &Requests<Self>) -> Found<Self> {
         read_owned_then_ids(ctx, requests, "group-id", |f| self.describe(f)).await
     }
 
-    async fn create(
-        &self,
-        _: &Context,
-        desired: &SecurityGroup,
-    ) -> KindResult<Live<SecurityGroup>> {
+    async fn create(&self, _: &Context, desired: &Self::Attrs) -> Outcome<Self> {
         let out = self
             .0
             .ec2
@@ -100,18 +93,14 @@ impl TypedKind for SecurityGroupKind {
         .await
     }
 
-    async fn update(
-        &self,
-        _: &Context,
-        update: Update<'_, SecurityGroup>,
-    ) -> KindResult<Live<SecurityGroup>> {
+    async fn update(&self, _: &Context, update: Update<'_, Self>) -> Outcome<Self> {
         let Update { current, desired, .. } = update;
         retag(&Ec2Tags(&self.0.ec2), &current.id, &current.attributes.tags, &desired.tags).await?;
         let group = SecurityGroup { tags: desired.tags.clone(), ..current.attributes.clone() };
         Ok(Live::new(&current.id, group))
     }
 
-    async fn delete(&self, _: &Context, current: &Live<SecurityGroup>) -> KindResult<()> {
+    async fn delete(&self, _: &Context, current: &LiveOf<Self>) -> KindResult<()> {
         let call = self.0.ec2.delete_security_group().group_id(&current.id);
         call.send().await.or_gone("ec2:DeleteSecurityGroup", &["InvalidGroup.NotFound"])
     }

@@ -14,7 +14,8 @@ use aws_sdk_ec2::types::{
     UserIdGroupPair,
 };
 use engine::{
-    Attributes, Context, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind, Update,
+    Attributes, Context, Found, KindResult, Live, LiveOf, Outcome, ReadRequest, Requests, Tags,
+    TypedKind, Update,
 };
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -117,11 +118,7 @@ impl TypedKind for SecurityGroupRuleKind {
     type Attrs = SecurityGroupRule;
     const NAME: &'static str = "aws_security_group_rule";
 
-    async fn read(
-        &self,
-        _: &Context,
-        requests: &[ReadRequest<SecurityGroupRule>],
-    ) -> ReadResult<SecurityGroupRule> {
+    async fn read(&self, _: &Context, requests: &Requests<Self>) -> Found<Self> {
         let mut groups: Vec<String> = requests
             .iter()
             .filter_map(|r| Some(r.desired.as_ref()?.security_group_id.clone()))
@@ -147,11 +144,7 @@ impl TypedKind for SecurityGroupRuleKind {
         Ok(requests.iter().zip(matched).map(|(r, m)| m.or_else(|| by_content(r))).collect())
     }
 
-    async fn create(
-        &self,
-        _: &Context,
-        desired: &SecurityGroupRule,
-    ) -> KindResult<Live<SecurityGroupRule>> {
+    async fn create(&self, _: &Context, desired: &Self::Attrs) -> Outcome<Self> {
         let ec2 = &self.0.ec2;
         let (group, permission) = (&desired.security_group_id, desired.permission());
         let tags = tag_spec(ResourceType::SecurityGroupRule, &desired.tags);
@@ -169,11 +162,7 @@ impl TypedKind for SecurityGroupRuleKind {
         Ok(Live::new(id, desired.clone()))
     }
 
-    async fn update(
-        &self,
-        _: &Context,
-        update: Update<'_, SecurityGroupRule>,
-    ) -> KindResult<Live<SecurityGroupRule>> {
+    async fn update(&self, _: &Context, update: Update<'_, Self>) -> Outcome<Self> {
         let Update { current, desired, changes } = update;
         let ec2 = &self.0.ec2;
         if changes.description {
@@ -197,7 +186,7 @@ impl TypedKind for SecurityGroupRuleKind {
         Ok(Live::new(&current.id, desired.clone()))
     }
 
-    async fn delete(&self, _: &Context, current: &Live<SecurityGroupRule>) -> KindResult<()> {
+    async fn delete(&self, _: &Context, current: &LiveOf<Self>) -> KindResult<()> {
         let ec2 = &self.0.ec2;
         let (group, id) = (&current.attributes.security_group_id, &current.id);
         if current.attributes.egress() {

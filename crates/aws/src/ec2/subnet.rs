@@ -9,7 +9,8 @@ use async_trait::async_trait;
 use aws_sdk_ec2::types::{AttributeBooleanValue, Filter, ResourceType};
 use engine::retry::{read_back, settle};
 use engine::{
-    Attributes, Context, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind, Update,
+    Attributes, Context, Found, KindResult, Live, LiveOf, Outcome, Requests, Tags, TypedKind,
+    Update,
 };
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -87,11 +88,11 @@ impl TypedKind for SubnetKind {
     type Attrs = Subnet;
     const NAME: &'static str = "aws_subnet";
 
-    async fn read(&self, ctx: &Context, requests: &[ReadRequest<Subnet>]) -> ReadResult<Subnet> {
+    async fn read(&self, ctx: &Context, requests: &Requests<Self>) -> Found<Self> {
         read_owned_then_ids(ctx, requests, "subnet-id", |f| self.describe(f)).await
     }
 
-    async fn create(&self, _: &Context, desired: &Subnet) -> KindResult<Live<Subnet>> {
+    async fn create(&self, _: &Context, desired: &Self::Attrs) -> Outcome<Self> {
         let out = self
             .0
             .ec2
@@ -110,7 +111,7 @@ impl TypedKind for SubnetKind {
         self.read_one(id).await
     }
 
-    async fn update(&self, _: &Context, update: Update<'_, Subnet>) -> KindResult<Live<Subnet>> {
+    async fn update(&self, _: &Context, update: Update<'_, Self>) -> Outcome<Self> {
         let Update { current, desired, changes } = update;
         if changes.map_public_ip_on_launch {
             self.set_public_ip(&current.id, desired.map_public_ip_on_launch).await?;
@@ -122,7 +123,7 @@ impl TypedKind for SubnetKind {
         self.read_one(&current.id).await
     }
 
-    async fn delete(&self, _: &Context, current: &Live<Subnet>) -> KindResult<()> {
+    async fn delete(&self, _: &Context, current: &LiveOf<Self>) -> KindResult<()> {
         self.0
             .ec2
             .delete_subnet()

@@ -9,7 +9,8 @@ use async_trait::async_trait;
 use aws_sdk_ec2::types::{AttributeBooleanValue, Filter, ResourceType, VpcAttributeName};
 use engine::retry::{read_back, settle};
 use engine::{
-    Attributes, Context, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind, Update,
+    Attributes, Context, Found, KindResult, Live, LiveOf, Outcome, Requests, Tags, TypedKind,
+    Update,
 };
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -102,11 +103,11 @@ impl TypedKind for VpcKind {
     type Attrs = Vpc;
     const NAME: &'static str = "aws_vpc";
 
-    async fn read(&self, ctx: &Context, requests: &[ReadRequest<Vpc>]) -> ReadResult<Vpc> {
+    async fn read(&self, ctx: &Context, requests: &Requests<Self>) -> Found<Self> {
         read_owned_then_ids(ctx, requests, "vpc-id", |f| self.describe(f)).await
     }
 
-    async fn create(&self, _: &Context, desired: &Vpc) -> KindResult<Live<Vpc>> {
+    async fn create(&self, _: &Context, desired: &Self::Attrs) -> Outcome<Self> {
         let tags = tag_spec(ResourceType::Vpc, &desired.tags);
         let call = self.0.ec2.create_vpc().cidr_block(&desired.cidr_block).tag_specifications(tags);
         let out = call.send().await.api("ec2:CreateVpc")?;
@@ -121,7 +122,7 @@ impl TypedKind for VpcKind {
         self.read_one(id).await
     }
 
-    async fn update(&self, _: &Context, update: Update<'_, Vpc>) -> KindResult<Live<Vpc>> {
+    async fn update(&self, _: &Context, update: Update<'_, Self>) -> Outcome<Self> {
         let Update { current, desired, changes } = update;
         let id = &current.id;
         if changes.enable_dns_support {
@@ -138,7 +139,7 @@ impl TypedKind for VpcKind {
         self.read_one(id).await
     }
 
-    async fn delete(&self, _: &Context, current: &Live<Vpc>) -> KindResult<()> {
+    async fn delete(&self, _: &Context, current: &LiveOf<Self>) -> KindResult<()> {
         let call = self.0.ec2.delete_vpc().vpc_id(&current.id);
         call.send().await.or_gone("ec2:DeleteVpc", &["InvalidVpcID.NotFound"])
     }

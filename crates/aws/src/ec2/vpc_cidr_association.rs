@@ -7,7 +7,7 @@ use crate::error::{SdkResult, required};
 use crate::lookup::{filter, owned};
 use async_trait::async_trait;
 use engine::retry::read_back;
-use engine::{Attributes, Context, KindResult, Live, ReadRequest, ReadResult, TypedKind};
+use engine::{Attributes, Context, Found, KindResult, Live, LiveOf, Outcome, Requests, TypedKind};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -60,11 +60,7 @@ impl TypedKind for VpcCidrAssociationKind {
     type Attrs = VpcCidrAssociation;
     const NAME: &'static str = "aws_vpc_cidr_association";
 
-    async fn read(
-        &self,
-        ctx: &Context,
-        requests: &[ReadRequest<VpcCidrAssociation>],
-    ) -> ReadResult<VpcCidrAssociation> {
+    async fn read(&self, ctx: &Context, requests: &Requests<Self>) -> Found<Self> {
         let vpc = self.vpcs();
         let owned = owned(ctx, "vpc-id", &|f| vpc.describe(f)).await?;
         let mut found = associations(&owned);
@@ -108,11 +104,7 @@ impl TypedKind for VpcCidrAssociationKind {
             .collect())
     }
 
-    async fn create(
-        &self,
-        _: &Context,
-        desired: &VpcCidrAssociation,
-    ) -> KindResult<Live<VpcCidrAssociation>> {
+    async fn create(&self, _: &Context, desired: &Self::Attrs) -> Outcome<Self> {
         let out = self
             .0
             .ec2
@@ -133,7 +125,7 @@ impl TypedKind for VpcCidrAssociationKind {
         .await
     }
 
-    async fn delete(&self, _: &Context, current: &Live<VpcCidrAssociation>) -> KindResult<()> {
+    async fn delete(&self, _: &Context, current: &LiveOf<Self>) -> KindResult<()> {
         self.0
             .ec2
             .disassociate_vpc_cidr_block()

@@ -13,7 +13,8 @@ use aws_sdk_ec2::types::{
 };
 use engine::retry::read_back;
 use engine::{
-    Attributes, Context, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind, Update,
+    Attributes, Context, Found, KindResult, Live, LiveOf, Outcome, Requests, Tags, TypedKind,
+    Update,
 };
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -83,11 +84,7 @@ impl TypedKind for VpcEndpointKind {
     type Attrs = VpcEndpoint;
     const NAME: &'static str = "aws_vpc_endpoint";
 
-    async fn read(
-        &self,
-        ctx: &Context,
-        requests: &[ReadRequest<VpcEndpoint>],
-    ) -> ReadResult<VpcEndpoint> {
+    async fn read(&self, ctx: &Context, requests: &Requests<Self>) -> Found<Self> {
         let mut found = self.describe(owned_filter(ctx)).await?;
         for id in missing_ids(requests, &found) {
             found.extend(self.by_id(&id).await?);
@@ -95,7 +92,7 @@ impl TypedKind for VpcEndpointKind {
         Ok(match_requests(requests, &found))
     }
 
-    async fn create(&self, _: &Context, desired: &VpcEndpoint) -> KindResult<Live<VpcEndpoint>> {
+    async fn create(&self, _: &Context, desired: &Self::Attrs) -> Outcome<Self> {
         let out = self
             .0
             .ec2
@@ -112,11 +109,7 @@ impl TypedKind for VpcEndpointKind {
         self.read_one(required(id, "ec2:CreateVpcEndpoint: VpcEndpointId")?).await
     }
 
-    async fn update(
-        &self,
-        _: &Context,
-        update: Update<'_, VpcEndpoint>,
-    ) -> KindResult<Live<VpcEndpoint>> {
+    async fn update(&self, _: &Context, update: Update<'_, Self>) -> Outcome<Self> {
         let Update { current, desired, changes } = update;
         if changes.route_table_ids {
             let (have, want) = (&current.attributes.route_table_ids, &desired.route_table_ids);
@@ -134,7 +127,7 @@ impl TypedKind for VpcEndpointKind {
         self.read_one(&current.id).await
     }
 
-    async fn delete(&self, _: &Context, current: &Live<VpcEndpoint>) -> KindResult<()> {
+    async fn delete(&self, _: &Context, current: &LiveOf<Self>) -> KindResult<()> {
         let call = self.0.ec2.delete_vpc_endpoints().vpc_endpoint_ids(&current.id);
         call.send().await.or_gone("ec2:DeleteVpcEndpoints", &["InvalidVpcEndpointId.NotFound"])
     }

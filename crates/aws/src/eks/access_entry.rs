@@ -12,7 +12,8 @@ use async_trait::async_trait;
 use aws_sdk_eks::types::{AccessScope, AccessScopeType};
 use engine::retry::read_back;
 use engine::{
-    Attributes, Context, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind, Update,
+    Attributes, Context, Found, KindResult, Live, LiveOf, Outcome, ReadRequest, Requests, Tags,
+    TypedKind, Update,
 };
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -78,22 +79,14 @@ impl TypedKind for EksAccessEntryKind {
     type Attrs = EksAccessEntry;
     const NAME: &'static str = "aws_eks_access_entry";
 
-    async fn read(
-        &self,
-        _: &Context,
-        requests: &[ReadRequest<EksAccessEntry>],
-    ) -> ReadResult<EksAccessEntry> {
+    async fn read(&self, _: &Context, requests: &Requests<Self>) -> Found<Self> {
         let key_of = |r: &ReadRequest<EksAccessEntry>| {
             request_key(r, '#', |d| [&d.cluster_name, &d.principal_arn])
         };
         read_by_key(requests, key_of, |[c, p]| async move { self.read_one(&c, &p).await }).await
     }
 
-    async fn create(
-        &self,
-        _: &Context,
-        desired: &EksAccessEntry,
-    ) -> KindResult<Live<EksAccessEntry>> {
+    async fn create(&self, _: &Context, desired: &Self::Attrs) -> Outcome<Self> {
         let (cluster, principal) = (&desired.cluster_name, &desired.principal_arn);
         let call = self.0.eks.create_access_entry().cluster_name(cluster).principal_arn(principal);
         let call = call.r#type(&desired.entry_type).set_tags(Some(eks_map(&desired.tags)));
@@ -101,11 +94,7 @@ impl TypedKind for EksAccessEntryKind {
         read_back(&format!("access entry {principal}"), || self.read_one(cluster, principal)).await
     }
 
-    async fn update(
-        &self,
-        _: &Context,
-        update: Update<'_, EksAccessEntry>,
-    ) -> KindResult<Live<EksAccessEntry>> {
+    async fn update(&self, _: &Context, update: Update<'_, Self>) -> Outcome<Self> {
         let Update { current, desired, .. } = update;
         // Only the tags change in place.
         let have = &current.attributes;
@@ -114,7 +103,7 @@ impl TypedKind for EksAccessEntryKind {
         still_there(&format!("access entry {}", have.principal_arn), found)
     }
 
-    async fn delete(&self, _: &Context, current: &Live<EksAccessEntry>) -> KindResult<()> {
+    async fn delete(&self, _: &Context, current: &LiveOf<Self>) -> KindResult<()> {
         let [cluster, principal] = id_parts(&current.id, '#')?;
         let call = self.0.eks.delete_access_entry().cluster_name(cluster).principal_arn(principal);
         call.send().await.or_gone("eks:DeleteAccessEntry", NOT_FOUND)
@@ -156,11 +145,7 @@ impl TypedKind for EksAccessPolicyAssociationKind {
     type Attrs = EksAccessPolicyAssociation;
     const NAME: &'static str = "aws_eks_access_policy_association";
 
-    async fn read(
-        &self,
-        ctx: &Context,
-        requests: &[ReadRequest<EksAccessPolicyAssociation>],
-    ) -> ReadResult<EksAccessPolicyAssociation> {
+    async fn read(&self, ctx: &Context, requests: &Requests<Self>) -> Found<Self> {
         let key_of = |r: &ReadRequest<EksAccessPolicyAssociation>| {
             request_key(r, '#', |d| [&d.cluster_name, &d.principal_arn, &d.policy_arn])
         };
@@ -180,11 +165,7 @@ impl TypedKind for EksAccessPolicyAssociationKind {
         Ok(requests.iter().zip(found).map(|(r, l)| ours_by_value(r, l, PartialEq::eq)).collect())
     }
 
-    async fn create(
-        &self,
-        ctx: &Context,
-        desired: &EksAccessPolicyAssociation,
-    ) -> KindResult<Live<EksAccessPolicyAssociation>> {
+    async fn create(&self, ctx: &Context, desired: &Self::Attrs) -> Outcome<Self> {
         let (cluster, principal) = (&desired.cluster_name, &desired.principal_arn);
         let scope = AccessScope::builder().r#type(AccessScopeType::from(desired.scope.as_str()));
         let call = self.0.eks.associate_access_policy().cluster_name(cluster);
@@ -194,11 +175,7 @@ impl TypedKind for EksAccessPolicyAssociationKind {
         Ok(association(desired.clone()))
     }
 
-    async fn delete(
-        &self,
-        _: &Context,
-        current: &Live<EksAccessPolicyAssociation>,
-    ) -> KindResult<()> {
+    async fn delete(&self, _: &Context, current: &LiveOf<Self>) -> KindResult<()> {
         let [cluster, principal, policy] = id_parts(&current.id, '#')?;
         let call = self.0.eks.disassociate_access_policy().cluster_name(cluster);
         let call = call.principal_arn(principal).policy_arn(policy);

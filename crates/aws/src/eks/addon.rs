@@ -12,7 +12,8 @@ use async_trait::async_trait;
 use aws_sdk_eks::types::ResolveConflicts;
 use engine::wait::timeout_or;
 use engine::{
-    Attributes, Context, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind, Update,
+    Attributes, Context, Found, KindResult, Live, LiveOf, Outcome, ReadRequest, Requests, Tags,
+    TypedKind, Update,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
@@ -103,12 +104,12 @@ impl TypedKind for EksAddonKind {
     type Attrs = EksAddon;
     const NAME: &'static str = "aws_eks_addon";
 
-    async fn read(&self, _: &Context, requests: &[ReadRequest<EksAddon>]) -> ReadResult<EksAddon> {
+    async fn read(&self, _: &Context, requests: &Requests<Self>) -> Found<Self> {
         let key = |r: &ReadRequest<EksAddon>| cluster_and_name(r, |d| [&d.cluster_name, &d.name]);
         read_by_key(requests, key, |[c, n]| async move { self.read_one(&c, &n).await }).await
     }
 
-    async fn create(&self, ctx: &Context, desired: &EksAddon) -> KindResult<Live<EksAddon>> {
+    async fn create(&self, ctx: &Context, desired: &Self::Attrs) -> Outcome<Self> {
         let (cluster, name) = (&desired.cluster_name, &desired.name);
         let call = self
             .0
@@ -126,11 +127,7 @@ impl TypedKind for EksAddonKind {
         self.wait_active(ctx, cluster, name, timeout).await
     }
 
-    async fn update(
-        &self,
-        ctx: &Context,
-        update: Update<'_, EksAddon>,
-    ) -> KindResult<Live<EksAddon>> {
+    async fn update(&self, ctx: &Context, update: Update<'_, Self>) -> Outcome<Self> {
         let Update { current, desired, changes } = update;
         let (eks, have) = (&self.0.eks, &current.attributes);
         let [cluster, name] = id_parts(&current.id, ':')?;
@@ -151,7 +148,7 @@ impl TypedKind for EksAddonKind {
         self.wait_active(ctx, cluster, name, timeout).await
     }
 
-    async fn delete(&self, ctx: &Context, current: &Live<EksAddon>) -> KindResult<()> {
+    async fn delete(&self, ctx: &Context, current: &LiveOf<Self>) -> KindResult<()> {
         let [cluster, name] = id_parts(&current.id, ':')?;
         let call = self.0.eks.delete_addon().cluster_name(cluster).addon_name(name);
         if call.send().await.or_absent("eks:DeleteAddon", NOT_FOUND)?.is_none() {

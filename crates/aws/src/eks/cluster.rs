@@ -22,7 +22,8 @@ use aws_sdk_eks::types::{
 use engine::TypedKind;
 use engine::wait::timeout_or;
 use engine::{
-    Attributes, Context, KindError, KindResult, Live, ReadRequest, ReadResult, Tags, Update,
+    Attributes, Context, Found, KindError, KindResult, Live, LiveOf, Outcome, ReadRequest,
+    Requests, Tags, Update,
 };
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -205,16 +206,12 @@ impl TypedKind for EksClusterKind {
     type Attrs = EksCluster;
     const NAME: &'static str = "aws_eks_cluster";
 
-    async fn read(
-        &self,
-        _: &Context,
-        requests: &[ReadRequest<EksCluster>],
-    ) -> ReadResult<EksCluster> {
+    async fn read(&self, _: &Context, requests: &Requests<Self>) -> Found<Self> {
         let name_of = |r: &ReadRequest<EksCluster>| wanted(r, |d| d.name.clone());
         read_by_key(requests, name_of, |name| async move { self.read_one(&name).await }).await
     }
 
-    async fn create(&self, ctx: &Context, desired: &EksCluster) -> KindResult<Live<EksCluster>> {
+    async fn create(&self, ctx: &Context, desired: &Self::Attrs) -> Outcome<Self> {
         let access = CreateAccessConfigRequest::builder()
             .authentication_mode(AuthenticationMode::from(desired.authentication_mode.as_str()))
             .bootstrap_cluster_creator_admin_permissions(desired.bootstrap_creator_admin)
@@ -247,11 +244,7 @@ impl TypedKind for EksClusterKind {
         self.wait_active(ctx, &desired.name, timeout_or(desired.timeout_seconds, TIMEOUT)).await
     }
 
-    async fn update(
-        &self,
-        ctx: &Context,
-        update: Update<'_, EksCluster>,
-    ) -> KindResult<Live<EksCluster>> {
+    async fn update(&self, ctx: &Context, update: Update<'_, Self>) -> Outcome<Self> {
         let Update { current, desired, changes } = update;
         let (eks, name, have) = (&self.0.eks, current.id.as_str(), &current.attributes);
         let timeout = timeout_or(desired.timeout_seconds, TIMEOUT);
@@ -295,7 +288,7 @@ impl TypedKind for EksClusterKind {
         still_there(&format!("cluster {name}"), self.read_one(name).await?)
     }
 
-    async fn delete(&self, ctx: &Context, current: &Live<EksCluster>) -> KindResult<()> {
+    async fn delete(&self, ctx: &Context, current: &LiveOf<Self>) -> KindResult<()> {
         let name = current.id.as_str();
         let deleting = self.0.eks.delete_cluster().name(name).send().await;
         // Node groups or addons still going away: tried again.

@@ -25,7 +25,8 @@ use aws_sdk_eks::types::{
 };
 use engine::wait::timeout_or;
 use engine::{
-    Attributes, Context, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind, Update,
+    Attributes, Context, Found, KindResult, Live, LiveOf, Outcome, ReadRequest, Requests, Tags,
+    TypedKind, Update,
 };
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -223,21 +224,13 @@ impl TypedKind for EksNodeGroupKind {
     type Attrs = EksNodeGroup;
     const NAME: &'static str = "aws_eks_node_group";
 
-    async fn read(
-        &self,
-        _: &Context,
-        requests: &[ReadRequest<EksNodeGroup>],
-    ) -> ReadResult<EksNodeGroup> {
+    async fn read(&self, _: &Context, requests: &Requests<Self>) -> Found<Self> {
         let key =
             |r: &ReadRequest<EksNodeGroup>| cluster_and_name(r, |d| [&d.cluster_name, &d.name]);
         read_by_key(requests, key, |[c, n]| async move { self.read_one(&c, &n).await }).await
     }
 
-    async fn create(
-        &self,
-        ctx: &Context,
-        desired: &EksNodeGroup,
-    ) -> KindResult<Live<EksNodeGroup>> {
+    async fn create(&self, ctx: &Context, desired: &Self::Attrs) -> Outcome<Self> {
         let (cluster, name) = (&desired.cluster_name, &desired.name);
         let call = self
             .0
@@ -264,11 +257,7 @@ impl TypedKind for EksNodeGroupKind {
         self.wait_active(ctx, cluster, name, timeout).await
     }
 
-    async fn update(
-        &self,
-        ctx: &Context,
-        update: Update<'_, EksNodeGroup>,
-    ) -> KindResult<Live<EksNodeGroup>> {
+    async fn update(&self, ctx: &Context, update: Update<'_, Self>) -> Outcome<Self> {
         let Update { current, desired, changes } = update;
         let (eks, have) = (&self.0.eks, &current.attributes);
         let [cluster, name] = id_parts(&current.id, ':')?;
@@ -304,7 +293,7 @@ impl TypedKind for EksNodeGroupKind {
         self.wait_active(ctx, cluster, name, timeout).await
     }
 
-    async fn delete(&self, ctx: &Context, current: &Live<EksNodeGroup>) -> KindResult<()> {
+    async fn delete(&self, ctx: &Context, current: &LiveOf<Self>) -> KindResult<()> {
         let [cluster, name] = id_parts(&current.id, ':')?;
         let call = self.0.eks.delete_nodegroup().cluster_name(cluster).nodegroup_name(name);
         // Busy with an update: tried again.

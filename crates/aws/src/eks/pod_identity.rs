@@ -10,7 +10,8 @@ use crate::lookup::{read_by_key, still_there};
 use async_trait::async_trait;
 use engine::retry::read_back;
 use engine::{
-    Attributes, Context, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind, Update,
+    Attributes, Context, Found, KindResult, Live, LiveOf, Outcome, ReadRequest, Requests, Tags,
+    TypedKind, Update,
 };
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -33,7 +34,7 @@ pub(crate) struct EksPodIdentityAssociation {
 
 pub(crate) struct EksPodIdentityAssociationKind(pub Arc<AwsClients>);
 
-type Found = KindResult<Option<Live<EksPodIdentityAssociation>>>;
+type FoundOne = KindResult<Option<Live<EksPodIdentityAssociation>>>;
 
 impl EksPodIdentityAssociationKind {
     /// (association id, namespace, service account) of every association of `cluster`, read
@@ -57,7 +58,7 @@ impl EksPodIdentityAssociationKind {
         .await
     }
 
-    async fn read_one(&self, cluster: &str, id: &str) -> Found {
+    async fn read_one(&self, cluster: &str, id: &str) -> FoundOne {
         let call = self.0.eks.describe_pod_identity_association().cluster_name(cluster);
         let out = call.association_id(id).send().await;
         let out = out.or_absent("eks:DescribePodIdentityAssociation", NOT_FOUND)?;
@@ -77,7 +78,7 @@ impl EksPodIdentityAssociationKind {
 
     /// The association a request is about: by its recorded id, else by namespace and service
     /// account in the cluster's listing.
-    async fn find(&self, ctx: &Context, r: &ReadRequest<EksPodIdentityAssociation>) -> Found {
+    async fn find(&self, ctx: &Context, r: &ReadRequest<EksPodIdentityAssociation>) -> FoundOne {
         if let Some(id) = &r.id {
             let [cluster, id] = id_parts(id, ':')?;
             return self.read_one(cluster, id).await;
@@ -101,20 +102,12 @@ impl TypedKind for EksPodIdentityAssociationKind {
     type Attrs = EksPodIdentityAssociation;
     const NAME: &'static str = "aws_eks_pod_identity_association";
 
-    async fn read(
-        &self,
-        ctx: &Context,
-        requests: &[ReadRequest<EksPodIdentityAssociation>],
-    ) -> ReadResult<EksPodIdentityAssociation> {
+    async fn read(&self, ctx: &Context, requests: &Requests<Self>) -> Found<Self> {
         let find = |r: ReadRequest<_>| async move { self.find(ctx, &r).await };
         read_by_key(requests, |r| Some(r.clone()), find).await
     }
 
-    async fn create(
-        &self,
-        ctx: &Context,
-        desired: &EksPodIdentityAssociation,
-    ) -> KindResult<Live<EksPodIdentityAssociation>> {
+    async fn create(&self, ctx: &Context, desired: &Self::Attrs) -> Outcome<Self> {
         let cluster = &desired.cluster_name;
         let call = self
             .0
@@ -134,11 +127,7 @@ impl TypedKind for EksPodIdentityAssociationKind {
         read_back(&format!("pod identity association {id}"), || self.read_one(cluster, id)).await
     }
 
-    async fn update(
-        &self,
-        _: &Context,
-        update: Update<'_, EksPodIdentityAssociation>,
-    ) -> KindResult<Live<EksPodIdentityAssociation>> {
+    async fn update(&self, _: &Context, update: Update<'_, Self>) -> Outcome<Self> {
         let Update { current, desired, changes } = update;
         let (eks, have) = (&self.0.eks, &current.attributes);
         let [cluster, id] = id_parts(&current.id, ':')?;
@@ -153,11 +142,7 @@ impl TypedKind for EksPodIdentityAssociationKind {
         still_there(&format!("pod identity association {id}"), self.read_one(cluster, id).await?)
     }
 
-    async fn delete(
-        &self,
-        _: &Context,
-        current: &Live<EksPodIdentityAssociation>,
-    ) -> KindResult<()> {
+    async fn delete(&self, _: &Context, current: &LiveOf<Self>) -> KindResult<()> {
         let [cluster, id] = id_parts(&current.id, ':')?;
         let call = self.0.eks.delete_pod_identity_association().cluster_name(cluster);
         let call = call.association_id(id);

@@ -10,7 +10,8 @@ use async_trait::async_trait;
 use aws_sdk_elasticloadbalancingv2::types::{self as elb, Action, ActionTypeEnum, ProtocolEnum};
 use engine::retry::read_back;
 use engine::{
-    Attributes, Context, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind, Update,
+    Attributes, Context, Found, KindResult, Live, LiveOf, Outcome, Requests, Tags, TypedKind,
+    Update,
 };
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -87,7 +88,7 @@ impl TypedKind for ListenerKind {
     type Attrs = Listener;
     const NAME: &'static str = "aws_lb_listener";
 
-    async fn read(&self, _: &Context, requests: &[ReadRequest<Listener>]) -> ReadResult<Listener> {
+    async fn read(&self, _: &Context, requests: &Requests<Self>) -> Found<Self> {
         let mut out = Vec::new();
         for r in requests {
             let found = match (&r.desired, &r.id) {
@@ -100,7 +101,7 @@ impl TypedKind for ListenerKind {
         Ok(out)
     }
 
-    async fn create(&self, _: &Context, desired: &Listener) -> KindResult<Live<Listener>> {
+    async fn create(&self, _: &Context, desired: &Self::Attrs) -> Outcome<Self> {
         let out = self
             .0
             .elbv2
@@ -118,11 +119,7 @@ impl TypedKind for ListenerKind {
         read_back(&format!("listener {arn}"), || self.by_arn(arn)).await
     }
 
-    async fn update(
-        &self,
-        _: &Context,
-        update: Update<'_, Listener>,
-    ) -> KindResult<Live<Listener>> {
+    async fn update(&self, _: &Context, update: Update<'_, Self>) -> Outcome<Self> {
         let Update { current, desired, changes } = update;
         let (elb, arn) = (&self.0.elbv2, &current.id);
         if changes.port || changes.protocol || changes.target_group_arn {
@@ -138,7 +135,7 @@ impl TypedKind for ListenerKind {
         still_there(&format!("listener {arn}"), self.by_arn(arn).await?)
     }
 
-    async fn delete(&self, _: &Context, current: &Live<Listener>) -> KindResult<()> {
+    async fn delete(&self, _: &Context, current: &LiveOf<Self>) -> KindResult<()> {
         let call = self.0.elbv2.delete_listener().listener_arn(&current.id);
         call.send().await.or_gone("elasticloadbalancing:DeleteListener", &["ListenerNotFound"])
     }

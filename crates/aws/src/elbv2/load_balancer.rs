@@ -11,7 +11,8 @@ use async_trait::async_trait;
 use aws_sdk_elasticloadbalancingv2::types::{self as elb, LoadBalancerSchemeEnum as Scheme};
 use engine::retry::read_back;
 use engine::{
-    Attributes, Context, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind, Update,
+    Attributes, Context, Found, KindResult, Live, LiveOf, Outcome, Requests, Tags, TypedKind,
+    Update,
 };
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -86,15 +87,11 @@ impl TypedKind for LoadBalancerKind {
     type Attrs = LoadBalancer;
     const NAME: &'static str = "aws_lb";
 
-    async fn read(
-        &self,
-        _: &Context,
-        requests: &[ReadRequest<LoadBalancer>],
-    ) -> ReadResult<LoadBalancer> {
+    async fn read(&self, _: &Context, requests: &Requests<Self>) -> Found<Self> {
         read_named(&self.0.elbv2, &self.list().await?, requests, |lb| &lb.name).await
     }
 
-    async fn create(&self, _: &Context, desired: &LoadBalancer) -> KindResult<Live<LoadBalancer>> {
+    async fn create(&self, _: &Context, desired: &Self::Attrs) -> Outcome<Self> {
         let scheme = if desired.internal { Scheme::Internal } else { Scheme::InternetFacing };
         let groups = &desired.security_group_ids;
         let out = self
@@ -115,11 +112,7 @@ impl TypedKind for LoadBalancerKind {
         read_back(&format!("load balancer {}", desired.name), || self.by_arn(arn)).await
     }
 
-    async fn update(
-        &self,
-        _: &Context,
-        update: Update<'_, LoadBalancer>,
-    ) -> KindResult<Live<LoadBalancer>> {
+    async fn update(&self, _: &Context, update: Update<'_, Self>) -> Outcome<Self> {
         let Update { current, desired, changes } = update;
         let (elb, arn) = (&self.0.elbv2, &current.id);
         if changes.subnet_ids {
@@ -138,7 +131,7 @@ impl TypedKind for LoadBalancerKind {
         still_there(&format!("load balancer {arn}"), self.by_arn(arn).await?)
     }
 
-    async fn delete(&self, _: &Context, current: &Live<LoadBalancer>) -> KindResult<()> {
+    async fn delete(&self, _: &Context, current: &LiveOf<Self>) -> KindResult<()> {
         let call = self.0.elbv2.delete_load_balancer().load_balancer_arn(&current.id);
         call.send()
             .await

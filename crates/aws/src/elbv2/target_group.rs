@@ -11,8 +11,8 @@ use async_trait::async_trait;
 use aws_sdk_elasticloadbalancingv2::types::{self as elb, Matcher, ProtocolEnum, TargetTypeEnum};
 use engine::retry::read_back;
 use engine::{
-    Attributes, Context, KindError, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind,
-    Update,
+    Attributes, Context, Found, KindError, KindResult, Live, LiveOf, Outcome, Requests, Tags,
+    TypedKind, Update,
 };
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -121,15 +121,11 @@ impl TypedKind for TargetGroupKind {
     type Attrs = TargetGroup;
     const NAME: &'static str = "aws_lb_target_group";
 
-    async fn read(
-        &self,
-        _: &Context,
-        requests: &[ReadRequest<TargetGroup>],
-    ) -> ReadResult<TargetGroup> {
+    async fn read(&self, _: &Context, requests: &Requests<Self>) -> Found<Self> {
         read_named(&self.0.elbv2, &self.list().await?, requests, |tg| &tg.name).await
     }
 
-    async fn create(&self, _: &Context, desired: &TargetGroup) -> KindResult<Live<TargetGroup>> {
+    async fn create(&self, _: &Context, desired: &Self::Attrs) -> Outcome<Self> {
         let call = self
             .0
             .elbv2
@@ -147,11 +143,7 @@ impl TypedKind for TargetGroupKind {
         read_back(&format!("target group {}", desired.name), || self.by_arn(arn)).await
     }
 
-    async fn update(
-        &self,
-        _: &Context,
-        update: Update<'_, TargetGroup>,
-    ) -> KindResult<Live<TargetGroup>> {
+    async fn update(&self, _: &Context, update: Update<'_, Self>) -> Outcome<Self> {
         let Update { current, desired, changes } = update;
         let (elb, arn) = (&self.0.elbv2, &current.id);
         if changes.health_check {
@@ -165,7 +157,7 @@ impl TypedKind for TargetGroupKind {
         still_there(&format!("target group {arn}"), self.by_arn(arn).await?)
     }
 
-    async fn delete(&self, _: &Context, current: &Live<TargetGroup>) -> KindResult<()> {
+    async fn delete(&self, _: &Context, current: &LiveOf<Self>) -> KindResult<()> {
         let call = self.0.elbv2.delete_target_group().target_group_arn(&current.id);
         let op = "elasticloadbalancing:DeleteTargetGroup";
         match call.send().await.or_gone(op, &["TargetGroupNotFound"]) {

@@ -14,8 +14,8 @@ use async_trait::async_trait;
 use aws_sdk_eventbridge::types::{RuleState, Tag, Target};
 use engine::retry::{read_back, settle};
 use engine::{
-    Attributes, Context, KindError, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind,
-    Update,
+    Attributes, Context, Found, KindError, KindResult, Live, LiveOf, Outcome, ReadRequest,
+    Requests, Tags, TypedKind, Update,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
@@ -161,16 +161,12 @@ impl TypedKind for EventRuleKind {
     type Attrs = EventRule;
     const NAME: &'static str = "aws_event_rule";
 
-    async fn read(
-        &self,
-        _: &Context,
-        requests: &[ReadRequest<EventRule>],
-    ) -> ReadResult<EventRule> {
+    async fn read(&self, _: &Context, requests: &Requests<Self>) -> Found<Self> {
         let key = |r: &ReadRequest<EventRule>| wanted(r, |d| d.name.clone());
         read_by_key(requests, key, |name| async move { self.read_one(&name).await }).await
     }
 
-    async fn create(&self, _: &Context, desired: &EventRule) -> KindResult<Live<EventRule>> {
+    async fn create(&self, _: &Context, desired: &Self::Attrs) -> Outcome<Self> {
         let name = &desired.name;
         if self.read_one(name).await?.is_some() {
             return Err(KindError::new(format!(
@@ -183,11 +179,7 @@ impl TypedKind for EventRuleKind {
         read_back(&format!("rule {name}"), || self.read_one(name)).await
     }
 
-    async fn update(
-        &self,
-        _: &Context,
-        update: Update<'_, EventRule>,
-    ) -> KindResult<Live<EventRule>> {
+    async fn update(&self, _: &Context, update: Update<'_, Self>) -> Outcome<Self> {
         let Update { current, desired, changes } = update;
         let name = &current.id;
         if changes.description || changes.event_pattern || changes.state {
@@ -207,7 +199,7 @@ impl TypedKind for EventRuleKind {
         still_there(&format!("rule {name}"), self.read_one(name).await?)
     }
 
-    async fn delete(&self, _: &Context, current: &Live<EventRule>) -> KindResult<()> {
+    async fn delete(&self, _: &Context, current: &LiveOf<Self>) -> KindResult<()> {
         let name = &current.id;
         // A rule with targets cannot be deleted.
         self.remove_targets(name, current.attributes.target_ids()).await?;

@@ -9,8 +9,8 @@ use crate::tagging::retag;
 use async_trait::async_trait;
 use engine::retry::{read_back, settle};
 use engine::{
-    Attributes, Context, KindError, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind,
-    Update,
+    Attributes, Context, Found, KindError, KindResult, Live, LiveOf, Outcome, ReadRequest,
+    Requests, Tags, TypedKind, Update,
 };
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -66,20 +66,12 @@ impl TypedKind for InstanceProfileKind {
     type Attrs = InstanceProfile;
     const NAME: &'static str = "aws_iam_instance_profile";
 
-    async fn read(
-        &self,
-        _: &Context,
-        requests: &[ReadRequest<InstanceProfile>],
-    ) -> ReadResult<InstanceProfile> {
+    async fn read(&self, _: &Context, requests: &Requests<Self>) -> Found<Self> {
         let name_of = |r: &ReadRequest<InstanceProfile>| wanted(r, |d| d.name.clone());
         read_by_key(requests, name_of, |n| async move { self.read_one(&n).await }).await
     }
 
-    async fn create(
-        &self,
-        _: &Context,
-        desired: &InstanceProfile,
-    ) -> KindResult<Live<InstanceProfile>> {
+    async fn create(&self, _: &Context, desired: &Self::Attrs) -> Outcome<Self> {
         let name = &desired.name;
         let call = self.0.iam.create_instance_profile().instance_profile_name(name);
         let call = call.set_tags(Some(iam_tags(&desired.tags)?));
@@ -90,11 +82,7 @@ impl TypedKind for InstanceProfileKind {
         read_back(&format!("instance profile {name}"), || self.read_one(name)).await
     }
 
-    async fn update(
-        &self,
-        _: &Context,
-        update: Update<'_, InstanceProfile>,
-    ) -> KindResult<Live<InstanceProfile>> {
+    async fn update(&self, _: &Context, update: Update<'_, Self>) -> Outcome<Self> {
         let Update { current, desired, changes } = update;
         let name = &current.id;
         if changes.role_name {
@@ -112,7 +100,7 @@ impl TypedKind for InstanceProfileKind {
         still_there(&format!("instance profile {name}"), self.read_one(name).await?)
     }
 
-    async fn delete(&self, _: &Context, current: &Live<InstanceProfile>) -> KindResult<()> {
+    async fn delete(&self, _: &Context, current: &LiveOf<Self>) -> KindResult<()> {
         let name = &current.id;
         if let Some(role) = &current.attributes.role_name {
             self.remove_role(name, role).await?;

@@ -10,7 +10,8 @@ use crate::tagging::retag;
 use async_trait::async_trait;
 use engine::retry::read_back;
 use engine::{
-    Attributes, Context, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind, Update,
+    Attributes, Context, Found, KindResult, Live, LiveOf, Outcome, ReadRequest, Requests, Tags,
+    TypedKind, Update,
 };
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -95,19 +96,11 @@ impl TypedKind for OidcProviderKind {
     type Attrs = OidcProvider;
     const NAME: &'static str = "aws_iam_openid_connect_provider";
 
-    async fn read(
-        &self,
-        ctx: &Context,
-        requests: &[ReadRequest<OidcProvider>],
-    ) -> ReadResult<OidcProvider> {
+    async fn read(&self, ctx: &Context, requests: &Requests<Self>) -> Found<Self> {
         futures::future::try_join_all(requests.iter().map(|r| self.find(ctx, r))).await
     }
 
-    async fn create(
-        &self,
-        ctx: &Context,
-        desired: &OidcProvider,
-    ) -> KindResult<Live<OidcProvider>> {
+    async fn create(&self, ctx: &Context, desired: &Self::Attrs) -> Outcome<Self> {
         let thumbprints = Some(desired.thumbprints.clone()).filter(|t| !t.is_empty());
         let call = self.0.iam.create_open_id_connect_provider().url(&desired.url);
         let call = call.set_client_id_list(Some(desired.client_ids.clone()));
@@ -119,11 +112,7 @@ impl TypedKind for OidcProviderKind {
         read_back(&format!("OIDC provider {arn}"), || self.read_one(arn)).await
     }
 
-    async fn update(
-        &self,
-        _: &Context,
-        update: Update<'_, OidcProvider>,
-    ) -> KindResult<Live<OidcProvider>> {
+    async fn update(&self, _: &Context, update: Update<'_, Self>) -> Outcome<Self> {
         let Update { current, desired, changes } = update;
         let (iam, arn) = (&self.0.iam, current.id.as_str());
         if changes.thumbprints {
@@ -151,7 +140,7 @@ impl TypedKind for OidcProviderKind {
         still_there(&format!("OIDC provider {arn}"), self.read_one(arn).await?)
     }
 
-    async fn delete(&self, ctx: &Context, current: &Live<OidcProvider>) -> KindResult<()> {
+    async fn delete(&self, ctx: &Context, current: &LiveOf<Self>) -> KindResult<()> {
         ctx.forget(PROVIDERS);
         let call = self.0.iam.delete_open_id_connect_provider();
         let call = call.open_id_connect_provider_arn(&current.id);

@@ -10,8 +10,8 @@ use crate::tagging::retag;
 use async_trait::async_trait;
 use engine::retry::read_back;
 use engine::{
-    Attributes, Context, KindError, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind,
-    Update,
+    Attributes, Context, Found, KindError, KindResult, Live, LiveOf, Outcome, ReadRequest,
+    Requests, Tags, TypedKind, Update,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
@@ -63,12 +63,12 @@ impl TypedKind for RoleKind {
     type Attrs = Role;
     const NAME: &'static str = "aws_iam_role";
 
-    async fn read(&self, _: &Context, requests: &[ReadRequest<Role>]) -> ReadResult<Role> {
+    async fn read(&self, _: &Context, requests: &Requests<Self>) -> Found<Self> {
         let name_of = |r: &ReadRequest<Role>| wanted(r, |d| d.name.clone());
         read_by_key(requests, name_of, |n| async move { self.read_one(&n).await }).await
     }
 
-    async fn create(&self, _: &Context, desired: &Role) -> KindResult<Live<Role>> {
+    async fn create(&self, _: &Context, desired: &Self::Attrs) -> Outcome<Self> {
         let name = &desired.name;
         let tags = Some(iam_tags(&desired.tags)?);
         let call = self.0.iam.create_role().role_name(name).set_tags(tags);
@@ -77,7 +77,7 @@ impl TypedKind for RoleKind {
         read_back(&format!("role {name}"), || self.read_one(name)).await
     }
 
-    async fn update(&self, _: &Context, update: Update<'_, Role>) -> KindResult<Live<Role>> {
+    async fn update(&self, _: &Context, update: Update<'_, Self>) -> Outcome<Self> {
         let Update { current, desired, changes } = update;
         let name = &current.id;
         if changes.assume_role_policy {
@@ -91,7 +91,7 @@ impl TypedKind for RoleKind {
         still_there(&format!("role {name}"), self.read_one(name).await?)
     }
 
-    async fn delete(&self, _: &Context, current: &Live<Role>) -> KindResult<()> {
+    async fn delete(&self, _: &Context, current: &LiveOf<Self>) -> KindResult<()> {
         let call = self.0.iam.delete_role().role_name(&current.id);
         match call.send().await.or_gone("iam:DeleteRole", &["NoSuchEntity"]) {
             // Its policies go first, as resources of their own: retry while they do.
@@ -129,11 +129,7 @@ impl TypedKind for RolePolicyKind {
     const NAME: &'static str = "aws_iam_role_policy";
 
     /// An inline policy of a role that is ours is ours: no tags to check.
-    async fn read(
-        &self,
-        _: &Context,
-        requests: &[ReadRequest<RolePolicy>],
-    ) -> ReadResult<RolePolicy> {
+    async fn read(&self, _: &Context, requests: &Requests<Self>) -> Found<Self> {
         let key_of = |r: &ReadRequest<RolePolicy>| match &r.desired {
             Some(d) => Some((d.role_name.clone(), d.name.clone())),
             None => r.id.as_ref()?.split_once(':').map(|(a, b)| (a.to_string(), b.to_string())),
@@ -142,20 +138,16 @@ impl TypedKind for RolePolicyKind {
             .await
     }
 
-    async fn create(&self, _: &Context, desired: &RolePolicy) -> KindResult<Live<RolePolicy>> {
+    async fn create(&self, _: &Context, desired: &Self::Attrs) -> Outcome<Self> {
         self.put(desired).await
     }
 
-    async fn update(
-        &self,
-        _: &Context,
-        update: Update<'_, RolePolicy>,
-    ) -> KindResult<Live<RolePolicy>> {
+    async fn update(&self, _: &Context, update: Update<'_, Self>) -> Outcome<Self> {
         let Update { desired, .. } = update;
         self.put(desired).await
     }
 
-    async fn delete(&self, _: &Context, current: &Live<RolePolicy>) -> KindResult<()> {
+    async fn delete(&self, _: &Context, current: &LiveOf<Self>) -> KindResult<()> {
         let RolePolicy { role_name, name, .. } = &current.attributes;
         let call = self.0.iam.delete_role_policy().role_name(role_name).policy_name(name);
         call.send().await.or_gone("iam:DeleteRolePolicy", &["NoSuchEntity"])

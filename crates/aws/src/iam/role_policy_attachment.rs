@@ -7,7 +7,9 @@ use crate::AwsClients;
 use crate::error::SdkResult;
 use crate::lookup::read_each;
 use async_trait::async_trait;
-use engine::{Attributes, Context, KindResult, Live, ReadRequest, ReadResult, TypedKind};
+use engine::{
+    Attributes, Context, Found, KindResult, Live, LiveOf, Outcome, ReadRequest, Requests, TypedKind,
+};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -54,11 +56,7 @@ impl TypedKind for RolePolicyAttachmentKind {
     type Attrs = RolePolicyAttachment;
     const NAME: &'static str = "aws_iam_role_policy_attachment";
 
-    async fn read(
-        &self,
-        ctx: &Context,
-        requests: &[ReadRequest<RolePolicyAttachment>],
-    ) -> ReadResult<RolePolicyAttachment> {
+    async fn read(&self, ctx: &Context, requests: &Requests<Self>) -> Found<Self> {
         let key_of = |r: &ReadRequest<RolePolicyAttachment>| match &r.desired {
             Some(d) => Some((d.role_name.clone(), d.policy_arn.clone())),
             None => r.id.as_ref()?.split_once('|').map(|(a, b)| (a.to_string(), b.to_string())),
@@ -71,11 +69,7 @@ impl TypedKind for RolePolicyAttachmentKind {
         .await
     }
 
-    async fn create(
-        &self,
-        ctx: &Context,
-        desired: &RolePolicyAttachment,
-    ) -> KindResult<Live<RolePolicyAttachment>> {
+    async fn create(&self, ctx: &Context, desired: &Self::Attrs) -> Outcome<Self> {
         let (role, policy) = (&desired.role_name, &desired.policy_arn);
         let call = self.0.iam.attach_role_policy().role_name(role).policy_arn(policy);
         call.send().await.api("iam:AttachRolePolicy")?;
@@ -83,7 +77,7 @@ impl TypedKind for RolePolicyAttachmentKind {
         Ok(to_live(role, policy))
     }
 
-    async fn delete(&self, ctx: &Context, current: &Live<RolePolicyAttachment>) -> KindResult<()> {
+    async fn delete(&self, ctx: &Context, current: &LiveOf<Self>) -> KindResult<()> {
         let RolePolicyAttachment { role_name, policy_arn } = &current.attributes;
         ctx.forget(&memo_key(role_name));
         let call = self.0.iam.detach_role_policy().role_name(role_name).policy_arn(policy_arn);

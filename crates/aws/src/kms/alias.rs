@@ -8,7 +8,8 @@ use crate::lookup::{ours_by_value, still_there, wanted};
 use async_trait::async_trait;
 use engine::retry::read_back;
 use engine::{
-    Attributes, Context, KindError, KindResult, Live, ReadRequest, ReadResult, TypedKind, Update,
+    Attributes, Context, Found, KindError, KindResult, Live, LiveOf, Outcome, ReadRequest,
+    Requests, TypedKind, Update,
 };
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -55,7 +56,7 @@ impl TypedKind for AliasKind {
     type Attrs = Alias;
     const NAME: &'static str = "aws_kms_alias";
 
-    async fn read(&self, ctx: &Context, requests: &[ReadRequest<Alias>]) -> ReadResult<Alias> {
+    async fn read(&self, ctx: &Context, requests: &Requests<Self>) -> Found<Self> {
         let all = ctx.memo(ALIASES, || self.list()).await?;
         let found = |r: &ReadRequest<Alias>| {
             let name = wanted(r, |d| d.name.clone())?;
@@ -65,7 +66,7 @@ impl TypedKind for AliasKind {
         Ok(requests.iter().map(found).collect())
     }
 
-    async fn create(&self, ctx: &Context, desired: &Alias) -> KindResult<Live<Alias>> {
+    async fn create(&self, ctx: &Context, desired: &Self::Attrs) -> Outcome<Self> {
         let name = &desired.name;
         let call = self.0.kms.create_alias().alias_name(name);
         let call = call.target_key_id(&desired.target_key_id);
@@ -81,7 +82,7 @@ impl TypedKind for AliasKind {
         read_back(&format!("alias {name}"), || self.find(name)).await
     }
 
-    async fn update(&self, ctx: &Context, update: Update<'_, Alias>) -> KindResult<Live<Alias>> {
+    async fn update(&self, ctx: &Context, update: Update<'_, Self>) -> Outcome<Self> {
         let Update { current, desired, .. } = update;
         let call = self.0.kms.update_alias().alias_name(&current.id);
         let call = call.target_key_id(&desired.target_key_id);
@@ -90,7 +91,7 @@ impl TypedKind for AliasKind {
         still_there(&format!("alias {}", current.id), self.find(&current.id).await?)
     }
 
-    async fn delete(&self, ctx: &Context, current: &Live<Alias>) -> KindResult<()> {
+    async fn delete(&self, ctx: &Context, current: &LiveOf<Self>) -> KindResult<()> {
         let call = self.0.kms.delete_alias().alias_name(&current.id);
         let result = call.send().await.or_gone("kms:DeleteAlias", &["NotFoundException"]);
         ctx.forget(ALIASES);

@@ -11,8 +11,8 @@ use async_trait::async_trait;
 use aws_sdk_kms::types::{KeySpec, KeyUsageType};
 use engine::retry::{read_back, settle};
 use engine::{
-    Attributes, Context, KindResult, Live, ReadRequest, ReadResult, TAG_ADDRESS, Tags, TypedKind,
-    Update,
+    Attributes, Context, Found, KindResult, Live, LiveOf, Outcome, ReadRequest, Requests,
+    TAG_ADDRESS, Tags, TypedKind, Update,
 };
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -110,11 +110,11 @@ impl TypedKind for KeyKind {
     type Attrs = Key;
     const NAME: &'static str = "aws_kms_key";
 
-    async fn read(&self, ctx: &Context, requests: &[ReadRequest<Key>]) -> ReadResult<Key> {
+    async fn read(&self, ctx: &Context, requests: &Requests<Self>) -> Found<Self> {
         futures::future::try_join_all(requests.iter().map(|r| self.find(ctx, r))).await
     }
 
-    async fn create(&self, _: &Context, desired: &Key) -> KindResult<Live<Key>> {
+    async fn create(&self, _: &Context, desired: &Self::Attrs) -> Outcome<Self> {
         let call = self.0.kms.create_key().description(&desired.description);
         let call = call.multi_region(desired.multi_region).set_tags(Some(kms_tags(&desired.tags)?));
         let call = call.key_spec(KeySpec::from(desired.key_spec.as_str()));
@@ -127,7 +127,7 @@ impl TypedKind for KeyKind {
         read_back(&format!("KMS key {id}"), || self.read_one(id)).await
     }
 
-    async fn update(&self, _: &Context, update: Update<'_, Key>) -> KindResult<Live<Key>> {
+    async fn update(&self, _: &Context, update: Update<'_, Self>) -> Outcome<Self> {
         let Update { current, desired, changes } = update;
         let (kms, id) = (&self.0.kms, current.id.as_str());
         if changes.description {
@@ -142,7 +142,7 @@ impl TypedKind for KeyKind {
         still_there(&format!("KMS key {id}"), self.read_one(id).await?)
     }
 
-    async fn delete(&self, _: &Context, current: &Live<Key>) -> KindResult<()> {
+    async fn delete(&self, _: &Context, current: &LiveOf<Self>) -> KindResult<()> {
         schedule_deletion(&self.0.kms, &current.id).await
     }
 }

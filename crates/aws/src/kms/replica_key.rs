@@ -10,8 +10,8 @@ use crate::tagging::retag;
 use async_trait::async_trait;
 use engine::retry::{read_back, settle};
 use engine::{
-    Attributes, Context, KindError, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind,
-    Update,
+    Attributes, Context, Found, KindError, KindResult, Live, LiveOf, Outcome, ReadRequest,
+    Requests, Tags, TypedKind, Update,
 };
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -65,18 +65,14 @@ impl TypedKind for ReplicaKeyKind {
     type Attrs = ReplicaKey;
     const NAME: &'static str = "aws_kms_replica_key";
 
-    async fn read(
-        &self,
-        _: &Context,
-        requests: &[ReadRequest<ReplicaKey>],
-    ) -> ReadResult<ReplicaKey> {
+    async fn read(&self, _: &Context, requests: &Requests<Self>) -> Found<Self> {
         let id_of = |r: &ReadRequest<ReplicaKey>| {
             r.id.clone().or_else(|| r.desired.as_ref().map(|d| d.primary_key_id.clone()))
         };
         read_each(requests, id_of, |id| async move { self.read_one(&id).await }).await
     }
 
-    async fn create(&self, _: &Context, desired: &ReplicaKey) -> KindResult<Live<ReplicaKey>> {
+    async fn create(&self, _: &Context, desired: &Self::Attrs) -> Outcome<Self> {
         let (primary, region) = (desired.primary_key_id.as_str(), desired.region.as_str());
         let kms = self.kms(Some(region))?;
         let call = self.0.kms.replicate_key().key_id(primary).replica_region(region);
@@ -92,11 +88,7 @@ impl TypedKind for ReplicaKeyKind {
         read_back(&what, || self.read_one(primary)).await
     }
 
-    async fn update(
-        &self,
-        _: &Context,
-        update: Update<'_, ReplicaKey>,
-    ) -> KindResult<Live<ReplicaKey>> {
+    async fn update(&self, _: &Context, update: Update<'_, Self>) -> Outcome<Self> {
         let Update { current, desired, changes } = update;
         let (kms, id) = (self.kms(None)?, current.id.as_str());
         if changes.description {
@@ -108,7 +100,7 @@ impl TypedKind for ReplicaKeyKind {
         still_there(&format!("replica key {id}"), self.read_one(id).await?)
     }
 
-    async fn delete(&self, _: &Context, current: &Live<ReplicaKey>) -> KindResult<()> {
+    async fn delete(&self, _: &Context, current: &LiveOf<Self>) -> KindResult<()> {
         schedule_deletion(self.kms(None)?, &current.id).await
     }
 }

@@ -10,7 +10,8 @@ use crate::tagging::retag;
 use async_trait::async_trait;
 use engine::retry::{read_back, settle};
 use engine::{
-    Attributes, Context, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind, Update,
+    Attributes, Context, Found, KindResult, Live, LiveOf, Outcome, ReadRequest, Requests, Tags,
+    TypedKind, Update,
 };
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -72,12 +73,12 @@ impl TypedKind for LogGroupKind {
     const NAME: &'static str = "aws_cloudwatch_log_group";
 
     /// One lookup per group (the spec has one).
-    async fn read(&self, _: &Context, requests: &[ReadRequest<LogGroup>]) -> ReadResult<LogGroup> {
+    async fn read(&self, _: &Context, requests: &Requests<Self>) -> Found<Self> {
         let name_of = |r: &ReadRequest<LogGroup>| wanted(r, |d| d.name.clone());
         read_by_key(requests, name_of, |n| async move { self.read_one(&n).await }).await
     }
 
-    async fn create(&self, _: &Context, desired: &LogGroup) -> KindResult<Live<LogGroup>> {
+    async fn create(&self, _: &Context, desired: &Self::Attrs) -> Outcome<Self> {
         let name = &desired.name;
         let tags = desired.tags.clone().into_iter().collect();
         let call = self.0.logs.create_log_group().log_group_name(name).set_tags(Some(tags));
@@ -88,11 +89,7 @@ impl TypedKind for LogGroupKind {
         read_back(&format!("log group {name}"), || self.read_one(name)).await
     }
 
-    async fn update(
-        &self,
-        _: &Context,
-        update: Update<'_, LogGroup>,
-    ) -> KindResult<Live<LogGroup>> {
+    async fn update(&self, _: &Context, update: Update<'_, Self>) -> Outcome<Self> {
         let Update { current, desired, changes } = update;
         let name = &current.id;
         if changes.retention_in_days {
@@ -106,7 +103,7 @@ impl TypedKind for LogGroupKind {
         still_there(&format!("log group {name}"), self.read_one(name).await?)
     }
 
-    async fn delete(&self, _: &Context, current: &Live<LogGroup>) -> KindResult<()> {
+    async fn delete(&self, _: &Context, current: &LiveOf<Self>) -> KindResult<()> {
         let call = self.0.logs.delete_log_group().log_group_name(&current.id);
         call.send().await.or_gone("logs:DeleteLogGroup", &["ResourceNotFoundException"])
     }

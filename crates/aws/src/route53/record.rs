@@ -12,7 +12,8 @@ use aws_sdk_route53::types::{
 };
 use engine::retry::read_back;
 use engine::{
-    Attributes, Context, KindError, KindResult, Live, ReadRequest, ReadResult, TypedKind, Update,
+    Attributes, Context, Found, KindError, KindResult, Live, LiveOf, Outcome, ReadRequest,
+    Requests, TypedKind, Update,
 };
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -107,7 +108,7 @@ impl TypedKind for RecordKind {
     type Attrs = Record;
     const NAME: &'static str = "aws_route53_record";
 
-    async fn read(&self, _: &Context, requests: &[ReadRequest<Record>]) -> ReadResult<Record> {
+    async fn read(&self, _: &Context, requests: &Requests<Self>) -> Found<Self> {
         let found = read_each(requests, key_of, |(zone, name, rtype)| async move {
             self.read_one(&zone, &name, &rtype).await
         })
@@ -116,20 +117,20 @@ impl TypedKind for RecordKind {
         Ok(requests.iter().zip(found).map(|(r, l)| ours_by_value(r, l, same)).collect())
     }
 
-    async fn create(&self, _: &Context, desired: &Record) -> KindResult<Live<Record>> {
+    async fn create(&self, _: &Context, desired: &Self::Attrs) -> Outcome<Self> {
         self.change(ChangeAction::Create, desired).await?;
         let Record { zone_id, name, rtype, .. } = desired;
         read_back(&format!("record {name}"), || self.read_one(zone_id, name, rtype)).await
     }
 
-    async fn update(&self, _: &Context, update: Update<'_, Record>) -> KindResult<Live<Record>> {
+    async fn update(&self, _: &Context, update: Update<'_, Self>) -> Outcome<Self> {
         let Update { current, desired, .. } = update;
         self.change(ChangeAction::Upsert, desired).await?;
         let Record { zone_id, name, rtype, .. } = desired;
         still_there(&format!("record {}", current.id), self.read_one(zone_id, name, rtype).await?)
     }
 
-    async fn delete(&self, _: &Context, current: &Live<Record>) -> KindResult<()> {
+    async fn delete(&self, _: &Context, current: &LiveOf<Self>) -> KindResult<()> {
         match self.change(ChangeAction::Delete, &current.attributes).await {
             // Already gone (or the zone is).
             Err(e) if e.has_code("InvalidChangeBatch") || e.has_code("NoSuchHostedZone") => Ok(()),

@@ -14,7 +14,8 @@ use async_trait::async_trait;
 use aws_sdk_route53::types::{HostedZoneConfig, TagResourceType, Vpc, VpcRegion};
 use engine::retry::{read_back, settle};
 use engine::{
-    Attributes, Context, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind, Update,
+    Attributes, Context, Found, KindResult, Live, LiveOf, Outcome, ReadRequest, Requests, Tags,
+    TypedKind, Update,
 };
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -101,7 +102,7 @@ impl TypedKind for ZoneKind {
     type Attrs = Zone;
     const NAME: &'static str = "aws_route53_zone";
 
-    async fn read(&self, _: &Context, requests: &[ReadRequest<Zone>]) -> ReadResult<Zone> {
+    async fn read(&self, _: &Context, requests: &Requests<Self>) -> Found<Self> {
         let pages = self.0.route53.list_hosted_zones().into_paginator().items().send();
         let zones: Vec<_> = pages.collect::<Result<_, _>>().await.api("route53:ListHostedZones")?;
         let names: Vec<&str> =
@@ -125,7 +126,7 @@ impl TypedKind for ZoneKind {
         Ok(requests.iter().zip(matched).map(|(r, m)| m.or_else(|| untagged(r, &found))).collect())
     }
 
-    async fn create(&self, ctx: &Context, desired: &Zone) -> KindResult<Live<Zone>> {
+    async fn create(&self, ctx: &Context, desired: &Self::Attrs) -> Outcome<Self> {
         let r53 = &self.0.route53;
         // Unique per call, as Route53 requires; at most 128 characters.
         let address = ctx.address().map(|a| a.to_string()).unwrap_or_default();
@@ -143,7 +144,7 @@ impl TypedKind for ZoneKind {
         read_back(&format!("zone {id}"), || self.read_one(id)).await
     }
 
-    async fn update(&self, _: &Context, update: Update<'_, Zone>) -> KindResult<Live<Zone>> {
+    async fn update(&self, _: &Context, update: Update<'_, Self>) -> Outcome<Self> {
         let Update { current, desired, changes } = update;
         let (r53, id) = (&self.0.route53, current.id.as_str());
         if changes.comment {
@@ -156,7 +157,7 @@ impl TypedKind for ZoneKind {
         still_there(&format!("zone {id}"), self.read_one(id).await?)
     }
 
-    async fn delete(&self, _: &Context, current: &Live<Zone>) -> KindResult<()> {
+    async fn delete(&self, _: &Context, current: &LiveOf<Self>) -> KindResult<()> {
         let call = self.0.route53.delete_hosted_zone().id(&current.id);
         call.send().await.or_gone("route53:DeleteHostedZone", &["NoSuchHostedZone"])
     }

@@ -23,7 +23,8 @@ use aws_sdk_s3::types::{
 };
 use engine::retry::{read_back, settle};
 use engine::{
-    Attributes, Changes, Context, KindError, KindResult, Live, ReadRequest, ReadResult, Update,
+    Attributes, Changes, Context, Found, KindError, KindResult, Live, LiveOf, Outcome, ReadRequest,
+    Requests, Update,
 };
 use engine::{Tags, TypedKind};
 use serde::{Deserialize, Serialize};
@@ -266,12 +267,12 @@ impl TypedKind for BucketKind {
     type Attrs = Bucket;
     const NAME: &'static str = "aws_s3_bucket";
 
-    async fn read(&self, _: &Context, requests: &[ReadRequest<Bucket>]) -> ReadResult<Bucket> {
+    async fn read(&self, _: &Context, requests: &Requests<Self>) -> Found<Self> {
         let name_of = |r: &ReadRequest<Bucket>| wanted(r, |d| d.bucket.clone());
         read_by_key(requests, name_of, |n| async move { self.read_one(&n).await }).await
     }
 
-    async fn create(&self, _: &Context, desired: &Bucket) -> KindResult<Live<Bucket>> {
+    async fn create(&self, _: &Context, desired: &Self::Attrs) -> Outcome<Self> {
         let name = &desired.bucket;
         let region = self.0.region.as_str();
         let tags = Some(s3_tags(&desired.tags)?);
@@ -300,13 +301,13 @@ impl TypedKind for BucketKind {
         read_back(&format!("bucket {name}"), || self.read_one(name)).await
     }
 
-    async fn update(&self, _: &Context, update: Update<'_, Bucket>) -> KindResult<Live<Bucket>> {
+    async fn update(&self, _: &Context, update: Update<'_, Self>) -> Outcome<Self> {
         let Update { current, desired, changes } = update;
         self.apply(&current.id, desired, changes).await?;
         still_there(&format!("bucket {}", current.id), self.read_one(&current.id).await?)
     }
 
-    async fn delete(&self, _: &Context, current: &Live<Bucket>) -> KindResult<()> {
+    async fn delete(&self, _: &Context, current: &LiveOf<Self>) -> KindResult<()> {
         let call = self.0.s3.delete_bucket().bucket(&current.id);
         match call.send().await.or_gone("s3:DeleteBucket", &["NoSuchBucket"]) {
             Err(e) if e.has_code("BucketNotEmpty") => Err(KindError::new(format!(

@@ -12,8 +12,8 @@ use async_trait::async_trait;
 use aws_sdk_sqs::types::QueueAttributeName as Attr;
 use engine::retry::read_back;
 use engine::{
-    Attributes, Context, KindError, KindResult, Live, ReadRequest, ReadResult, Tags, TypedKind,
-    Update,
+    Attributes, Context, Found, KindError, KindResult, Live, LiveOf, Outcome, ReadRequest,
+    Requests, Tags, TypedKind, Update,
 };
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -86,7 +86,7 @@ impl TypedKind for QueueKind {
     type Attrs = Queue;
     const NAME: &'static str = "aws_sqs_queue";
 
-    async fn read(&self, _: &Context, requests: &[ReadRequest<Queue>]) -> ReadResult<Queue> {
+    async fn read(&self, _: &Context, requests: &Requests<Self>) -> Found<Self> {
         // The recorded id is the queue's URL, which ends with its name.
         let key = |r: &ReadRequest<Queue>| {
             wanted(r, |q| q.name.clone()).map(|k| name_of_url(&k).to_string())
@@ -94,7 +94,7 @@ impl TypedKind for QueueKind {
         read_by_key(requests, key, |name| async move { self.read_one(&name).await }).await
     }
 
-    async fn create(&self, _: &Context, desired: &Queue) -> KindResult<Live<Queue>> {
+    async fn create(&self, _: &Context, desired: &Self::Attrs) -> Outcome<Self> {
         let name = &desired.name;
         // CreateQueue answers with the existing queue when the attributes match: a same-named
         // queue that is not this spec's must not be taken over that way.
@@ -114,7 +114,7 @@ impl TypedKind for QueueKind {
         read_back(&format!("queue {name}"), || self.read_one(name)).await
     }
 
-    async fn update(&self, _: &Context, update: Update<'_, Queue>) -> KindResult<Live<Queue>> {
+    async fn update(&self, _: &Context, update: Update<'_, Self>) -> Outcome<Self> {
         let Update { current, desired, changes } = update;
         let (sqs, url) = (&self.0.sqs, &current.id);
         if changes.message_retention_seconds || changes.sqs_managed_sse {
@@ -129,7 +129,7 @@ impl TypedKind for QueueKind {
         still_there(&format!("queue {name}"), self.read_one(name).await?)
     }
 
-    async fn delete(&self, _: &Context, current: &Live<Queue>) -> KindResult<()> {
+    async fn delete(&self, _: &Context, current: &LiveOf<Self>) -> KindResult<()> {
         let call = self.0.sqs.delete_queue().queue_url(&current.id);
         call.send().await.or_gone("sqs:DeleteQueue", NO_SUCH_QUEUE)
     }

@@ -11,7 +11,10 @@ use async_trait::async_trait;
 use aws_sdk_sqs::types::QueueAttributeName;
 use engine::normalize::iam_policy;
 use engine::retry::read_back;
-use engine::{Attributes, Context, KindResult, Live, ReadRequest, ReadResult, TypedKind, Update};
+use engine::{
+    Attributes, Context, Found, KindResult, Live, LiveOf, Outcome, ReadRequest, Requests,
+    TypedKind, Update,
+};
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 use std::sync::Arc;
@@ -57,11 +60,7 @@ impl TypedKind for QueuePolicyKind {
     type Attrs = QueuePolicy;
     const NAME: &'static str = "aws_sqs_queue_policy";
 
-    async fn read(
-        &self,
-        _: &Context,
-        requests: &[ReadRequest<QueuePolicy>],
-    ) -> ReadResult<QueuePolicy> {
+    async fn read(&self, _: &Context, requests: &Requests<Self>) -> Found<Self> {
         let key = |r: &ReadRequest<QueuePolicy>| wanted(r, |p| p.queue_url.clone());
         let found =
             read_each(requests, key, |url| async move { self.read_one(&url).await }).await?;
@@ -70,20 +69,16 @@ impl TypedKind for QueuePolicyKind {
         Ok(requests.iter().zip(found).map(|(r, l)| ours_by_value(r, l, same)).collect())
     }
 
-    async fn create(&self, _: &Context, desired: &QueuePolicy) -> KindResult<Live<QueuePolicy>> {
+    async fn create(&self, _: &Context, desired: &Self::Attrs) -> Outcome<Self> {
         self.write(desired).await
     }
 
-    async fn update(
-        &self,
-        _: &Context,
-        update: Update<'_, QueuePolicy>,
-    ) -> KindResult<Live<QueuePolicy>> {
+    async fn update(&self, _: &Context, update: Update<'_, Self>) -> Outcome<Self> {
         let Update { desired, .. } = update;
         self.write(desired).await
     }
 
-    async fn delete(&self, _: &Context, current: &Live<QueuePolicy>) -> KindResult<()> {
+    async fn delete(&self, _: &Context, current: &LiveOf<Self>) -> KindResult<()> {
         let call = self.0.sqs.set_queue_attributes().queue_url(&current.id);
         let call = call.attributes(QueueAttributeName::Policy, "");
         call.send().await.or_gone("sqs:SetQueueAttributes", NO_SUCH_QUEUE)

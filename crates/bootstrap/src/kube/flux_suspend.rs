@@ -10,7 +10,8 @@ use super::object_id::ObjectId;
 use super::shared::Shared;
 use async_trait::async_trait;
 use engine::{
-    Attributes, Context, KindError, KindResult, Live, ReadRequest, ReadResult, TypedKind, Update,
+    Attributes, Context, Found, KindError, KindResult, Live, LiveOf, Outcome, Requests, TypedKind,
+    Update,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{Value as Json, json};
@@ -64,11 +65,7 @@ impl TypedKind for FluxSuspendKind {
     const NAME: &'static str = "flux_suspend";
 
     /// Nothing to read in the cluster: the step is "present" once recorded.
-    async fn read(
-        &self,
-        _: &Context,
-        requests: &[ReadRequest<FluxSuspend>],
-    ) -> ReadResult<FluxSuspend> {
+    async fn read(&self, _: &Context, requests: &Requests<Self>) -> Found<Self> {
         let recorded = requests.iter().map(|r| match (&r.id, &r.desired) {
             (None, _) => Ok(None),
             (Some(_), Some(d)) => Ok(Some(live(d))),
@@ -77,20 +74,16 @@ impl TypedKind for FluxSuspendKind {
         recorded.collect()
     }
 
-    async fn create(&self, _: &Context, desired: &FluxSuspend) -> KindResult<Live<FluxSuspend>> {
+    async fn create(&self, _: &Context, desired: &Self::Attrs) -> Outcome<Self> {
         Ok(live(desired))
     }
 
-    async fn update(
-        &self,
-        _: &Context,
-        update: Update<'_, FluxSuspend>,
-    ) -> KindResult<Live<FluxSuspend>> {
+    async fn update(&self, _: &Context, update: Update<'_, Self>) -> Outcome<Self> {
         let Update { desired, .. } = update;
         Ok(live(desired))
     }
 
-    async fn delete(&self, ctx: &Context, current: &Live<FluxSuspend>) -> KindResult<()> {
+    async fn delete(&self, ctx: &Context, current: &LiveOf<Self>) -> KindResult<()> {
         let step = of_id(&current.id)?;
         let target = self.0.target(&step.cluster, None, None);
         let cluster = self.0.cluster(&target).await?;

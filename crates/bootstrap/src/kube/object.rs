@@ -16,7 +16,8 @@ use super::shared::Shared;
 use async_trait::async_trait;
 use base64::Engine as _;
 use engine::{
-    Attributes, Context, KindError, KindResult, Live, ReadRequest, ReadResult, TypedKind, Update,
+    Attributes, Context, Found, KindError, KindResult, Live, LiveOf, Outcome, ReadRequest,
+    Requests, TypedKind, Update,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{Value as Json, json};
@@ -244,28 +245,20 @@ impl TypedKind for KubeObjectKind {
     type Attrs = KubeObject;
     const NAME: &'static str = "k8s_object";
 
-    async fn read(
-        &self,
-        _: &Context,
-        requests: &[ReadRequest<KubeObject>],
-    ) -> ReadResult<KubeObject> {
+    async fn read(&self, _: &Context, requests: &Requests<Self>) -> Found<Self> {
         futures::future::try_join_all(requests.iter().map(|r| self.read_one(r))).await
     }
 
-    async fn create(&self, ctx: &Context, desired: &KubeObject) -> KindResult<Live<KubeObject>> {
+    async fn create(&self, ctx: &Context, desired: &Self::Attrs) -> Outcome<Self> {
         self.apply(ctx, desired, false).await
     }
 
-    async fn update(
-        &self,
-        ctx: &Context,
-        update: Update<'_, KubeObject>,
-    ) -> KindResult<Live<KubeObject>> {
+    async fn update(&self, ctx: &Context, update: Update<'_, Self>) -> Outcome<Self> {
         let Update { desired, .. } = update;
         self.apply(ctx, desired, true).await
     }
 
-    async fn delete(&self, ctx: &Context, current: &Live<KubeObject>) -> KindResult<()> {
+    async fn delete(&self, ctx: &Context, current: &LiveOf<Self>) -> KindResult<()> {
         let (cluster_name, id, patch) = parse_state_id(&current.id)
             .ok_or_else(|| KindError::new(format!("bad object id `{}`", current.id)))?;
         let target = self.0.target(&cluster_name, None, None);

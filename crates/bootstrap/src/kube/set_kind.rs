@@ -7,7 +7,10 @@ use super::object_set::{self, ApplyOptions, Record, RecordRef};
 use super::shared::Shared;
 use async_trait::async_trait;
 use engine::TypedKind;
-use engine::{Attributes, Context, KindError, KindResult, Live, ReadRequest, ReadResult, Update};
+use engine::{
+    Attributes, Context, Found, KindError, KindResult, Live, LiveOf, Outcome, ReadRequest,
+    Requests, Update,
+};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -124,23 +127,19 @@ impl<S: SetSource> TypedKind for SetKind<S> {
     type Attrs = S::Attrs;
     const NAME: &'static str = S::NAME;
 
-    async fn read(&self, _: &Context, requests: &[ReadRequest<S::Attrs>]) -> ReadResult<S::Attrs> {
+    async fn read(&self, _: &Context, requests: &Requests<Self>) -> Found<Self> {
         futures::future::try_join_all(requests.iter().map(|r| self.read_one(r))).await
     }
 
-    async fn create(&self, ctx: &Context, desired: &S::Attrs) -> KindResult<Live<S::Attrs>> {
+    async fn create(&self, ctx: &Context, desired: &Self::Attrs) -> Outcome<Self> {
         self.install(ctx, desired).await
     }
 
-    async fn update(
-        &self,
-        ctx: &Context,
-        update: Update<'_, S::Attrs>,
-    ) -> KindResult<Live<S::Attrs>> {
+    async fn update(&self, ctx: &Context, update: Update<'_, Self>) -> Outcome<Self> {
         self.install(ctx, update.desired).await
     }
 
-    async fn delete(&self, ctx: &Context, current: &Live<S::Attrs>) -> KindResult<()> {
+    async fn delete(&self, ctx: &Context, current: &LiveOf<Self>) -> KindResult<()> {
         let Some((cluster, _, at)) = self.locate(None, Some(&current.id)).await? else {
             return Ok(());
         };

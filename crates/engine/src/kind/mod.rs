@@ -13,7 +13,8 @@ pub use error::KindError;
 pub use field::{Field, FieldUpdate, Normalize, is_redacted, redact};
 pub(crate) use typed::changed_fields;
 pub use typed::{
-    Attributes, Changes, KindResult, ReadResult, Typed, TypedKind, Update, decode, encode,
+    Attributes, Changes, Found, KindResult, LiveOf, Outcome, ReadResult, Requests, Typed,
+    TypedKind, Update, decode, encode,
 };
 
 use crate::{Address, Attrs, RetryPolicy};

@@ -56,44 +56,48 @@ pub trait TypedKind: Send + Sync + 'static {
     }
 
     /// Reads the live state of `requests`; the answer is aligned with them (`None`: not found).
-    async fn read(
-        &self,
-        ctx: &Context,
-        requests: &[ReadRequest<Self::Attrs>],
-    ) -> ReadResult<Self::Attrs>;
+    async fn read(&self, ctx: &Context, requests: &Requests<Self>) -> Found<Self>;
 
     /// Creates the resource and returns it as read back. `ctx.address()` names the resource.
-    async fn create(&self, ctx: &Context, desired: &Self::Attrs) -> KindResult<Live<Self::Attrs>>;
+    async fn create(&self, ctx: &Context, desired: &Self::Attrs) -> Outcome<Self>;
 
     /// Changes the fields marked in `update.changes` (in-place fields only: a change of a
     /// replace field never reaches here) and returns the resource as read back.
-    async fn update(
-        &self,
-        ctx: &Context,
-        update: Update<'_, Self::Attrs>,
-    ) -> KindResult<Live<Self::Attrs>> {
+    async fn update(&self, ctx: &Context, update: Update<'_, Self>) -> Outcome<Self> {
         let address = ctx.address().map(|a| a.to_string()).unwrap_or_default();
         let changed = update.changes.names().join(", ");
         Err(KindError::new(format!("{address}: {} cannot change {changed} in place", Self::NAME)))
     }
 
     /// Deletes the resource, waiting until the cloud lets its dependencies go.
-    async fn delete(&self, ctx: &Context, current: &Live<Self::Attrs>) -> KindResult<()>;
+    async fn delete(&self, ctx: &Context, current: &LiveOf<Self>) -> KindResult<()>;
 }
 
 /// What [`TypedKind::update`] works from: the resource as it is, as the spec wants it, and
 /// which fields differ.
-pub struct Update<'a, A: Attributes> {
-    pub current: &'a Live<A>,
-    pub desired: &'a A,
-    pub changes: &'a A::Changes,
+pub struct Update<'a, K: TypedKind + ?Sized> {
+    pub current: &'a LiveOf<K>,
+    pub desired: &'a K::Attrs,
+    pub changes: &'a <K::Attrs as Attributes>::Changes,
 }
 
 /// What a kind's operation returns.
 pub type KindResult<T> = Result<T, KindError>;
 
-/// What a typed kind's read returns: one answer per request, `None` when not found.
+/// The read requests a typed kind `K` receives.
+pub type Requests<K> = [ReadRequest<<K as TypedKind>::Attrs>];
+
+/// What a typed kind's read answers: one per request, `None` when not found.
+pub type Found<K> = ReadResult<<K as TypedKind>::Attrs>;
+
+/// Resources with attributes `A` found by a read, one per request (`None`: not found).
 pub type ReadResult<A> = KindResult<Vec<Option<Live<A>>>>;
+
+/// A resource of the typed kind `K` as it exists.
+pub type LiveOf<K> = Live<<K as TypedKind>::Attrs>;
+
+/// What a typed kind's create and update return: the resource as read back.
+pub type Outcome<K> = KindResult<LiveOf<K>>;
 
 /// A [`TypedKind`] as the engine's dynamic [`Kind`].
 pub struct Typed<K>(pub K);
@@ -232,7 +236,8 @@ impl<K: TypedKind> Kind for Typed<K> {
         let typed_current = decode_live(K::NAME, address, current)?;
         let typed_desired: K::Attrs = decode(K::NAME, address, desired)?;
         let ctx = ctx.for_resource(address);
-        let update = Update { current: &typed_current, desired: &typed_desired, changes: &changes };
+        let update =
+            Update::<K> { current: &typed_current, desired: &typed_desired, changes: &changes };
         encode_live(K::NAME, self.0.update(&ctx, update).await?)
     }
 

@@ -19,8 +19,8 @@
 
 use crate::spec::{FieldPath, SpecErrors, SpecSource};
 use crate::{
-    Address, ApiCall, ApiCallCounter, ApiCalls, Context, Kind, KindError, KindResult, Live,
-    MANAGED_BY, Provider, ReadRequest, ReadResult, ResourceSpec, TAG_ADDRESS, TAG_MANAGED_BY,
+    Address, ApiCall, ApiCallCounter, ApiCalls, Context, Found, Kind, KindError, KindResult, Live,
+    LiveOf, MANAGED_BY, Outcome, Provider, Requests, ResourceSpec, TAG_ADDRESS, TAG_MANAGED_BY,
     TAG_SPEC, Tags, Typed, TypedKind, Update, Value,
 };
 use async_trait::async_trait;
@@ -214,7 +214,7 @@ impl TypedKind for FakeItems {
     type Attrs = Item;
     const NAME: &'static str = FAKE_ITEM;
 
-    async fn read(&self, _: &Context, requests: &[ReadRequest<Item>]) -> ReadResult<Item> {
+    async fn read(&self, _: &Context, requests: &Requests<Self>) -> Found<Self> {
         self.0.call(Op::Read, FAKE_ITEM)?;
         let items = self.0.with(|c| c.items.clone());
         Ok(requests
@@ -231,7 +231,7 @@ impl TypedKind for FakeItems {
             .collect())
     }
 
-    async fn create(&self, ctx: &Context, desired: &Item) -> KindResult<Live<Item>> {
+    async fn create(&self, ctx: &Context, desired: &Self::Attrs) -> Outcome<Self> {
         let address = ctx.address().map(Address::as_str).unwrap_or_default();
         self.0.call(Op::Create, address)?;
         if let Some(parent) = &desired.parent
@@ -250,7 +250,7 @@ impl TypedKind for FakeItems {
         Ok(live)
     }
 
-    async fn update(&self, ctx: &Context, update: Update<'_, Item>) -> KindResult<Live<Item>> {
+    async fn update(&self, ctx: &Context, update: Update<'_, Self>) -> Outcome<Self> {
         let Update { current, desired, changes } = update;
         self.0.call(Op::Update, ctx.address().map(Address::as_str).unwrap_or_default())?;
         self.0.with(|c| {
@@ -273,7 +273,7 @@ impl TypedKind for FakeItems {
         })
     }
 
-    async fn delete(&self, ctx: &Context, current: &Live<Item>) -> KindResult<()> {
+    async fn delete(&self, ctx: &Context, current: &LiveOf<Self>) -> KindResult<()> {
         self.0.call(Op::Delete, ctx.address().map(Address::as_str).unwrap_or_default())?;
         self.0.with(|c| {
             if c.items.values().any(|i| i.parent.as_deref() == Some(current.id.as_str())) {
