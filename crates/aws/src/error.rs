@@ -8,6 +8,7 @@
 //! draining, which the executor retries as a step (`engine::retry`).
 
 use aws_sdk_ec2::error::ProvideErrorMetadata;
+use aws_smithy_async::future::pagination_stream::PaginationStream;
 use aws_smithy_runtime_api::client::orchestrator::HttpResponse;
 use aws_smithy_runtime_api::client::result::SdkError;
 use aws_smithy_types::error::display::DisplayErrorContext;
@@ -86,6 +87,21 @@ where
 
     fn or_gone(self, operation: &str, gone: &[&str]) -> Result<(), KindError> {
         self.or_absent(operation, gone).map(|_| ())
+    }
+}
+
+/// A paginated listing (`….into_paginator().items().send()`) read to its end.
+pub(crate) trait Listing<T> {
+    /// Every item of the listing; an error names `operation`.
+    async fn all(self, operation: &str) -> Result<Vec<T>, KindError>;
+}
+
+impl<T, E> Listing<T> for PaginationStream<Result<T, SdkError<E, HttpResponse>>>
+where
+    E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
+{
+    async fn all(self, operation: &str) -> Result<Vec<T>, KindError> {
+        self.collect::<Result<Vec<T>, _>>().await.api(operation)
     }
 }
 

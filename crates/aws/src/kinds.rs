@@ -15,7 +15,7 @@ pub(crate) fn all(clients: &Arc<AwsClients>) -> Vec<Arc<dyn Kind>> {
         Typed::arc(ec2::vpc_cidr_association::VpcCidrAssociationKind(c())),
         Typed::arc(ec2::subnet::SubnetKind(c())),
         Typed::arc(ec2::internet_gateway::InternetGatewayKind(c())),
-        Typed::arc(ec2::internet_gateway::InternetGatewayAttachmentKind(c())),
+        Typed::arc(ec2::internet_gateway_attachment::InternetGatewayAttachmentKind(c())),
         Typed::arc(ec2::eip::EipKind(c())),
         Typed::arc(ec2::nat_gateway::NatGatewayKind(c())),
         Typed::arc(ec2::route_table::RouteTableKind(c())),
@@ -28,7 +28,7 @@ pub(crate) fn all(clients: &Arc<AwsClients>) -> Vec<Arc<dyn Kind>> {
         Typed::arc(ec2::launch_template::LaunchTemplateKind(c())),
         // IAM
         Typed::arc(iam::role::RoleKind(c())),
-        Typed::arc(iam::role::RolePolicyKind(c())),
+        Typed::arc(iam::role_policy::RolePolicyKind(c())),
         Typed::arc(iam::role_policy_attachment::RolePolicyAttachmentKind(c())),
         Typed::arc(iam::instance_profile::InstanceProfileKind(c())),
         Typed::arc(iam::oidc_provider::OidcProviderKind(c())),
@@ -54,7 +54,7 @@ pub(crate) fn all(clients: &Arc<AwsClients>) -> Vec<Arc<dyn Kind>> {
         Typed::arc(eks::node_group::EksNodeGroupKind(c())),
         Typed::arc(eks::addon::EksAddonKind(c())),
         Typed::arc(eks::access_entry::EksAccessEntryKind(c())),
-        Typed::arc(eks::access_entry::EksAccessPolicyAssociationKind(c())),
+        Typed::arc(eks::access_policy_association::EksAccessPolicyAssociationKind(c())),
         Typed::arc(eks::pod_identity::EksPodIdentityAssociationKind(c())),
         // SQS
         Typed::arc(sqs::queue::QueueKind(c())),

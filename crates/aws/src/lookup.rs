@@ -88,6 +88,21 @@ where
     Ok(requests.iter().zip(found).map(|(r, l)| ours_by_name(r, l)).collect())
 }
 
+/// Reads resources the spec names (`name_of`, else the recorded id), one call each; what is
+/// found counts only as [`ours_by_name`] says.
+pub(crate) async fn read_named<A, F, Fut>(
+    requests: &[ReadRequest<A>],
+    name_of: impl Fn(&A) -> String,
+    read: F,
+) -> Result<Vec<Option<Live<A>>>, KindError>
+where
+    A: Attributes,
+    F: Fn(String) -> Fut,
+    Fut: Future<Output = Result<Option<Live<A>>, KindError>>,
+{
+    read_by_key(requests, |r| wanted(r, &name_of), read).await
+}
+
 /// For each request, the found resource with its recorded id, else the one carrying its
 /// address tag.
 pub(crate) fn match_requests<A: Attributes>(
@@ -183,6 +198,22 @@ where
     Fut: Future<Output = Result<Vec<Live<A>>, KindError>>,
 {
     ctx.memo(&format!("ec2:owned:{id_filter}"), || describe(owned_filter(ctx))).await
+}
+
+/// The EC2 resource `id` just written (`what`, e.g. "subnet"), read by its `id_filter` until
+/// it is visible.
+pub(crate) async fn read_back_id<A, F, Fut>(
+    what: &str,
+    id_filter: &str,
+    id: &str,
+    describe: F,
+) -> Result<Live<A>, KindError>
+where
+    F: Fn(aws_sdk_ec2::types::Filter) -> Fut,
+    Fut: Future<Output = Result<Vec<Live<A>>, KindError>>,
+{
+    let by_id = || async { Ok(describe(filter(id_filter, vec![id.into()])).await?.pop()) };
+    engine::retry::read_back(&format!("{what} {id}"), by_id).await
 }
 
 /// A resource read again after a change: it must still be there.

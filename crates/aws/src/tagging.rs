@@ -5,7 +5,10 @@
 //! by ARN, IAM per resource type, ...); [`retag`] makes at most one untag and one tag call.
 
 use async_trait::async_trait;
-use engine::{Address, KindError, MANAGED_BY, TAG_ADDRESS, TAG_MANAGED_BY, TAG_SPEC, Tags, Value};
+use engine::{
+    Address, Attributes, KindError, Live, MANAGED_BY, TAG_ADDRESS, TAG_MANAGED_BY, TAG_SPEC, Tags,
+    TypedKind, Update, Value,
+};
 
 /// AWS's limit on tags per resource.
 pub const MAX_TAGS: usize = 50;
@@ -66,6 +69,24 @@ pub(crate) async fn retag(
         api.tag(id, changed).await?;
     }
     Ok(())
+}
+
+/// The update of a kind whose only in-place field is its tags: re-tags the resource `id` (an id
+/// or an ARN, as `api` wants) and answers its attributes with the desired tags.
+pub(crate) async fn update_tags<K: TypedKind>(
+    api: &impl TagApi,
+    id: &str,
+    update: Update<'_, K>,
+) -> Result<Live<K::Attrs>, KindError> {
+    let Update { current, desired, .. } = update;
+    let none = Tags::new();
+    let want = desired.tags().unwrap_or(&none);
+    retag(api, id, current.attributes.tags().unwrap_or(&none), want).await?;
+    let mut attributes = current.attributes.clone();
+    if let Some(tags) = attributes.tags_mut() {
+        tags.clone_from(want);
+    }
+    Ok(Live::new(&current.id, attributes))
 }
 
 /// Tags from a service's own tag pairs.

@@ -99,6 +99,9 @@ fn expand(input: &DeriveInput) -> syn::Result<proc_macro2::TokenStream> {
             fn tags(&self) -> ::core::option::Option<&::engine::Tags> {
                 ::core::option::Option::Some(&self.#f)
             }
+            fn tags_mut(&mut self) -> ::core::option::Option<&mut ::engine::Tags> {
+                ::core::option::Option::Some(&mut self.#f)
+            }
         }
     });
     let change_fields = diffed.iter().map(|(i, _)| quote!(pub #i: bool,));

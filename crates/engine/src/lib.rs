@@ -35,7 +35,6 @@
 //!
 //! struct Buckets(Cloud);
 //!
-//! #[async_trait]
 //! impl TypedKind for Buckets {
 //!     type Attrs = Bucket;
 //!     const NAME: &'static str = "memory_bucket";

@@ -3,7 +3,6 @@
 //! says where it lives and how OpenBao's answer reads ([`Entry`]); the rest is here.
 
 use crate::shared::{Shared, body, path, read_each, split_id};
-use async_trait::async_trait;
 use engine::TypedKind;
 use engine::{
     Attributes, Context, Found, KindError, KindResult, Live, LiveOf, Outcome, Requests, Update,
@@ -58,7 +57,6 @@ impl<E: Entry> EntryKind<E> {
     }
 }
 
-#[async_trait]
 impl<E: Entry> TypedKind for EntryKind<E> {
     type Attrs = E;
     const NAME: &'static str = E::KIND;

@@ -24,7 +24,6 @@
 
 use crate::client::BaoClient;
 use crate::shared::Shared;
-use async_trait::async_trait;
 use engine::retry::RetryPolicy;
 use engine::wait::{Poll, Wait};
 use engine::{
@@ -303,7 +302,6 @@ impl InitKind {
     }
 }
 
-#[async_trait]
 impl TypedKind for InitKind {
     type Attrs = Init;
     const NAME: &'static str = "openbao_init";

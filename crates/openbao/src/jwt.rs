@@ -12,7 +12,6 @@
 
 use crate::entry::Entry;
 use crate::shared::{Shared, body, int, path, pem_list, read_each, strings, text};
-use async_trait::async_trait;
 use engine::normalize::text_lines;
 use engine::{
     Attributes, Context, Found, KindError, KindResult, Live, LiveOf, Outcome, Requests, TypedKind,
@@ -105,7 +104,6 @@ impl JwtConfigKind {
     }
 }
 
-#[async_trait]
 impl TypedKind for JwtConfigKind {
     type Attrs = JwtConfig;
     const NAME: &'static str = "openbao_jwt_config";

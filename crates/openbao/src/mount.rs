@@ -11,7 +11,6 @@
 //! state) adopts it and tunes it to the spec.
 
 use crate::shared::{Shared, forget, int, memo_key, path, text};
-use async_trait::async_trait;
 use engine::{
     Attributes, Context, Found, KindError, KindResult, Live, LiveOf, Outcome, Requests, Update,
 };
@@ -172,7 +171,6 @@ fn all_set() -> MountChanges {
     changes
 }
 
-#[async_trait]
 impl<const AUTH: bool> TypedKind for MountKind<AUTH> {
     type Attrs = Mount;
     const NAME: &'static str = if AUTH { "openbao_auth" } else { "openbao_mount" };

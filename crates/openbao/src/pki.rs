@@ -15,7 +15,6 @@
 
 use crate::entry::Entry;
 use crate::shared::{Shared, flag, int, path, read_each, same_text, strings, text};
-use async_trait::async_trait;
 use engine::normalize::text_lines;
 use engine::{
     Attributes, Context, Found, KindError, KindResult, Live, LiveOf, Outcome, Requests, TypedKind,
@@ -171,7 +170,6 @@ impl PkiIntermediateKind {
     }
 }
 
-#[async_trait]
 impl TypedKind for PkiIntermediateKind {
     type Attrs = PkiIntermediate;
     const NAME: &'static str = "openbao_pki_intermediate";

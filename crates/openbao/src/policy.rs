@@ -6,7 +6,6 @@
 //! comments included.
 
 use crate::shared::{Shared, path, read_each};
-use async_trait::async_trait;
 use engine::{
     Attributes, Context, Found, KindError, KindResult, Live, LiveOf, Outcome, Requests, TypedKind,
     Update,
@@ -69,7 +68,6 @@ impl PolicyKind {
     }
 }
 
-#[async_trait]
 impl TypedKind for PolicyKind {
     type Attrs = Policy;
     const NAME: &'static str = "openbao_policy";

@@ -11,7 +11,6 @@
 
 use crate::shared::Shared;
 use crate::stores::HookError;
-use async_trait::async_trait;
 use engine::{
     Attributes, Context, Found, KindError, KindResult, Live, LiveOf, Outcome, ReadRequest,
     Requests, Secret, TypedKind, Update,
@@ -146,7 +145,6 @@ impl ServerTlsKind {
     }
 }
 
-#[async_trait]
 impl TypedKind for ServerTlsKind {
     type Attrs = ServerTls;
     const NAME: &'static str = "openbao_server_tls";

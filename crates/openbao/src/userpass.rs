@@ -8,7 +8,6 @@
 
 use crate::random_secret;
 use crate::shared::{Shared, body, int, path, read_each, split_id, strings};
-use async_trait::async_trait;
 use engine::{
     Attributes, Context, Found, KindError, KindResult, Live, LiveOf, Outcome, Requests, TypedKind,
     Update,
@@ -75,7 +74,6 @@ impl UserpassUserKind {
     }
 }
 
-#[async_trait]
 impl TypedKind for UserpassUserKind {
     type Attrs = UserpassUser;
     const NAME: &'static str = "openbao_userpass_user";

@@ -6,10 +6,9 @@
 
 use super::{AsgTags, asg_tags};
 use crate::AwsClients;
-use crate::error::{SdkResult, required};
+use crate::error::{Listing, SdkResult, required};
 use crate::lookup::{match_requests, missing_ids, still_there};
 use crate::tagging::{from_pairs, retag};
-use async_trait::async_trait;
 use aws_sdk_autoscaling::types::{AutoScalingGroup as Asg, Filter, LaunchTemplateSpecification};
 use engine::retry::read_back;
 use engine::wait::{Poll, Wait};
@@ -110,7 +109,7 @@ impl AutoscalingGroupKind {
         let call = call.set_filters(filter.map(|f| vec![f]));
         let call = call.set_auto_scaling_group_names((!names.is_empty()).then_some(names));
         let pages = call.into_paginator().items().send();
-        pages.collect::<Result<_, _>>().await.api("autoscaling:DescribeAutoScalingGroups")
+        pages.all("autoscaling:DescribeAutoScalingGroups").await
     }
 
     /// The groups `filter` or `names` select but those being deleted (on their way out).
@@ -129,7 +128,6 @@ impl AutoscalingGroupKind {
     }
 }
 
-#[async_trait]
 impl TypedKind for AutoscalingGroupKind {
     type Attrs = AutoscalingGroup;
     const NAME: &'static str = "aws_autoscaling_group";

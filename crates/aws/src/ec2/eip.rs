@@ -4,11 +4,9 @@
 use super::{Ec2Tags, tag_spec, tags_of};
 use crate::AwsClients;
 use crate::error::{SdkResult, required};
-use crate::lookup::{filter, read_owned_then_ids};
-use crate::tagging::retag;
-use async_trait::async_trait;
+use crate::lookup::{read_back_id, read_owned_then_ids};
+use crate::tagging::update_tags;
 use aws_sdk_ec2::types::{DomainType, Filter, ResourceType};
-use engine::retry::read_back;
 use engine::{
     Attributes, Context, Found, KindError, KindResult, Live, LiveOf, Outcome, Requests, Tags,
     TypedKind, Update,
@@ -49,7 +47,6 @@ impl EipKind {
     }
 }
 
-#[async_trait]
 impl TypedKind for EipKind {
     type Attrs = Eip;
     const NAME: &'static str = "aws_eip";
@@ -64,16 +61,11 @@ impl TypedKind for EipKind {
         let call = self.0.ec2.allocate_address().domain(domain).tag_specifications(tags);
         let out = call.send().await.api("ec2:AllocateAddress")?;
         let id = required(out.allocation_id(), "ec2:AllocateAddress: AllocationId")?;
-        read_back(&format!("EIP {id}"), || async {
-            Ok(self.describe(filter("allocation-id", vec![id.into()])).await?.pop())
-        })
-        .await
+        read_back_id("EIP", "allocation-id", id, |f| self.describe(f)).await
     }
 
     async fn update(&self, _: &Context, update: Update<'_, Self>) -> Outcome<Self> {
-        let Update { current, desired, .. } = update;
-        retag(&Ec2Tags(&self.0.ec2), &current.id, &current.attributes.tags, &desired.tags).await?;
-        Ok(Live::new(&current.id, Eip { tags: desired.tags.clone(), ..current.attributes.clone() }))
+        update_tags(&Ec2Tags(&self.0.ec2), &update.current.id, update).await
     }
 
     async fn delete(&self, _: &Context, current: &LiveOf<Self>) -> KindResult<()> {

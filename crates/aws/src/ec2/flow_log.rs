@@ -2,14 +2,12 @@
 
 use super::{Ec2Tags, tag_spec, tags_of};
 use crate::AwsClients;
-use crate::error::{SdkResult, required};
-use crate::lookup::{filter, read_owned_then_ids};
-use crate::tagging::retag;
-use async_trait::async_trait;
+use crate::error::{Listing, SdkResult, required};
+use crate::lookup::{read_back_id, read_owned_then_ids};
+use crate::tagging::update_tags;
 use aws_sdk_ec2::types::{
     Filter, FlowLogsResourceType, LogDestinationType, ResourceType, TrafficType,
 };
-use engine::retry::read_back;
 use engine::{
     Attributes, Context, Found, KindError, KindResult, Live, LiveOf, Outcome, Requests, Tags,
     TypedKind, Update,
@@ -37,8 +35,7 @@ pub(crate) struct FlowLogKind(pub Arc<AwsClients>);
 impl FlowLogKind {
     async fn describe(&self, filter: Filter) -> KindResult<Vec<Live<FlowLog>>> {
         let pages = self.0.ec2.describe_flow_logs().filter(filter).into_paginator();
-        let logs: Vec<_> =
-            pages.items().send().collect::<Result<_, _>>().await.api("ec2:DescribeFlowLogs")?;
+        let logs: Vec<_> = pages.items().send().all("ec2:DescribeFlowLogs").await?;
         logs.iter()
             .map(|f| {
                 let log = FlowLog {
@@ -57,7 +54,6 @@ impl FlowLogKind {
     }
 }
 
-#[async_trait]
 impl TypedKind for FlowLogKind {
     type Attrs = FlowLog;
     const NAME: &'static str = "aws_flow_log";
@@ -87,17 +83,11 @@ impl TypedKind for FlowLogKind {
         }
         let id = out.flow_log_ids().first().map(String::as_str);
         let id = required(id, "ec2:CreateFlowLogs: FlowLogIds")?;
-        read_back(&format!("flow log {id}"), || async {
-            Ok(self.describe(filter("flow-log-id", vec![id.into()])).await?.pop())
-        })
-        .await
+        read_back_id("flow log", "flow-log-id", id, |f| self.describe(f)).await
     }
 
     async fn update(&self, _: &Context, update: Update<'_, Self>) -> Outcome<Self> {
-        let Update { current, desired, .. } = update;
-        retag(&Ec2Tags(&self.0.ec2), &current.id, &current.attributes.tags, &desired.tags).await?;
-        let log = FlowLog { tags: desired.tags.clone(), ..current.attributes.clone() };
-        Ok(Live::new(&current.id, log))
+        update_tags(&Ec2Tags(&self.0.ec2), &update.current.id, update).await
     }
 
     async fn delete(&self, _: &Context, current: &LiveOf<Self>) -> KindResult<()> {

@@ -1,18 +1,15 @@
-//! `aws_internet_gateway` and `aws_internet_gateway_attachment`. An attachment has no id of its
-//! own and no tags: its id is `igw-id/vpc-id`, and it is read through the gateway's attachments
-//! (one batched `DescribeInternetGateways`, shared with the gateway kind).
+//! `aws_internet_gateway`: a gateway with the VPCs it is attached to (attachments are
+//! `aws_internet_gateway_attachment` resources).
 
 use super::{Ec2Tags, tag_spec, tags_of};
 use crate::AwsClients;
-use crate::error::{SdkResult, required};
-use crate::lookup::{filter, owned, read_owned_then_ids};
-use crate::tagging::retag;
-use async_trait::async_trait;
+use crate::error::{Listing, SdkResult, required};
+use crate::lookup::{read_back_id, read_owned_then_ids};
+use crate::tagging::update_tags;
 use aws_sdk_ec2::types::{Filter, ResourceType};
-use engine::retry::read_back;
 use engine::{
-    Attributes, Context, Found, KindResult, Live, LiveOf, Outcome, ReadRequest, Requests, Tags,
-    TypedKind, Update,
+    Attributes, Context, Found, KindResult, Live, LiveOf, Outcome, Requests, Tags, TypedKind,
+    Update,
 };
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -26,22 +23,15 @@ pub(crate) struct InternetGateway {
     pub attached_vpc_ids: Vec<String>,
 }
 
-#[derive(Attributes, Serialize, Deserialize, Clone, Debug, PartialEq)]
-pub(crate) struct InternetGatewayAttachment {
-    #[attr(replace)]
-    pub internet_gateway_id: String,
-    #[attr(replace)]
-    pub vpc_id: String,
-}
-
 pub(crate) struct InternetGatewayKind(pub Arc<AwsClients>);
-pub(crate) struct InternetGatewayAttachmentKind(pub Arc<AwsClients>);
 
 /// Internet gateways matching `filter`, with the VPCs each is attached to.
-async fn describe(clients: &AwsClients, filter: Filter) -> KindResult<Vec<Live<InternetGateway>>> {
+pub(super) async fn describe(
+    clients: &AwsClients,
+    filter: Filter,
+) -> KindResult<Vec<Live<InternetGateway>>> {
     let pages = clients.ec2.describe_internet_gateways().filters(filter).into_paginator();
-    let igws: Vec<_> =
-        pages.items().send().collect::<Result<_, _>>().await.api("ec2:DescribeInternetGateways")?;
+    let igws: Vec<_> = pages.items().send().all("ec2:DescribeInternetGateways").await?;
     igws.iter()
         .map(|g| {
             let id = required(g.internet_gateway_id(), "ec2:DescribeInternetGateways: Id")?;
@@ -52,7 +42,6 @@ async fn describe(clients: &AwsClients, filter: Filter) -> KindResult<Vec<Live<I
         .collect()
 }
 
-#[async_trait]
 impl TypedKind for InternetGatewayKind {
     type Attrs = InternetGateway;
     const NAME: &'static str = "aws_internet_gateway";
@@ -67,17 +56,11 @@ impl TypedKind for InternetGatewayKind {
         let out = call.send().await.api("ec2:CreateInternetGateway")?;
         let id = out.internet_gateway().and_then(|g| g.internet_gateway_id());
         let id = required(id, "ec2:CreateInternetGateway: InternetGatewayId")?;
-        read_back(&format!("internet gateway {id}"), || async {
-            Ok(describe(&self.0, filter("internet-gateway-id", vec![id.into()])).await?.pop())
-        })
-        .await
+        read_back_id("internet gateway", "internet-gateway-id", id, |f| describe(&self.0, f)).await
     }
 
     async fn update(&self, _: &Context, update: Update<'_, Self>) -> Outcome<Self> {
-        let Update { current, desired, .. } = update;
-        retag(&Ec2Tags(&self.0.ec2), &current.id, &current.attributes.tags, &desired.tags).await?;
-        let igw = InternetGateway { tags: desired.tags.clone(), ..current.attributes.clone() };
-        Ok(Live::new(&current.id, igw))
+        update_tags(&Ec2Tags(&self.0.ec2), &update.current.id, update).await
     }
 
     async fn delete(&self, _: &Context, current: &LiveOf<Self>) -> KindResult<()> {
@@ -85,67 +68,5 @@ impl TypedKind for InternetGatewayKind {
         call.send()
             .await
             .or_gone("ec2:DeleteInternetGateway", &["InvalidInternetGatewayID.NotFound"])
-    }
-}
-
-/// The attachment of `igw` to `vpc`.
-fn attachment(igw: &str, vpc: &str) -> Live<InternetGatewayAttachment> {
-    let attrs = InternetGatewayAttachment { internet_gateway_id: igw.into(), vpc_id: vpc.into() };
-    Live::new(format!("{igw}/{vpc}"), attrs)
-}
-
-/// The gateway and VPC a request is about: from the spec, else from the recorded id.
-fn target(r: &ReadRequest<InternetGatewayAttachment>) -> Option<(String, String)> {
-    match (&r.desired, &r.id) {
-        (Some(d), _) => Some((d.internet_gateway_id.clone(), d.vpc_id.clone())),
-        (None, id) => id.as_ref()?.split_once('/').map(|(g, v)| (g.into(), v.into())),
-    }
-}
-
-#[async_trait]
-impl TypedKind for InternetGatewayAttachmentKind {
-    type Attrs = InternetGatewayAttachment;
-    const NAME: &'static str = "aws_internet_gateway_attachment";
-
-    async fn read(&self, ctx: &Context, requests: &Requests<Self>) -> Found<Self> {
-        let targets: Vec<_> = requests.iter().map(target).collect();
-        let by_filter = |f| describe(&self.0, f);
-        let mut found = owned(ctx, "internet-gateway-id", &by_filter).await?.as_ref().clone();
-        let mut others: Vec<String> = targets
-            .iter()
-            .flatten()
-            .map(|(igw, _)| igw.clone())
-            .filter(|igw| !found.iter().any(|l| &l.id == igw))
-            .collect();
-        others.sort();
-        others.dedup();
-        if !others.is_empty() {
-            found.extend(by_filter(filter("internet-gateway-id", others)).await?);
-        }
-        // Attached to the VPC wanted, else to another one (which the plan then replaces).
-        Ok(targets
-            .iter()
-            .map(|t| {
-                let (igw, vpc) = t.as_ref()?;
-                let vpcs = &found.iter().find(|l| &l.id == igw)?.attributes.attached_vpc_ids;
-                let vpc = if vpcs.contains(vpc) { vpc } else { vpcs.first()? };
-                Some(attachment(igw, vpc))
-            })
-            .collect())
-    }
-
-    async fn create(&self, _: &Context, desired: &Self::Attrs) -> Outcome<Self> {
-        let (igw, vpc) = (&desired.internet_gateway_id, &desired.vpc_id);
-        let call = self.0.ec2.attach_internet_gateway().internet_gateway_id(igw).vpc_id(vpc);
-        call.send().await.api("ec2:AttachInternetGateway")?;
-        Ok(attachment(igw, vpc))
-    }
-
-    async fn delete(&self, _: &Context, current: &LiveOf<Self>) -> KindResult<()> {
-        let a = &current.attributes;
-        let call = self.0.ec2.detach_internet_gateway();
-        let call = call.internet_gateway_id(&a.internet_gateway_id).vpc_id(&a.vpc_id);
-        let gone = ["Gateway.NotAttached", "InvalidInternetGatewayID.NotFound"];
-        call.send().await.or_gone("ec2:DetachInternetGateway", &gone)
     }
 }

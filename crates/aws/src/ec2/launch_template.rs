@@ -10,7 +10,6 @@ use crate::AwsClients;
 use crate::error::{SdkResult, required};
 use crate::lookup::{match_requests, missing_ids, owned_filter, still_there};
 use crate::tagging::retag;
-use async_trait::async_trait;
 use aws_sdk_ec2::types::{
     Filter, InstanceType, LaunchTemplateHttpTokensState,
     LaunchTemplateIamInstanceProfileSpecificationRequest as Profile,
@@ -122,7 +121,6 @@ impl LaunchTemplateKind {
     }
 }
 
-#[async_trait]
 impl TypedKind for LaunchTemplateKind {
     type Attrs = LaunchTemplate;
     const NAME: &'static str = "aws_launch_template";

@@ -5,6 +5,7 @@
 pub(crate) mod eip;
 pub(crate) mod flow_log;
 pub(crate) mod internet_gateway;
+pub(crate) mod internet_gateway_attachment;
 pub(crate) mod launch_template;
 pub(crate) mod nat_gateway;
 pub(crate) mod route;

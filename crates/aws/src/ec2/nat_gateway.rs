@@ -4,10 +4,9 @@
 
 use super::{Ec2Tags, tag_spec, tags_of};
 use crate::AwsClients;
-use crate::error::{SdkResult, required};
+use crate::error::{Listing, SdkResult, required};
 use crate::lookup::{filter, read_owned_then_ids};
-use crate::tagging::retag;
-use async_trait::async_trait;
+use crate::tagging::update_tags;
 use aws_sdk_ec2::types::{ConnectivityType, Filter, NatGatewayState, ResourceType};
 use engine::wait::{Poll, Wait};
 use engine::{
@@ -42,8 +41,7 @@ impl NatGatewayKind {
         filter: Filter,
     ) -> KindResult<Vec<(Live<NatGateway>, NatGatewayState)>> {
         let pages = self.0.ec2.describe_nat_gateways().filter(filter).into_paginator();
-        let nats: Vec<_> =
-            pages.items().send().collect::<Result<_, _>>().await.api("ec2:DescribeNatGateways")?;
+        let nats: Vec<_> = pages.items().send().all("ec2:DescribeNatGateways").await?;
         let mut out = Vec::new();
         for n in nats {
             let state = n.state().cloned().unwrap_or(NatGatewayState::Pending);
@@ -69,7 +67,6 @@ impl NatGatewayKind {
     }
 }
 
-#[async_trait]
 impl TypedKind for NatGatewayKind {
     type Attrs = NatGateway;
     const NAME: &'static str = "aws_nat_gateway";
@@ -110,10 +107,7 @@ impl TypedKind for NatGatewayKind {
     }
 
     async fn update(&self, _: &Context, update: Update<'_, Self>) -> Outcome<Self> {
-        let Update { current, desired, .. } = update;
-        retag(&Ec2Tags(&self.0.ec2), &current.id, &current.attributes.tags, &desired.tags).await?;
-        let nat = NatGateway { tags: desired.tags.clone(), ..current.attributes.clone() };
-        Ok(Live::new(&current.id, nat))
+        update_tags(&Ec2Tags(&self.0.ec2), &update.current.id, update).await
     }
 
     async fn delete(&self, ctx: &Context, current: &LiveOf<Self>) -> KindResult<()> {

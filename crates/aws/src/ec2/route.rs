@@ -5,7 +5,6 @@
 use super::route_table::route_tables;
 use crate::AwsClients;
 use crate::error::SdkResult;
-use async_trait::async_trait;
 use engine::{
     Attributes, Context, Found, KindResult, Live, LiveOf, Outcome, ReadRequest, Requests,
     TypedKind, Update,
@@ -64,7 +63,6 @@ impl RouteKind {
     }
 }
 
-#[async_trait]
 impl TypedKind for RouteKind {
     type Attrs = Route;
     const NAME: &'static str = "aws_route";

@@ -3,10 +3,9 @@
 
 use super::{Ec2Tags, tag_spec, tags_of};
 use crate::AwsClients;
-use crate::error::{SdkResult, required};
+use crate::error::{Listing, SdkResult, required};
 use crate::lookup::{filter, match_requests, owned_filter};
-use crate::tagging::retag;
-use async_trait::async_trait;
+use crate::tagging::update_tags;
 use aws_sdk_ec2::types::{Filter, ResourceType, RouteTable as Ec2RouteTable};
 use engine::retry::read_back;
 use engine::{
@@ -35,7 +34,7 @@ pub(super) async fn describe(
     filter: Filter,
 ) -> KindResult<Vec<Ec2RouteTable>> {
     let pages = clients.ec2.describe_route_tables().filters(filter).into_paginator();
-    pages.items().send().collect::<Result<_, _>>().await.api("ec2:DescribeRouteTables")
+    pages.items().send().all("ec2:DescribeRouteTables").await
 }
 
 /// The spec's route tables, plus any of `ids` not among them: one call for everything owned
@@ -66,7 +65,6 @@ fn to_live(t: &Ec2RouteTable) -> KindResult<Live<RouteTable>> {
     Ok(Live::new(required(t.route_table_id(), "ec2:DescribeRouteTables: RouteTableId")?, table))
 }
 
-#[async_trait]
 impl TypedKind for RouteTableKind {
     type Attrs = RouteTable;
     const NAME: &'static str = "aws_route_table";
@@ -92,10 +90,7 @@ impl TypedKind for RouteTableKind {
     }
 
     async fn update(&self, _: &Context, update: Update<'_, Self>) -> Outcome<Self> {
-        let Update { current, desired, .. } = update;
-        retag(&Ec2Tags(&self.0.ec2), &current.id, &current.attributes.tags, &desired.tags).await?;
-        let table = RouteTable { tags: desired.tags.clone(), ..current.attributes.clone() };
-        Ok(Live::new(&current.id, table))
+        update_tags(&Ec2Tags(&self.0.ec2), &update.current.id, update).await
     }
 
     async fn delete(&self, _: &Context, current: &LiveOf<Self>) -> KindResult<()> {

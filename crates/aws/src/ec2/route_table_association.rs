@@ -6,7 +6,6 @@ use super::route_table::{describe, route_tables};
 use crate::AwsClients;
 use crate::error::{SdkResult, required};
 use crate::lookup::{filter, missing_ids};
-use async_trait::async_trait;
 use aws_sdk_ec2::types::RouteTable;
 use engine::{
     Attributes, Context, Found, KindResult, Live, LiveOf, Outcome, Requests, TypedKind, Update,
@@ -42,7 +41,6 @@ fn associations(tables: &[RouteTable]) -> Vec<Live<RouteTableAssociation>> {
     out
 }
 
-#[async_trait]
 impl TypedKind for RouteTableAssociationKind {
     type Attrs = RouteTableAssociation;
     const NAME: &'static str = "aws_route_table_association";

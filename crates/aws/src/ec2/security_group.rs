@@ -3,12 +3,11 @@
 
 use super::{Ec2Tags, tag_spec, tags_of};
 use crate::AwsClients;
-use crate::error::{SdkResult, required};
-use crate::lookup::{filter, read_owned_then_ids};
-use crate::tagging::retag;
-use async_trait::async_trait;
+use crate::error::{Listing, SdkResult, required};
+use crate::lookup::{read_back_id, read_owned_then_ids};
+use crate::tagging::update_tags;
 use aws_sdk_ec2::types::{Filter, IpPermission, IpRange, ResourceType};
-use engine::retry::{read_back, settle};
+use engine::retry::settle;
 use engine::{
     Attributes, Context, Found, KindResult, Live, LiveOf, Outcome, Requests, Tags, TypedKind,
     Update,
@@ -35,12 +34,7 @@ pub(crate) struct SecurityGroupKind(pub Arc<AwsClients>);
 impl SecurityGroupKind {
     async fn describe(&self, filter: Filter) -> KindResult<Vec<Live<SecurityGroup>>> {
         let pages = self.0.ec2.describe_security_groups().filters(filter).into_paginator();
-        let groups: Vec<_> = pages
-            .items()
-            .send()
-            .collect::<Result<_, _>>()
-            .await
-            .api("ec2:DescribeSecurityGroups")?;
+        let groups: Vec<_> = pages.items().send().all("ec2:DescribeSecurityGroups").await?;
         groups
             .iter()
             .map(|g| {
@@ -64,7 +58,6 @@ impl SecurityGroupKind {
     }
 }
 
-#[async_trait]
 impl TypedKind for SecurityGroupKind {
     type Attrs = SecurityGroup;
     const NAME: &'static str = "aws_security_group";
@@ -87,17 +80,11 @@ impl TypedKind for SecurityGroupKind {
             .api("ec2:CreateSecurityGroup")?;
         let id = required(out.group_id(), "ec2:CreateSecurityGroup: GroupId")?;
         settle(|| self.revoke_default_egress(id)).await?;
-        read_back(&format!("security group {id}"), || async {
-            Ok(self.describe(filter("group-id", vec![id.into()])).await?.pop())
-        })
-        .await
+        read_back_id("security group", "group-id", id, |f| self.describe(f)).await
     }
 
     async fn update(&self, _: &Context, update: Update<'_, Self>) -> Outcome<Self> {
-        let Update { current, desired, .. } = update;
-        retag(&Ec2Tags(&self.0.ec2), &current.id, &current.attributes.tags, &desired.tags).await?;
-        let group = SecurityGroup { tags: desired.tags.clone(), ..current.attributes.clone() };
-        Ok(Live::new(&current.id, group))
+        update_tags(&Ec2Tags(&self.0.ec2), &update.current.id, update).await
     }
 
     async fn delete(&self, _: &Context, current: &LiveOf<Self>) -> KindResult<()> {

@@ -5,10 +5,9 @@
 
 use super::{Ec2Tags, tag_spec, tags_of};
 use crate::AwsClients;
-use crate::error::{SdkResult, required};
+use crate::error::{Listing, SdkResult, required};
 use crate::lookup::{address_tag, filter, match_requests, missing_ids};
 use crate::tagging::retag;
-use async_trait::async_trait;
 use aws_sdk_ec2::types::{
     Filter, IpPermission, IpRange, ResourceType, SecurityGroupRuleRequest, SecurityGroupRuleUpdate,
     UserIdGroupPair,
@@ -81,12 +80,7 @@ const GONE: &[&str] =
 impl SecurityGroupRuleKind {
     async fn describe(&self, filter: Filter) -> KindResult<Vec<Live<SecurityGroupRule>>> {
         let pages = self.0.ec2.describe_security_group_rules().filters(filter).into_paginator();
-        let rules: Vec<_> = pages
-            .items()
-            .send()
-            .collect::<Result<_, _>>()
-            .await
-            .api("ec2:DescribeSecurityGroupRules")?;
+        let rules: Vec<_> = pages.items().send().all("ec2:DescribeSecurityGroupRules").await?;
         rules
             .iter()
             .map(|r| {
@@ -113,7 +107,6 @@ impl SecurityGroupRuleKind {
     }
 }
 
-#[async_trait]
 impl TypedKind for SecurityGroupRuleKind {
     type Attrs = SecurityGroupRule;
     const NAME: &'static str = "aws_security_group_rule";

@@ -2,12 +2,11 @@
 
 use super::{Ec2Tags, tag_spec, tags_of};
 use crate::AwsClients;
-use crate::error::{SdkResult, required};
-use crate::lookup::{filter, read_owned_then_ids};
+use crate::error::{Listing, SdkResult, required};
+use crate::lookup::{read_back_id, read_owned_then_ids};
 use crate::tagging::retag;
-use async_trait::async_trait;
 use aws_sdk_ec2::types::{AttributeBooleanValue, Filter, ResourceType};
-use engine::retry::{read_back, settle};
+use engine::retry::settle;
 use engine::{
     Attributes, Context, Found, KindResult, Live, LiveOf, Outcome, Requests, Tags, TypedKind,
     Update,
@@ -36,17 +35,8 @@ pub(crate) struct SubnetKind(pub Arc<AwsClients>);
 
 impl SubnetKind {
     async fn describe(&self, filter: Filter) -> KindResult<Vec<Live<Subnet>>> {
-        let subnets: Vec<_> = self
-            .0
-            .ec2
-            .describe_subnets()
-            .filters(filter)
-            .into_paginator()
-            .items()
-            .send()
-            .collect::<Result<_, _>>()
-            .await
-            .api("ec2:DescribeSubnets")?;
+        let pages = self.0.ec2.describe_subnets().filters(filter).into_paginator();
+        let subnets = pages.items().send().all("ec2:DescribeSubnets").await?;
         subnets
             .iter()
             .map(|s| {
@@ -64,10 +54,7 @@ impl SubnetKind {
     }
 
     async fn read_one(&self, id: &str) -> KindResult<Live<Subnet>> {
-        read_back(&format!("subnet {id}"), || async {
-            Ok(self.describe(filter("subnet-id", vec![id.into()])).await?.pop())
-        })
-        .await
+        read_back_id("subnet", "subnet-id", id, |f| self.describe(f)).await
     }
 
     async fn set_public_ip(&self, id: &str, on: bool) -> KindResult<()> {
@@ -83,7 +70,6 @@ impl SubnetKind {
     }
 }
 
-#[async_trait]
 impl TypedKind for SubnetKind {
     type Attrs = Subnet;
     const NAME: &'static str = "aws_subnet";

@@ -2,12 +2,11 @@
 
 use super::{Ec2Tags, tag_spec, tags_of};
 use crate::AwsClients;
-use crate::error::{SdkResult, required};
-use crate::lookup::{filter, read_owned_then_ids};
+use crate::error::{Listing, SdkResult, required};
+use crate::lookup::{read_back_id, read_owned_then_ids};
 use crate::tagging::retag;
-use async_trait::async_trait;
 use aws_sdk_ec2::types::{AttributeBooleanValue, Filter, ResourceType, VpcAttributeName};
-use engine::retry::{read_back, settle};
+use engine::retry::settle;
 use engine::{
     Attributes, Context, Found, KindResult, Live, LiveOf, Outcome, Requests, Tags, TypedKind,
     Update,
@@ -44,7 +43,7 @@ impl VpcKind {
     /// The VPCs `filter` selects, with their DNS attributes.
     pub(crate) async fn describe(&self, filter: Filter) -> KindResult<Vec<Live<Vpc>>> {
         let pages = self.0.ec2.describe_vpcs().filters(filter).into_paginator().items().send();
-        let vpcs: Vec<_> = pages.collect::<Result<_, _>>().await.api("ec2:DescribeVpcs")?;
+        let vpcs: Vec<_> = pages.all("ec2:DescribeVpcs").await?;
         let mut out = Vec::new();
         for v in vpcs {
             let id = required(v.vpc_id(), "ec2:DescribeVpcs: VpcId")?;
@@ -91,14 +90,10 @@ impl VpcKind {
     }
 
     async fn read_one(&self, id: &str) -> KindResult<Live<Vpc>> {
-        read_back(&format!("VPC {id}"), || async {
-            Ok(self.describe(filter("vpc-id", vec![id.into()])).await?.pop())
-        })
-        .await
+        read_back_id("VPC", "vpc-id", id, |f| self.describe(f)).await
     }
 }
 
-#[async_trait]
 impl TypedKind for VpcKind {
     type Attrs = Vpc;
     const NAME: &'static str = "aws_vpc";

@@ -5,7 +5,6 @@ use super::vpc::{Vpc, VpcKind};
 use crate::AwsClients;
 use crate::error::{SdkResult, required};
 use crate::lookup::{filter, owned};
-use async_trait::async_trait;
 use engine::retry::read_back;
 use engine::{Attributes, Context, Found, KindResult, Live, LiveOf, Outcome, Requests, TypedKind};
 use serde::{Deserialize, Serialize};
@@ -55,7 +54,6 @@ impl VpcCidrAssociationKind {
     }
 }
 
-#[async_trait]
 impl TypedKind for VpcCidrAssociationKind {
     type Attrs = VpcCidrAssociation;
     const NAME: &'static str = "aws_vpc_cidr_association";

@@ -4,10 +4,9 @@
 
 use super::{Ec2Tags, tag_spec, tags_of};
 use crate::AwsClients;
-use crate::error::{SdkResult, required};
+use crate::error::{Listing, SdkResult, required};
 use crate::lookup::{match_requests, missing_ids, owned_filter};
 use crate::tagging::retag;
-use async_trait::async_trait;
 use aws_sdk_ec2::types::{
     Filter, ResourceType, State, VpcEndpoint as Ec2Endpoint, VpcEndpointType,
 };
@@ -56,21 +55,19 @@ fn live(endpoints: &[Ec2Endpoint]) -> KindResult<Vec<Live<VpcEndpoint>>> {
     Ok(out)
 }
 
+const NOT_FOUND: &[&str] = &["InvalidVpcEndpointId.NotFound"];
+
 impl VpcEndpointKind {
     async fn describe(&self, filter: Filter) -> KindResult<Vec<Live<VpcEndpoint>>> {
         let pages = self.0.ec2.describe_vpc_endpoints().filters(filter).into_paginator();
-        let all: Vec<_> =
-            pages.items().send().collect::<Result<_, _>>().await.api("ec2:DescribeVpcEndpoints")?;
+        let all: Vec<_> = pages.items().send().all("ec2:DescribeVpcEndpoints").await?;
         live(&all)
     }
 
     /// One endpoint by id (`None` when it does not exist).
     async fn by_id(&self, id: &str) -> KindResult<Option<Live<VpcEndpoint>>> {
-        let call = self.0.ec2.describe_vpc_endpoints().vpc_endpoint_ids(id);
-        let out = call
-            .send()
-            .await
-            .or_absent("ec2:DescribeVpcEndpoints", &["InvalidVpcEndpointId.NotFound"])?;
+        let out = self.0.ec2.describe_vpc_endpoints().vpc_endpoint_ids(id).send().await;
+        let out = out.or_absent("ec2:DescribeVpcEndpoints", NOT_FOUND)?;
         Ok(live(out.as_ref().map_or(&[], |o| o.vpc_endpoints()))?.pop())
     }
 
@@ -79,7 +76,6 @@ impl VpcEndpointKind {
     }
 }
 
-#[async_trait]
 impl TypedKind for VpcEndpointKind {
     type Attrs = VpcEndpoint;
     const NAME: &'static str = "aws_vpc_endpoint";
@@ -93,18 +89,13 @@ impl TypedKind for VpcEndpointKind {
     }
 
     async fn create(&self, _: &Context, desired: &Self::Attrs) -> Outcome<Self> {
-        let out = self
-            .0
-            .ec2
-            .create_vpc_endpoint()
-            .vpc_id(&desired.vpc_id)
-            .service_name(&desired.service_name)
-            .vpc_endpoint_type(VpcEndpointType::from(desired.vpc_endpoint_type.as_str()))
-            .set_route_table_ids(Some(desired.route_table_ids.clone()))
-            .tag_specifications(tag_spec(ResourceType::VpcEndpoint, &desired.tags))
-            .send()
-            .await
-            .api("ec2:CreateVpcEndpoint")?;
+        let call = self.0.ec2.create_vpc_endpoint().vpc_id(&desired.vpc_id);
+        let call = call.service_name(&desired.service_name);
+        let call =
+            call.vpc_endpoint_type(VpcEndpointType::from(desired.vpc_endpoint_type.as_str()));
+        let call = call.set_route_table_ids(Some(desired.route_table_ids.clone()));
+        let call = call.tag_specifications(tag_spec(ResourceType::VpcEndpoint, &desired.tags));
+        let out = call.send().await.api("ec2:CreateVpcEndpoint")?;
         let id = out.vpc_endpoint().and_then(|e| e.vpc_endpoint_id());
         self.read_one(required(id, "ec2:CreateVpcEndpoint: VpcEndpointId")?).await
     }
@@ -129,6 +120,6 @@ impl TypedKind for VpcEndpointKind {
 
     async fn delete(&self, _: &Context, current: &LiveOf<Self>) -> KindResult<()> {
         let call = self.0.ec2.delete_vpc_endpoints().vpc_endpoint_ids(&current.id);
-        call.send().await.or_gone("ec2:DeleteVpcEndpoints", &["InvalidVpcEndpointId.NotFound"])
+        call.send().await.or_gone("ec2:DeleteVpcEndpoints", NOT_FOUND)
     }
 }

@@ -8,7 +8,6 @@ use super::{wait_gone, wait_status, wait_update};
 use crate::AwsClients;
 use crate::error::SdkResult;
 use crate::lookup::read_by_key;
-use async_trait::async_trait;
 use aws_sdk_eks::types::ResolveConflicts;
 use engine::wait::timeout_or;
 use engine::{
@@ -99,7 +98,6 @@ impl EksAddonKind {
     }
 }
 
-#[async_trait]
 impl TypedKind for EksAddonKind {
     type Attrs = EksAddon;
     const NAME: &'static str = "aws_eks_addon";

@@ -11,8 +11,7 @@ use super::{NOT_FOUND, Status, UpdateOf, decode_ca, eks_map, endpoint_host, map_
 use super::{retag, retryable_if, wait_gone, wait_status, wait_update};
 use crate::AwsClients;
 use crate::error::SdkResult;
-use crate::lookup::{read_by_key, still_there, wanted};
-use async_trait::async_trait;
+use crate::lookup::{read_named, still_there};
 use aws_sdk_eks::operation::update_cluster_config::builders::UpdateClusterConfigFluentBuilder;
 use aws_sdk_eks::types::{
     AuthenticationMode, CreateAccessConfigRequest, EncryptionConfig,
@@ -22,8 +21,8 @@ use aws_sdk_eks::types::{
 use engine::TypedKind;
 use engine::wait::timeout_or;
 use engine::{
-    Attributes, Context, Found, KindError, KindResult, Live, LiveOf, Outcome, ReadRequest,
-    Requests, Tags, Update,
+    Attributes, Context, Found, KindError, KindResult, Live, LiveOf, Outcome, Requests, Tags,
+    Update,
 };
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -201,14 +200,12 @@ impl EksClusterKind {
     }
 }
 
-#[async_trait]
 impl TypedKind for EksClusterKind {
     type Attrs = EksCluster;
     const NAME: &'static str = "aws_eks_cluster";
 
     async fn read(&self, _: &Context, requests: &Requests<Self>) -> Found<Self> {
-        let name_of = |r: &ReadRequest<EksCluster>| wanted(r, |d| d.name.clone());
-        read_by_key(requests, name_of, |name| async move { self.read_one(&name).await }).await
+        read_named(requests, |d| d.name.clone(), |n| async move { self.read_one(&n).await }).await
     }
 
     async fn create(&self, ctx: &Context, desired: &Self::Attrs) -> Outcome<Self> {

@@ -6,6 +6,7 @@
 //! reaching a status, an update (`DescribeUpdate`) finishing, a resource going away.
 
 pub(crate) mod access_entry;
+pub(crate) mod access_policy_association;
 pub(crate) mod addon;
 pub(crate) mod cluster;
 pub(crate) mod node_group;

@@ -18,7 +18,6 @@ use crate::AwsClients;
 use crate::error::SdkResult;
 use crate::lookup::read_by_key;
 use crate::stages::eks::bottlerocket;
-use async_trait::async_trait;
 use aws_sdk_eks::types::{
     AmiTypes, CapacityTypes, LaunchTemplateSpecification, NodegroupScalingConfig, Taint,
     TaintEffect, UpdateLabelsPayload, UpdateTaintsPayload,
@@ -219,7 +218,6 @@ impl EksNodeGroupKind {
     }
 }
 
-#[async_trait]
 impl TypedKind for EksNodeGroupKind {
     type Attrs = EksNodeGroup;
     const NAME: &'static str = "aws_eks_node_group";

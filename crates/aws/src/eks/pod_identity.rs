@@ -7,7 +7,6 @@ use super::{NOT_FOUND, eks_map, id_parts, map_of, retag, retryable_if};
 use crate::AwsClients;
 use crate::error::{SdkResult, required};
 use crate::lookup::{read_by_key, still_there};
-use async_trait::async_trait;
 use engine::retry::read_back;
 use engine::{
     Attributes, Context, Found, KindResult, Live, LiveOf, Outcome, ReadRequest, Requests, Tags,
@@ -97,7 +96,6 @@ impl EksPodIdentityAssociationKind {
     }
 }
 
-#[async_trait]
 impl TypedKind for EksPodIdentityAssociationKind {
     type Attrs = EksPodIdentityAssociation;
     const NAME: &'static str = "aws_eks_pod_identity_association";

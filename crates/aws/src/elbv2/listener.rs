@@ -6,7 +6,6 @@ use crate::AwsClients;
 use crate::error::{SdkResult, required};
 use crate::lookup::{match_requests, still_there};
 use crate::tagging::retag;
-use async_trait::async_trait;
 use aws_sdk_elasticloadbalancingv2::types::{self as elb, Action, ActionTypeEnum, ProtocolEnum};
 use engine::retry::read_back;
 use engine::{
@@ -83,7 +82,6 @@ impl ListenerKind {
     }
 }
 
-#[async_trait]
 impl TypedKind for ListenerKind {
     type Attrs = Listener;
     const NAME: &'static str = "aws_lb_listener";

@@ -4,10 +4,9 @@
 
 use super::{Described, ElbTags, by_arn, elb_tags, read_named};
 use crate::AwsClients;
-use crate::error::{SdkResult, required};
+use crate::error::{Listing, SdkResult, required};
 use crate::lookup::still_there;
 use crate::tagging::retag;
-use async_trait::async_trait;
 use aws_sdk_elasticloadbalancingv2::types::{self as elb, LoadBalancerSchemeEnum as Scheme};
 use engine::retry::read_back;
 use engine::{
@@ -74,7 +73,7 @@ impl LoadBalancerKind {
     /// Every load balancer of the account in the region (one listing).
     async fn list(&self) -> KindResult<Vec<elb::LoadBalancer>> {
         let pages = self.0.elbv2.describe_load_balancers().into_paginator().items().send();
-        pages.collect::<Result<_, _>>().await.api("elasticloadbalancing:DescribeLoadBalancers")
+        pages.all("elasticloadbalancing:DescribeLoadBalancers").await
     }
 
     async fn by_arn(&self, arn: &str) -> KindResult<Option<Live<LoadBalancer>>> {
@@ -82,7 +81,6 @@ impl LoadBalancerKind {
     }
 }
 
-#[async_trait]
 impl TypedKind for LoadBalancerKind {
     type Attrs = LoadBalancer;
     const NAME: &'static str = "aws_lb";

@@ -4,10 +4,9 @@
 
 use super::{Described, ElbTags, by_arn, elb_tags, read_named};
 use crate::AwsClients;
-use crate::error::{SdkResult, required};
+use crate::error::{Listing, SdkResult, required};
 use crate::lookup::still_there;
 use crate::tagging::retag;
-use async_trait::async_trait;
 use aws_sdk_elasticloadbalancingv2::types::{self as elb, Matcher, ProtocolEnum, TargetTypeEnum};
 use engine::retry::read_back;
 use engine::{
@@ -108,7 +107,7 @@ impl TargetGroupKind {
     /// Every target group of the account in the region (one listing).
     async fn list(&self) -> KindResult<Vec<elb::TargetGroup>> {
         let pages = self.0.elbv2.describe_target_groups().into_paginator().items().send();
-        pages.collect::<Result<_, _>>().await.api("elasticloadbalancing:DescribeTargetGroups")
+        pages.all("elasticloadbalancing:DescribeTargetGroups").await
     }
 
     async fn by_arn(&self, arn: &str) -> KindResult<Option<Live<TargetGroup>>> {
@@ -116,7 +115,6 @@ impl TargetGroupKind {
     }
 }
 
-#[async_trait]
 impl TypedKind for TargetGroupKind {
     type Attrs = TargetGroup;
     const NAME: &'static str = "aws_lb_target_group";

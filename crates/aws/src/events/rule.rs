@@ -8,14 +8,13 @@
 use super::{EventTags, event_tags};
 use crate::AwsClients;
 use crate::error::{SdkResult, required};
-use crate::lookup::{read_by_key, still_there, wanted};
+use crate::lookup::{read_named, still_there};
 use crate::tagging::{from_pairs, retag};
-use async_trait::async_trait;
 use aws_sdk_eventbridge::types::{RuleState, Tag, Target};
 use engine::retry::{read_back, settle};
 use engine::{
-    Attributes, Context, Found, KindError, KindResult, Live, LiveOf, Outcome, ReadRequest,
-    Requests, Tags, TypedKind, Update,
+    Attributes, Context, Found, KindError, KindResult, Live, LiveOf, Outcome, Requests, Tags,
+    TypedKind, Update,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
@@ -156,14 +155,12 @@ impl EventRuleKind {
     }
 }
 
-#[async_trait]
 impl TypedKind for EventRuleKind {
     type Attrs = EventRule;
     const NAME: &'static str = "aws_event_rule";
 
     async fn read(&self, _: &Context, requests: &Requests<Self>) -> Found<Self> {
-        let key = |r: &ReadRequest<EventRule>| wanted(r, |d| d.name.clone());
-        read_by_key(requests, key, |name| async move { self.read_one(&name).await }).await
+        read_named(requests, |d| d.name.clone(), |n| async move { self.read_one(&n).await }).await
     }
 
     async fn create(&self, _: &Context, desired: &Self::Attrs) -> Outcome<Self> {

@@ -4,13 +4,12 @@
 use super::{InstanceProfileTags, iam_tags, tags_of};
 use crate::AwsClients;
 use crate::error::SdkResult;
-use crate::lookup::{read_by_key, still_there, wanted};
+use crate::lookup::{read_named, still_there};
 use crate::tagging::retag;
-use async_trait::async_trait;
 use engine::retry::{read_back, settle};
 use engine::{
-    Attributes, Context, Found, KindError, KindResult, Live, LiveOf, Outcome, ReadRequest,
-    Requests, Tags, TypedKind, Update,
+    Attributes, Context, Found, KindError, KindResult, Live, LiveOf, Outcome, Requests, Tags,
+    TypedKind, Update,
 };
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -61,14 +60,12 @@ impl InstanceProfileKind {
     }
 }
 
-#[async_trait]
 impl TypedKind for InstanceProfileKind {
     type Attrs = InstanceProfile;
     const NAME: &'static str = "aws_iam_instance_profile";
 
     async fn read(&self, _: &Context, requests: &Requests<Self>) -> Found<Self> {
-        let name_of = |r: &ReadRequest<InstanceProfile>| wanted(r, |d| d.name.clone());
-        read_by_key(requests, name_of, |n| async move { self.read_one(&n).await }).await
+        read_named(requests, |d| d.name.clone(), |n| async move { self.read_one(&n).await }).await
     }
 
     async fn create(&self, _: &Context, desired: &Self::Attrs) -> Outcome<Self> {

@@ -4,6 +4,7 @@
 pub(crate) mod instance_profile;
 pub(crate) mod oidc_provider;
 pub(crate) mod role;
+pub(crate) mod role_policy;
 pub(crate) mod role_policy_attachment;
 
 use crate::error::{SdkResult, built};

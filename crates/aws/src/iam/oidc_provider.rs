@@ -7,7 +7,6 @@ use crate::AwsClients;
 use crate::error::{SdkResult, required};
 use crate::lookup::{ours_by_name, still_there};
 use crate::tagging::retag;
-use async_trait::async_trait;
 use engine::retry::read_back;
 use engine::{
     Attributes, Context, Found, KindResult, Live, LiveOf, Outcome, ReadRequest, Requests, Tags,
@@ -91,7 +90,6 @@ impl OidcProviderKind {
     }
 }
 
-#[async_trait]
 impl TypedKind for OidcProviderKind {
     type Attrs = OidcProvider;
     const NAME: &'static str = "aws_iam_openid_connect_provider";

@@ -6,7 +6,6 @@
 use crate::AwsClients;
 use crate::error::SdkResult;
 use crate::lookup::read_each;
-use async_trait::async_trait;
 use engine::{
     Attributes, Context, Found, KindResult, Live, LiveOf, Outcome, ReadRequest, Requests, TypedKind,
 };
@@ -51,7 +50,6 @@ fn to_live(role: &str, policy: &str) -> Live<RolePolicyAttachment> {
     Live::new(format!("{role}|{policy}"), attrs)
 }
 
-#[async_trait]
 impl TypedKind for RolePolicyAttachmentKind {
     type Attrs = RolePolicyAttachment;
     const NAME: &'static str = "aws_iam_role_policy_attachment";

@@ -3,9 +3,8 @@
 //! account's aliases are listed once per run.
 
 use crate::AwsClients;
-use crate::error::{SdkResult, required};
+use crate::error::{Listing, SdkResult, required};
 use crate::lookup::{ours_by_value, still_there, wanted};
-use async_trait::async_trait;
 use engine::retry::read_back;
 use engine::{
     Attributes, Context, Found, KindError, KindResult, Live, LiveOf, Outcome, ReadRequest,
@@ -32,7 +31,7 @@ impl AliasKind {
     /// Every alias of the account in the region that points at a key.
     async fn list(&self) -> KindResult<Vec<Live<Alias>>> {
         let pages = self.0.kms.list_aliases().into_paginator().items().send();
-        let aliases: Vec<_> = pages.collect::<Result<_, _>>().await.api("kms:ListAliases")?;
+        let aliases: Vec<_> = pages.all("kms:ListAliases").await?;
         let mut out = Vec::new();
         for a in aliases.iter().filter(|a| a.target_key_id().is_some()) {
             let name = required(a.alias_name(), "kms:ListAliases: AliasName")?;
@@ -51,7 +50,6 @@ impl AliasKind {
     }
 }
 
-#[async_trait]
 impl TypedKind for AliasKind {
     type Attrs = Alias;
     const NAME: &'static str = "aws_kms_alias";

@@ -4,10 +4,9 @@
 
 use super::{KmsTags, describe, kms_tags, schedule_deletion, set_description, tags_of};
 use crate::AwsClients;
-use crate::error::{SdkResult, required};
+use crate::error::{Listing, SdkResult, required};
 use crate::lookup::still_there;
 use crate::tagging::retag;
-use async_trait::async_trait;
 use aws_sdk_kms::types::{KeySpec, KeyUsageType};
 use engine::retry::{read_back, settle};
 use engine::{
@@ -62,7 +61,7 @@ impl KeyKind {
         ctx.memo("kms:tagged-keys", || async {
             let kms = &self.0.kms;
             let pages = kms.list_keys().into_paginator().items().send();
-            let keys: Vec<_> = pages.collect::<Result<_, _>>().await.api("kms:ListKeys")?;
+            let keys: Vec<_> = pages.all("kms:ListKeys").await?;
             let mut out = Vec::new();
             for id in keys.iter().filter_map(|k| k.key_id()) {
                 // Keys of other services, or without permission to read their tags: not ours.
@@ -105,7 +104,6 @@ impl KeyKind {
     }
 }
 
-#[async_trait]
 impl TypedKind for KeyKind {
     type Attrs = Key;
     const NAME: &'static str = "aws_kms_key";

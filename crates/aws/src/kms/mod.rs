@@ -5,7 +5,7 @@ pub(crate) mod alias;
 pub(crate) mod key;
 pub(crate) mod replica_key;
 
-use crate::error::{SdkResult, built};
+use crate::error::{Listing, SdkResult, built};
 use crate::tagging::{TagApi, from_pairs};
 use async_trait::async_trait;
 use aws_sdk_kms::Client;
@@ -26,7 +26,7 @@ pub(crate) async fn describe(kms: &Client, key_id: &str) -> KindResult<Option<Ke
 /// The key's tags.
 pub(crate) async fn tags_of(kms: &Client, key_id: &str) -> KindResult<Tags> {
     let pages = kms.list_resource_tags().key_id(key_id).into_paginator().items().send();
-    let tags: Vec<Tag> = pages.collect::<Result<_, _>>().await.api("kms:ListResourceTags")?;
+    let tags: Vec<Tag> = pages.all("kms:ListResourceTags").await?;
     Ok(from_pairs(tags.iter().map(|t| (t.tag_key(), t.tag_value()))))
 }
 

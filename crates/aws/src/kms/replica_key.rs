@@ -7,7 +7,6 @@ use crate::AwsClients;
 use crate::error::SdkResult;
 use crate::lookup::{read_each, still_there};
 use crate::tagging::retag;
-use async_trait::async_trait;
 use engine::retry::{read_back, settle};
 use engine::{
     Attributes, Context, Found, KindError, KindResult, Live, LiveOf, Outcome, ReadRequest,
@@ -60,7 +59,6 @@ impl ReplicaKeyKind {
     }
 }
 
-#[async_trait]
 impl TypedKind for ReplicaKeyKind {
     type Attrs = ReplicaKey;
     const NAME: &'static str = "aws_kms_replica_key";

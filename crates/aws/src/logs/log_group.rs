@@ -5,13 +5,12 @@
 use super::LogsTags;
 use crate::AwsClients;
 use crate::error::{SdkResult, required};
-use crate::lookup::{read_by_key, still_there, wanted};
+use crate::lookup::{read_named, still_there};
 use crate::tagging::retag;
-use async_trait::async_trait;
 use engine::retry::{read_back, settle};
 use engine::{
-    Attributes, Context, Found, KindResult, Live, LiveOf, Outcome, ReadRequest, Requests, Tags,
-    TypedKind, Update,
+    Attributes, Context, Found, KindResult, Live, LiveOf, Outcome, Requests, Tags, TypedKind,
+    Update,
 };
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -67,15 +66,13 @@ impl LogGroupKind {
     }
 }
 
-#[async_trait]
 impl TypedKind for LogGroupKind {
     type Attrs = LogGroup;
     const NAME: &'static str = "aws_cloudwatch_log_group";
 
     /// One lookup per group (the spec has one).
     async fn read(&self, _: &Context, requests: &Requests<Self>) -> Found<Self> {
-        let name_of = |r: &ReadRequest<LogGroup>| wanted(r, |d| d.name.clone());
-        read_by_key(requests, name_of, |n| async move { self.read_one(&n).await }).await
+        read_named(requests, |d| d.name.clone(), |n| async move { self.read_one(&n).await }).await
     }
 
     async fn create(&self, _: &Context, desired: &Self::Attrs) -> Outcome<Self> {

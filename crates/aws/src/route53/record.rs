@@ -6,7 +6,6 @@
 use crate::AwsClients;
 use crate::error::{SdkResult, built};
 use crate::lookup::{ours_by_value, read_each, still_there};
-use async_trait::async_trait;
 use aws_sdk_route53::types::{
     AliasTarget, Change, ChangeAction, ChangeBatch, ResourceRecordSet, RrType,
 };
@@ -103,7 +102,6 @@ fn key_of(r: &ReadRequest<Record>) -> Option<(String, String, String)> {
     Some((parts.next()?, parts.next()?, parts.next()?))
 }
 
-#[async_trait]
 impl TypedKind for RecordKind {
     type Attrs = Record;
     const NAME: &'static str = "aws_route53_record";

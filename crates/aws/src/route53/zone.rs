@@ -7,10 +7,9 @@
 
 use super::ZoneTags;
 use crate::AwsClients;
-use crate::error::{SdkResult, required};
+use crate::error::{Listing, SdkResult, required};
 use crate::lookup::{address_tag, match_requests, still_there};
 use crate::tagging::{from_pairs, retag};
-use async_trait::async_trait;
 use aws_sdk_route53::types::{HostedZoneConfig, TagResourceType, Vpc, VpcRegion};
 use engine::retry::{read_back, settle};
 use engine::{
@@ -97,14 +96,13 @@ impl ZoneKind {
     }
 }
 
-#[async_trait]
 impl TypedKind for ZoneKind {
     type Attrs = Zone;
     const NAME: &'static str = "aws_route53_zone";
 
     async fn read(&self, _: &Context, requests: &Requests<Self>) -> Found<Self> {
         let pages = self.0.route53.list_hosted_zones().into_paginator().items().send();
-        let zones: Vec<_> = pages.collect::<Result<_, _>>().await.api("route53:ListHostedZones")?;
+        let zones: Vec<_> = pages.all("route53:ListHostedZones").await?;
         let names: Vec<&str> =
             requests.iter().filter_map(|r| r.desired.as_ref()).map(|d| d.name.as_str()).collect();
         let ids: Vec<&str> = requests.iter().filter_map(|r| r.id.as_deref()).collect();

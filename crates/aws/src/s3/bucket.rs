@@ -10,9 +10,8 @@
 
 use crate::AwsClients;
 use crate::error::{SdkResult, built};
-use crate::lookup::{read_by_key, still_there, wanted};
+use crate::lookup::{read_named, still_there};
 use crate::tagging::from_pairs;
-use async_trait::async_trait;
 use aws_sdk_s3::types::{
     AbortIncompleteMultipartUpload, BucketLifecycleConfiguration, BucketLocationConstraint,
     BucketVersioningStatus, CreateBucketConfiguration, ExpirationStatus, LifecycleExpiration,
@@ -23,8 +22,8 @@ use aws_sdk_s3::types::{
 };
 use engine::retry::{read_back, settle};
 use engine::{
-    Attributes, Changes, Context, Found, KindError, KindResult, Live, LiveOf, Outcome, ReadRequest,
-    Requests, Update,
+    Attributes, Changes, Context, Found, KindError, KindResult, Live, LiveOf, Outcome, Requests,
+    Update,
 };
 use engine::{Tags, TypedKind};
 use serde::{Deserialize, Serialize};
@@ -262,14 +261,12 @@ impl BucketKind {
     }
 }
 
-#[async_trait]
 impl TypedKind for BucketKind {
     type Attrs = Bucket;
     const NAME: &'static str = "aws_s3_bucket";
 
     async fn read(&self, _: &Context, requests: &Requests<Self>) -> Found<Self> {
-        let name_of = |r: &ReadRequest<Bucket>| wanted(r, |d| d.bucket.clone());
-        read_by_key(requests, name_of, |n| async move { self.read_one(&n).await }).await
+        read_named(requests, |d| d.bucket.clone(), |n| async move { self.read_one(&n).await }).await
     }
 
     async fn create(&self, _: &Context, desired: &Self::Attrs) -> Outcome<Self> {

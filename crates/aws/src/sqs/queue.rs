@@ -8,7 +8,6 @@ use crate::AwsClients;
 use crate::error::{SdkResult, required};
 use crate::lookup::{read_by_key, still_there, wanted};
 use crate::tagging::retag;
-use async_trait::async_trait;
 use aws_sdk_sqs::types::QueueAttributeName as Attr;
 use engine::retry::read_back;
 use engine::{
@@ -81,7 +80,6 @@ impl QueueKind {
     }
 }
 
-#[async_trait]
 impl TypedKind for QueueKind {
     type Attrs = Queue;
     const NAME: &'static str = "aws_sqs_queue";

@@ -7,7 +7,6 @@ use super::NO_SUCH_QUEUE;
 use crate::AwsClients;
 use crate::error::SdkResult;
 use crate::lookup::{ours_by_value, read_each, wanted};
-use async_trait::async_trait;
 use aws_sdk_sqs::types::QueueAttributeName;
 use engine::normalize::iam_policy;
 use engine::retry::read_back;
@@ -55,7 +54,6 @@ impl QueuePolicyKind {
     }
 }
 
-#[async_trait]
 impl TypedKind for QueuePolicyKind {
     type Attrs = QueuePolicy;
     const NAME: &'static str = "aws_sqs_queue_policy";

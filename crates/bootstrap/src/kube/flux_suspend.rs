@@ -8,7 +8,6 @@
 
 use super::object_id::ObjectId;
 use super::shared::Shared;
-use async_trait::async_trait;
 use engine::{
     Attributes, Context, Found, KindError, KindResult, Live, LiveOf, Outcome, Requests, TypedKind,
     Update,
@@ -59,7 +58,6 @@ fn of_id(id: &str) -> KindResult<FluxSuspend> {
     Ok(FluxSuspend { cluster, namespace, instance, cluster_endpoint: None, cluster_ca: None })
 }
 
-#[async_trait]
 impl TypedKind for FluxSuspendKind {
     type Attrs = FluxSuspend;
     const NAME: &'static str = "flux_suspend";

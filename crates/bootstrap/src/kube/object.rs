@@ -13,7 +13,6 @@ use super::object_id::ObjectId;
 use super::project::{normalize, project};
 use super::readiness;
 use super::shared::Shared;
-use async_trait::async_trait;
 use base64::Engine as _;
 use engine::{
     Attributes, Context, Found, KindError, KindResult, Live, LiveOf, Outcome, ReadRequest,
@@ -240,7 +239,6 @@ fn redact_secret(manifest: &Json, drifted: bool) -> Json {
     shown
 }
 
-#[async_trait]
 impl TypedKind for KubeObjectKind {
     type Attrs = KubeObject;
     const NAME: &'static str = "k8s_object";

@@ -122,7 +122,6 @@ impl<S: SetSource> SetKind<S> {
     }
 }
 
-#[async_trait]
 impl<S: SetSource> TypedKind for SetKind<S> {
     type Attrs = S::Attrs;
     const NAME: &'static str = S::NAME;

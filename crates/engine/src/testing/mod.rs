@@ -23,7 +23,6 @@ use crate::{
     LiveOf, MANAGED_BY, Outcome, Provider, Requests, ResourceSpec, TAG_ADDRESS, TAG_MANAGED_BY,
     TAG_SPEC, Tags, Typed, TypedKind, Update, Value,
 };
-use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
@@ -209,7 +208,6 @@ impl FakeCloud {
 /// The `fake_item` kind on a [`FakeCloud`].
 pub struct FakeItems(pub Arc<FakeCloud>);
 
-#[async_trait]
 impl TypedKind for FakeItems {
     type Attrs = Item;
     const NAME: &'static str = FAKE_ITEM;

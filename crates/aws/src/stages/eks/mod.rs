@@ -31,7 +31,7 @@ pub fn expand(spec: &SpecSource, globals: &Globals) -> Result<Vec<ResourceSpec>,
 #[cfg(test)]
 mod tests {
     use super::*;
-    use engine::spec::SpecSource;
+    use crate::stages::testing::{errors_of, expand_with};
 
     const BASE: &str = r#"
 [globals]
@@ -81,18 +81,11 @@ managed_policies = ["arn:aws:iam::aws:policy/service-role/AmazonEBSCSIDriverPoli
 "#;
 
     fn expand_text(text: &str) -> Result<Vec<ResourceSpec>, SpecErrors> {
-        let s = SpecSource::from_text("specs/test.toml", "test", text);
-        let globals = s.globals()?;
-        expand(&s, &globals)
+        expand_with(expand, text)
     }
 
     fn error_text(text: &str) -> String {
-        let e = expand_text(text).expect_err("invalid");
-        e.errors
-            .iter()
-            .map(|e| format!("{}:{} {}: {}", e.file, e.line, e.field, e.message))
-            .collect::<Vec<_>>()
-            .join("\n")
+        errors_of(expand, text)
     }
 
     #[test]

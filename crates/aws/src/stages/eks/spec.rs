@@ -1,7 +1,6 @@
 //! The `[eks]` section and its validation (all before any API call).
 
-use crate::stages::network::spec::{NetworkSpec, check_tags};
-use crate::tagging::{ENGINE_TAGS, MAX_TAGS};
+use crate::stages::network::spec::{NetworkSpec, check_section_tags};
 use engine::spec::{FieldPath, Globals, SpecError, SpecSource};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -473,16 +472,7 @@ pub fn validate(
             ));
         }
     }
-    check_tags(spec, &root.key("tags"), &eks.tags, &mut errors);
-    let total = globals.tags.len() + eks.tags.len() + ENGINE_TAGS;
-    if total > MAX_TAGS {
-        errors.push(spec.error(
-            &root.key("tags"),
-            format!(
-                "{total} tags per resource (with global and engine tags); AWS allows {MAX_TAGS}"
-            ),
-        ));
-    }
+    check_section_tags(spec, &root.key("tags"), globals, &eks.tags, &mut errors);
     errors
 }
 

@@ -191,6 +191,25 @@ pub fn check_tags(
     }
 }
 
+/// Checks a section's `tags` (at `path`) and that, with the global and engine tags, they fit
+/// in AWS's limit per resource.
+pub fn check_section_tags(
+    spec: &SpecSource,
+    path: &FieldPath,
+    globals: &Globals,
+    tags: &BTreeMap<String, String>,
+    errors: &mut Vec<SpecError>,
+) {
+    check_tags(spec, path, tags, errors);
+    let total = globals.tags.len() + tags.len() + ENGINE_TAGS;
+    if total > MAX_TAGS {
+        let message = format!(
+            "{total} tags per resource (with global and engine tags); AWS allows {MAX_TAGS}"
+        );
+        errors.push(spec.error(path, message));
+    }
+}
+
 /// Validates `[network]` against the globals. Returns every problem found.
 pub fn validate(spec: &SpecSource, globals: &Globals, net: &NetworkSpec) -> Vec<SpecError> {
     let mut errors = Vec::new();

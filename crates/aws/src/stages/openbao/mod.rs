@@ -32,7 +32,7 @@ pub fn expand(spec: &SpecSource, globals: &Globals) -> Result<Vec<ResourceSpec>,
 #[cfg(test)]
 mod tests {
     use super::*;
-    use engine::spec::SpecSource;
+    use crate::stages::testing::{errors_of, expand_with};
 
     const BASE: &str = r#"
 [globals]
@@ -61,23 +61,12 @@ mode = "dev"
 kms_plugin_url = "https://example.org/openbao-plugin-kms-aws"
 "#;
 
-    fn source(text: &str) -> SpecSource {
-        SpecSource::from_text("specs/test.toml", "test", text)
-    }
-
     fn expand_text(text: &str) -> Result<Vec<ResourceSpec>, SpecErrors> {
-        let s = source(text);
-        let globals = s.globals()?;
-        expand(&s, &globals)
+        expand_with(expand, text)
     }
 
     fn error_text(text: &str) -> String {
-        let e = expand_text(text).expect_err("invalid");
-        e.errors
-            .iter()
-            .map(|e| format!("{}:{} {}: {}", e.file, e.line, e.field, e.message))
-            .collect::<Vec<_>>()
-            .join("\n")
+        errors_of(expand, text)
     }
 
     #[test]

@@ -2,8 +2,7 @@
 //! API call). The rest of `[openbao]` is OpenBao's own configuration and belongs to another
 //! provider; this module reads only the `server` table.
 
-use crate::stages::network::spec::{NetworkSpec, check_tags, valid_region};
-use crate::tagging::{ENGINE_TAGS, MAX_TAGS};
+use crate::stages::network::spec::{NetworkSpec, check_section_tags, valid_region};
 use engine::spec::{FieldPath, Globals, SpecError, SpecSource};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -323,16 +322,7 @@ pub fn validate(
             ),
         ));
     }
-    check_tags(spec, &root.key("tags"), &server.tags, &mut errors);
-    let total = globals.tags.len() + server.tags.len() + ENGINE_TAGS;
-    if total > MAX_TAGS {
-        errors.push(spec.error(
-            &root.key("tags"),
-            format!(
-                "{total} tags per resource (with global and engine tags); AWS allows {MAX_TAGS}"
-            ),
-        ));
-    }
+    check_section_tags(spec, &root.key("tags"), globals, &server.tags, &mut errors);
     errors
 }
 
