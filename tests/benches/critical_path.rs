@@ -1,6 +1,6 @@
 //! Benchmark (not a test): what one graph saves over the per-stage ordering.
 //!
-//! The whole AWS lane runs against the local peers (see `e2e/lane.rs`) with moto behind
+//! The whole AWS lane runs against the local peers (see `engine_tests::lane`) with moto behind
 //! `testenv/aws_proxy.py`, which delays the slow AWS operations by their production duration
 //! divided by a scale (default 100: EKS's 540 s control plane takes 5.4 s). Two fresh runs:
 //!
@@ -16,16 +16,9 @@
 //!
 //! Run with `bench/critical-path.sh` (it installs and points at the peers).
 
-#[allow(dead_code)]
-#[path = "../../crates/openbao/tests/openbao/server.rs"]
-mod bao_server;
-#[allow(dead_code)]
-#[path = "../e2e/lane.rs"]
-mod lane;
-
 use engine::{Address, ApplyReport};
+use engine_tests::lane::{self, Run};
 use engine_tests::{AwsProxy, ProxyRules};
-use lane::Run;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 

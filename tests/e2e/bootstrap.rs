@@ -3,10 +3,10 @@
 //! registry. Install, no-op re-apply, drift and repair, chart upgrade with pruning, errors,
 //! destroy.
 
+use engine::spec::SpecSource;
 use engine::{Action, Engine, LocalBackend, Secret};
 use engine_bootstrap::BootstrapProvider;
-use engine_bootstrap::kube::Kube;
-use engine_cli::providers::{BOOTSTRAP_PREFIX, eks_profile};
+use engine_lanes::LaneBuilder;
 use engine_openbao::{MemorySecrets, SecretSink};
 use engine_tests::fixtures;
 use engine_tests::{KubeCluster, Registry};
@@ -133,18 +133,19 @@ parameters = {{ type = "gp3", encrypted = "true" }}
     )
 }
 
-fn engine(p: &Peers, spec_text: &str, dir: &Path) -> (Engine, Arc<BootstrapProvider>) {
-    // The test's API server, reached whatever the spec says; what EKS clusters get.
-    let kube = Kube::builder(engine_tests::cluster_connector(&p.cluster))
-        .secret_source(p.secrets.clone())
-        .poll_interval(Duration::from_millis(300))
-        .build();
-    let provider = Arc::new(
-        BootstrapProvider::builder("aws", BOOTSTRAP_PREFIX, kube).profile(eks_profile()).build(),
-    );
-    let engine = Engine::builder()
-        .spec_str("specs/aws.toml", "aws", spec_text)
-        .provider(provider.clone())
+async fn engine(p: &Peers, spec_text: &str, dir: &Path) -> (Engine, Arc<BootstrapProvider>) {
+    // The lane as the binary wires it, with the test's API server reached whatever the spec
+    // says, and the test's secrets.
+    let spec = SpecSource::from_text("specs/aws.toml", "aws", spec_text);
+    let lane = LaneBuilder::new(&spec)
+        .kube_connector(engine_tests::cluster_connector(&p.cluster))
+        .kube_poll_interval(Duration::from_millis(300))
+        .secret_store(p.secrets.clone())
+        .build()
+        .await;
+    let provider = lane.bootstrap.clone();
+    let engine = lane
+        .add_to(Engine::builder().spec(spec))
         .state(LocalBackend::new(dir.join("aws.state.json")))
         .retry_backoff(Duration::from_millis(200))
         .build()
@@ -231,7 +232,7 @@ async fn bootstrap_installs_reapplies_as_noop_repairs_drift_upgrades_and_destroy
     let client = p.cluster.client().await;
 
     // Install from nothing.
-    let (engine, _provider) = engine(&p, &spec(&p, "1.19.6"), dir.path());
+    let (engine, _provider) = engine(&p, &spec(&p, "1.19.6"), dir.path()).await;
     let plan = engine.plan().await.expect("plan");
     let creates = plan.actions().filter(|c| c.action == Action::Create).count();
     assert_eq!(creates, 10, "every bootstrap resource is created: {:#?}", plan.summary());
@@ -378,7 +379,7 @@ async fn bootstrap_installs_reapplies_as_noop_repairs_drift_upgrades_and_destroy
         ),
     );
     assert!(upgraded.contains("relay = { enabled = false }"));
-    let (engine, _) = self::engine(&p, &upgraded, dir.path());
+    let (engine, _) = self::engine(&p, &upgraded, dir.path()).await;
     let plan = engine.plan().await.unwrap();
     let change = plan.change("aws.bootstrap.helm_release.cilium").expect("cilium changes");
     assert_eq!(change.action, Action::Update);
@@ -464,13 +465,11 @@ async fn a_bad_object_is_an_error_naming_it_and_nothing_is_applied() {
         "[globals]\ncloud = \"aws\"\nregion = \"eu-west-3\"\ncluster_name = \"aws-0\"\ndomain = \"example.test\"\n[globals.versions]\ngateway_api = \"v0\"\n[bootstrap]\ndisable_aws_node = false\ndisable_kube_proxy = false\n[bootstrap.gateway_api]\nsource = \"{}\"\n",
         bad.display()
     );
-    let kube = Kube::builder(engine_tests::cluster_connector(&cluster)).build();
-    let provider = Arc::new(
-        BootstrapProvider::builder("aws", BOOTSTRAP_PREFIX, kube).profile(eks_profile()).build(),
-    );
-    let engine = Engine::builder()
-        .spec_str("specs/aws.toml", "aws", &text)
-        .provider(provider)
+    let spec = SpecSource::from_text("specs/aws.toml", "aws", &text);
+    let connector = engine_tests::cluster_connector(&cluster);
+    let lane = LaneBuilder::new(&spec).kube_connector(connector).build().await;
+    let engine = lane
+        .add_to(Engine::builder().spec(spec))
         .state(LocalBackend::new(dir.path().join("s.json")))
         .retry_backoff(Duration::from_millis(50))
         .build()
@@ -498,7 +497,7 @@ async fn the_flux_instance_wait_reports_what_is_not_ready() {
         "storage_class = \"gp3\"\nwait = false",
         "storage_class = \"gp3\"\nwait = true\ntimeout_seconds = 3",
     );
-    let (engine, _) = engine(&p, &text, dir.path());
+    let (engine, _) = engine(&p, &text, dir.path()).await;
     let plan = engine.plan().await.unwrap();
     let report = engine.apply(&plan).await.unwrap();
     let failures: Vec<_> = report.failures().collect();

@@ -26,15 +26,14 @@ fn eks_spec_text() -> String {
     )
 }
 
-fn stage_engine(
+async fn stage_engine(
     moto_config: aws_config::SdkConfig,
     spec: &str,
     dir: &Path,
 ) -> (Engine, Arc<AwsProvider>) {
-    let provider = Arc::new(AwsProvider::new(&moto_config, "eu-west-3", Some("eu-west-1")));
-    let engine = Engine::builder()
-        .spec_str("specs/aws.toml", "aws", spec)
-        .provider(provider.clone())
+    let (builder, lane) = crate::support::lane(moto_config, spec).await;
+    let provider = lane.aws;
+    let engine = builder
         .state(LocalBackend::new(dir.join("aws.state.json")))
         .retry_backoff(Duration::from_millis(50))
         .target("aws.eks")
@@ -314,7 +313,8 @@ async fn eks_stage_from_empty_to_destroy() {
     assert!(noop.steps.is_empty());
     let calls = provider.api_calls().since(&before);
     assert_eq!(calls.mutating(), 0, "{:?}", calls.mutating_operations());
-    let (stage_engine, stage_provider) = stage_engine(moto.sdk_config().await, &spec, dir.path());
+    let (stage_engine, stage_provider) =
+        stage_engine(moto.sdk_config().await, &spec, dir.path()).await;
     let stage_plan = stage_engine.plan().await.unwrap();
     assert!(!stage_plan.has_changes());
     let stage_calls = stage_provider.api_calls();
@@ -444,11 +444,9 @@ async fn eks_stage_from_empty_to_destroy() {
         "[eks.addons.kube-proxy]\nversion = \"v1.37.0-eksbuild.1\"\n",
     );
     let events = Arc::new(Recorder::default());
-    let up_provider =
-        Arc::new(AwsProvider::new(&moto.sdk_config().await, "eu-west-3", Some("eu-west-1")));
-    let up_engine = Engine::builder()
-        .spec_str("specs/aws.toml", "aws", &upgraded)
-        .provider(up_provider.clone())
+    let (builder, up_lane) = crate::support::lane(moto.sdk_config().await, &upgraded).await;
+    let up_provider = up_lane.aws;
+    let up_engine = builder
         .state(LocalBackend::new(dir.path().join("aws.state.json")))
         .retry_backoff(Duration::from_millis(50))
         .observer(events.clone())

@@ -38,10 +38,9 @@ async fn s3(moto: &Moto) -> aws_sdk_s3::Client {
     )
 }
 
-fn confirmed(moto_config: aws_config::SdkConfig, spec: &str, dir: &Path) -> Engine {
-    Engine::builder()
-        .spec_str("specs/aws.toml", "aws", spec)
-        .provider(Arc::new(AwsProvider::new(&moto_config, "eu-west-3", Some("eu-west-1"))))
+async fn confirmed(moto_config: aws_config::SdkConfig, spec: &str, dir: &Path) -> Engine {
+    let (builder, _) = crate::support::lane(moto_config, spec).await;
+    builder
         .state(LocalBackend::new(dir.join("aws.state.json")))
         .retry_backoff(Duration::from_millis(50))
         .confirm_protected(true)
@@ -49,11 +48,13 @@ fn confirmed(moto_config: aws_config::SdkConfig, spec: &str, dir: &Path) -> Engi
         .expect("spec is valid")
 }
 
-fn stage_engine(moto_config: aws_config::SdkConfig, dir: &Path) -> (Engine, Arc<AwsProvider>) {
-    let provider = Arc::new(AwsProvider::new(&moto_config, "eu-west-3", Some("eu-west-1")));
-    let engine = Engine::builder()
-        .spec_str("specs/aws.toml", "aws", &spec_text_through(3))
-        .provider(provider.clone())
+async fn stage_engine(
+    moto_config: aws_config::SdkConfig,
+    dir: &Path,
+) -> (Engine, Arc<AwsProvider>) {
+    let (builder, lane) = crate::support::lane(moto_config, &spec_text_through(3)).await;
+    let provider = lane.aws;
+    let engine = builder
         .state(LocalBackend::new(dir.join("aws.state.json")))
         .target("aws.openbao")
         .build()
@@ -221,7 +222,7 @@ async fn openbao_server_stage_from_empty_to_destroy() {
     assert_eq!(calls.mutating(), 0, "{:?}", calls.mutating_operations());
 
     // The no-op plan of the OpenBao stage alone, and what it costs.
-    let (stage_engine, stage_provider) = stage_engine(cfg.clone(), dir.path());
+    let (stage_engine, stage_provider) = stage_engine(cfg.clone(), dir.path()).await;
     let before = stage_provider.api_calls();
     let stage_plan = stage_engine.plan().await.unwrap();
     assert!(!stage_plan.has_changes());
@@ -357,7 +358,7 @@ async fn openbao_server_stage_from_empty_to_destroy() {
     );
 
     // Confirmed: everything goes (keys wait out KMS's deletion window).
-    let all = confirmed(cfg.clone(), &spec, dir.path());
+    let all = confirmed(cfg.clone(), &spec, dir.path()).await;
     let plan = all.plan_destroy().await.unwrap();
     assert_eq!(plan.summary().destroy, LINEAGE.len());
     let report = all.apply(&plan).await.unwrap();

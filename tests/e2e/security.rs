@@ -2,12 +2,12 @@
 //! configuration against a real OpenBao server (raft storage, transit auto-unseal, TLS from the
 //! offline PKI), with AWS Secrets Manager (moto) as the store of its credentials.
 
-use crate::bao_server::{BaoServer, Seal};
+use engine::spec::SpecSource;
 use engine::{Engine, LocalBackend, Secret};
-use engine_aws::AwsProvider;
-use engine_cli::providers::{OPENBAO_PREFIX, SecretsManager};
-use engine_openbao::{BaoClient, BaoConnection, OpenBao, OpenBaoProvider, StoredTokenConnector};
+use engine_lanes::LaneBuilder;
+use engine_openbao::{BaoClient, BaoConnection};
 use engine_pki as pki;
+use engine_tests::{BaoServer, Seal};
 use engine_tests::{Moto, moto};
 use serde_json::json;
 use std::sync::Arc;
@@ -78,37 +78,25 @@ async fn security_stage_from_empty_with_secrets_in_secrets_manager() {
         token: transit.root_token.clone().unwrap(),
         key: "autounseal".into(),
     };
-    let server = BaoServer::raft(&seal, &leaf.chain_pem, leaf.key_pem(), &root.cert_pem).await;
+    let server =
+        BaoServer::raft(&seal, &leaf.chain_pem, leaf.key_pem().expose(), &root.cert_pem).await;
 
     // The spec: the reference network and OpenBao server (stages 1 and 2), plus OpenBao's
     // configuration.
     let spec_path = work.path().join("aws.toml");
     std::fs::write(&spec_path, engine_tests::spec_text_through(2) + &config_section()).unwrap();
 
-    let aws = Arc::new(AwsProvider::new(&sdk.clone(), "eu-west-3", Some("eu-west-1")));
-    let secrets = Arc::new(SecretsManager(aws.clone()));
-    // The test's server instead of bao.priv.aws.<domain>; the token is read from Secrets
-    // Manager exactly as in production.
-    let bao = OpenBao::builder(Arc::new(StoredTokenConnector {
-        address: server.address.clone(),
-        ca_bundle: Some(root.cert_pem.clone()),
-        source: secrets.clone(),
-        token_secret: format!("{PREFIX}/root-token"),
-    }))
-    .secret_sink(secrets.clone())
-    .secret_source(secrets.clone())
-    .ready_timeout(Duration::from_secs(60))
-    .build();
-    let openbao = Arc::new(
-        OpenBaoProvider::builder("aws", OPENBAO_PREFIX, bao)
-            .after(vec![engine::Address::new("aws.openbao.route53_record.api")])
-            .build(),
-    );
+    // The lane as the binary wires it, with the test's server instead of
+    // bao.priv.aws.<domain>; the token is read from Secrets Manager exactly as in production.
+    let spec = SpecSource::from_file(&spec_path).unwrap();
+    let lane = LaneBuilder::new(&spec)
+        .aws_config(sdk.clone())
+        .openbao_address(&server.address, Some(root.cert_pem.clone()))
+        .openbao_ready_timeout(Duration::from_secs(60))
+        .build()
+        .await;
     let build = || {
-        Engine::builder()
-            .spec_file(&spec_path)
-            .provider(aws.clone())
-            .provider(openbao.clone())
+        lane.add_to(Engine::builder().spec(spec.clone()))
             .state(LocalBackend::new(work.path().join("aws.state.json")))
             .retry_backoff(Duration::from_millis(200))
             .build()
@@ -302,7 +290,7 @@ async fn the_clusters_jwt_mount_accepts_its_service_account_tokens() {
 
     let cluster = engine_tests::KubeCluster::start(0);
     let bao = BaoServer::dev().await;
-    let root_token = bao.root_token.clone().unwrap();
+    let root_token = Secret::new(bao.root_token.clone().unwrap());
     let work = tempfile::tempdir().unwrap();
     let spec = r#"[globals]
 cloud = "aws"
@@ -324,21 +312,23 @@ token_max_ttl = 1200
 "#;
     let issuer = cluster.issuer();
     let ca = cluster.ca_pem();
-    let kinds =
-        OpenBao::builder(Arc::new(StaticConnector(bao.connection(Some(root_token.clone())))))
-            .build();
-    // The cluster's issuer, given as values (the cluster is not made by this spec).
+    // The cluster's issuer, given as values (the cluster is not made by this spec); OpenBao
+    // reached with the dev server's root token.
     let issuer = ClusterIssuer {
         section: "eks",
         url: Value::from(issuer.as_str()),
         ca_pem: Some(Value::from(ca.as_str())),
     };
-    let provider = Arc::new(
-        OpenBaoProvider::builder("aws", OPENBAO_PREFIX, kinds).cluster_issuer(issuer).build(),
-    );
-    let engine = Engine::builder()
-        .spec_str(&work.path().join("aws.toml").display().to_string(), "aws", spec)
-        .provider(provider)
+    let source =
+        SpecSource::from_text(&work.path().join("aws.toml").display().to_string(), "aws", spec);
+    let connection = |token| engine_tests::bao_connection(&bao, token);
+    let lane = LaneBuilder::new(&source)
+        .openbao_connector(Arc::new(StaticConnector(connection(Some(root_token.clone())))))
+        .cluster_issuer(issuer)
+        .build()
+        .await;
+    let engine = lane
+        .add_to(Engine::builder().spec(source.clone()))
         .state(LocalBackend::new(work.path().join("aws.state.json")))
         .retry_backoff(Duration::from_millis(100))
         .build()
@@ -350,7 +340,7 @@ token_max_ttl = 1200
 
     // A token of the cluster's service account, for audience `openbao`, logs in.
     let good = cluster.service_account_token("cert-manager", "cert-manager", "openbao").await;
-    let anonymous = BaoClient::new(&bao.connection(None)).unwrap();
+    let anonymous = BaoClient::new(&connection(None)).unwrap();
     let login = anonymous
         .write("test", "auth/jwt/aws-0/login", &json!({"role": "cert-manager", "jwt": good}))
         .await

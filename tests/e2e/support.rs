@@ -1,24 +1,31 @@
 //! Shared helpers of the end-to-end tests.
 
-use engine::{Engine, LocalBackend};
+use engine::spec::SpecSource;
+use engine::{Engine, EngineBuilder, LocalBackend};
 use engine_aws::AwsProvider;
+use engine_lanes::{Lane, LaneBuilder};
 use engine_tests::Moto;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+/// The lane of `spec_text` (as `specs/aws.toml`) as the binary wires it, with AWS at
+/// `aws_config`, and an engine builder with the spec and the lane's providers.
+pub async fn lane(aws_config: aws_config::SdkConfig, spec_text: &str) -> (EngineBuilder, Lane) {
+    let spec = SpecSource::from_text("specs/aws.toml", "aws", spec_text);
+    let lane = LaneBuilder::new(&spec).aws_config(aws_config).build().await;
+    (lane.add_to(Engine::builder().spec(spec)), lane)
+}
+
 /// An engine for `spec_text` against `moto`, with state in `dir`.
 pub async fn engine(moto: &Moto, spec_text: &str, dir: &Path) -> (Engine, Arc<AwsProvider>) {
-    let provider =
-        Arc::new(AwsProvider::new(&moto.sdk_config().await, "eu-west-3", Some("eu-west-1")));
-    let engine = Engine::builder()
-        .spec_str("specs/aws.toml", "aws", spec_text)
-        .provider(provider.clone())
+    let (builder, lane) = lane(moto.sdk_config().await, spec_text).await;
+    let engine = builder
         .state(LocalBackend::new(dir.join("aws.state.json")))
         .retry_backoff(Duration::from_millis(50))
         .build()
         .expect("spec is valid");
-    (engine, provider)
+    (engine, lane.aws)
 }
 
 /// Counts of what exists in the emulator carrying the spec's ownership tag.

@@ -1,10 +1,10 @@
 //! The whole AWS lane in one graph and one run, from an empty account to Flux, and back (see
 //! `lane.rs` for the peers and what differs from production).
 
-use crate::lane::{self, LINEAGE, PREFIX, Peers, Run, ar, stage};
 use engine::Secret;
 use engine::{Action, Address, Engine};
 use engine_openbao::BaoClient;
+use engine_tests::lane::{self, LINEAGE, PREFIX, Peers, Run, ar, stage};
 use engine_tests::moto;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
@@ -102,12 +102,14 @@ async fn whole_aws_lane_from_empty_to_flux_and_back() {
     // cluster's issuer: a service-account token of the cluster logs in.
     let sdk = p.moto.sdk_config().await;
     let token = moto::secret_string(&sdk, &format!("{PREFIX}/root-token")).await;
-    let root = BaoClient::new(&p.bao.connection(Some(Secret::new(token.clone())))).unwrap();
+    let root =
+        BaoClient::new(&engine_tests::bao_connection(&p.bao, Some(Secret::new(token.clone()))))
+            .unwrap();
     let config =
         root.read("test", "auth/jwt/aws-0/config").await.unwrap().expect("jwt/aws-0 is configured");
     assert_eq!(config["data"]["oidc_discovery_url"], p.cluster.issuer().as_str());
     let jwt = p.cluster.service_account_token("security", "external-secrets", "openbao").await;
-    let login = BaoClient::new(&p.bao.connection(None))
+    let login = BaoClient::new(&engine_tests::bao_connection(&p.bao, None))
         .unwrap()
         .write("test", "auth/jwt/aws-0/login", &json!({"role": "external-secrets", "jwt": jwt}))
         .await

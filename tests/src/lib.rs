@@ -6,8 +6,10 @@ use std::path::PathBuf;
 use std::process::{Command, Output};
 use std::sync::Arc;
 
+pub mod lane;
+
 pub use engine_testpeers::{
-    AwsProxy, KubeCluster, Moto, ProxyRules, Registry, fixtures, moto, workspace,
+    AwsProxy, BaoServer, KubeCluster, Moto, ProxyRules, Registry, Seal, fixtures, moto, workspace,
 };
 
 /// Pushes the fixture charts named (`cilium-1.20.0.tgz`, ...) into `registry` over the OCI API.
@@ -18,6 +20,18 @@ pub async fn push_fixtures(registry: &Registry, archives: &[&str]) {
         engine_helm::oci::push(&data, &registry.repo(), &Default::default())
             .await
             .unwrap_or_else(|e| panic!("pushing {name}: {e}"));
+    }
+}
+
+/// A connection to the test's OpenBao `server` with `token`.
+pub fn bao_connection(
+    server: &BaoServer,
+    token: Option<engine::Secret>,
+) -> engine_openbao::BaoConnection {
+    engine_openbao::BaoConnection {
+        address: server.address.clone(),
+        ca_bundle: server.ca_bundle.clone(),
+        token,
     }
 }
 

@@ -5,7 +5,7 @@ use crate::progress::Progress;
 use crate::style::Style;
 use crate::{json, render_plan};
 use engine::{Engine, GraphFormat, LocalBackend, Plan, Selection, StateDocument};
-use engine_cli::providers;
+use engine_lanes::LaneBuilder;
 use miette::{IntoDiagnostic, Result, WrapErr, miette};
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -64,11 +64,8 @@ pub async fn run(cli: Cli) -> Result<u8> {
             let selection = Selection::decide(Some("all"), &a.features, &|k| std::env::var(k).ok())
                 .map_err(|e| miette!("{e}"))?;
             let source = read_spec(&a.spec, a.overlay.as_deref())?;
-            let mut builder = Engine::builder().spec(source.clone()).selection(selection);
-            for p in providers::lane(&source).await.providers {
-                builder = builder.provider(p);
-            }
-            let engine = builder.build()?;
+            let builder = Engine::builder().spec(source.clone()).selection(selection);
+            let engine = LaneBuilder::new(&source).build().await.add_to(builder).build()?;
             for note in engine.notes() {
                 eprintln!("{note}");
             }
@@ -149,7 +146,7 @@ pub async fn run(cli: Cli) -> Result<u8> {
         Command::Pki(PkiCommand::Intermediate { spec, overlay, root }) => {
             let dir = pki_dir(root)?;
             let source = read_spec(&spec, overlay.as_deref())?;
-            let lane = providers::lane(&source).await;
+            let lane = LaneBuilder::new(&source).build().await;
             let globals = source.globals().map_err(engine::EngineError::from)?;
             // Validates the cloud's sections and readies its clients; no API call yet.
             engine::Provider::expand(lane.aws.as_ref(), &source)
@@ -219,15 +216,13 @@ async fn build(
         Selection::decide(common.cloud.as_deref(), &common.features, &|k| std::env::var(k).ok())
             .map_err(|e| miette!("{e}"))?;
     let source = read_spec(&common.spec, common.overlay.as_deref())?;
-    let mut builder = Engine::builder()
+    let builder = Engine::builder()
         .spec(source.clone())
         .selection(selection)
         .parallelism(parallelism)
         .confirm_protected(confirm_protected)
         .observer(Arc::new(Progress::new()));
-    for p in providers::lane(&source).await.providers {
-        builder = builder.provider(p);
-    }
+    let mut builder = LaneBuilder::new(&source).build().await.add_to(builder);
     if let Some(path) = &common.state {
         builder = builder.state(LocalBackend::new(path));
     }

@@ -1,5 +1,4 @@
-//! The production wiring of the `engine` binary, usable by test harnesses: the providers of a
-//! lane and the bridges between them ([`providers`]), and the intermediate CA's issuance ([`pki`]).
+//! The `engine` command's pieces that test harnesses use too: the intermediate CA's issuance
+//! ([`pki`]). The lane's providers are wired in `engine-lanes`.
 
 pub mod pki;
-pub mod providers;

@@ -33,7 +33,7 @@ impl fmt::Display for Outcome {
 
 /// Makes sure `name` in the store holds an intermediate of `root` for `cloud`: a stored one whose
 /// certificate chains to `root` is kept, anything else is replaced by a new one.
-pub async fn ensure_intermediate<S: SecretSink + SecretSource>(
+pub async fn ensure_intermediate<S: SecretSink + SecretSource + ?Sized>(
     root: &RootCa,
     cloud: &str,
     name: &str,

@@ -10,11 +10,13 @@
 
 pub mod kube;
 pub mod moto;
+pub mod openbao;
 pub mod proxy;
 pub mod registry;
 
 pub use kube::KubeCluster;
 pub use moto::Moto;
+pub use openbao::{BaoServer, Seal};
 pub use proxy::{AwsProxy, ProxyRules};
 pub use registry::Registry;
 

@@ -1,11 +1,11 @@
 //! The configuration kinds against a dev server, through the engine: apply, no-op re-plan,
 //! what the configuration does (certificates, logins), drift detection and repair, secrecy.
 
-use super::server::BaoServer;
-use super::support::{self, JwtIssuer, assert_no_secret, engine};
+use super::support::{self, Connect, JwtIssuer, assert_no_secret, engine};
 use engine::{Action, DriftStatus, Plan, Provider, Secret};
 use engine_openbao::{MemorySecrets, OpenBao, StaticConnector};
 use engine_pki as pki;
+use engine_testpeers::BaoServer;
 use serde_json::{Value as Json, json};
 use std::path::Path;
 use std::sync::Arc;
@@ -88,7 +88,7 @@ fn changed(plan: &Plan) -> Vec<(String, Action, Vec<String>)> {
 async fn configures_openbao_then_detects_and_repairs_drift() {
     let started = Instant::now();
     let server = BaoServer::dev().await;
-    let root_token = server.root_token.clone().unwrap();
+    let root_token = server.root_secret();
     let work = tempfile::tempdir().unwrap();
 
     // Offline PKI: the intermediate bundle goes to the secret store, its certificate to a file.

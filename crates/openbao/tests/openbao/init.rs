@@ -1,14 +1,14 @@
 //! `openbao_init` against real non-dev servers: raft storage, TLS from the offline PKI, and
 //! either a `transit` seal served by a dev server (auto-unseal, recovery shares) or Shamir.
 
-use super::server::{BaoServer, Seal};
-use super::support::{assert_no_secret, engine};
+use super::support::{Connect, assert_no_secret, engine};
 use engine::{Action, DriftStatus, Plan, Secret};
 use engine_openbao::{
     BaoClient, HookError, MemorySecrets, OpenBao, OpenBaoProvider, Snapshot, SnapshotSource,
     StoredTokenConnector,
 };
 use engine_pki as pki;
+use engine_testpeers::{BaoServer, Seal};
 use serde_json::{Value as Json, json};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -99,7 +99,7 @@ async fn auto_unseal_init_restart_and_rehydrate_from_a_snapshot() {
         key: "autounseal".into(),
     };
     let (chain, key, ca) = tls(&work.path().join("pki"));
-    let mut a = BaoServer::raft(&seal, &chain, &key, &ca).await;
+    let mut a = BaoServer::raft(&seal, &chain, key.expose(), &ca).await;
     let secrets = Arc::new(MemorySecrets::new());
     let mut outputs = Vec::new();
 
@@ -166,7 +166,7 @@ async fn auto_unseal_init_restart_and_rehydrate_from_a_snapshot() {
 
     // 4. Rehydrate: a new server of the same lineage (same seal key, same secret store) restores
     //    the newest snapshot instead of starting empty.
-    let b = BaoServer::raft(&seal, &chain, &key, &ca).await;
+    let b = BaoServer::raft(&seal, &chain, key.expose(), &ca).await;
     let engine_b = engine(
         provider(&b, &secrets, Some(snapshot)),
         &section(),
@@ -209,7 +209,7 @@ async fn shamir_init_unseals_and_a_sealed_server_is_drift() {
     let started = Instant::now();
     let work = tempfile::tempdir().unwrap();
     let (chain, key, ca) = tls(&work.path().join("pki"));
-    let mut server = BaoServer::raft(&Seal::Shamir, &chain, &key, &ca).await;
+    let mut server = BaoServer::raft(&Seal::Shamir, &chain, key.expose(), &ca).await;
     let secrets = Arc::new(MemorySecrets::new());
     let spec = format!("[openbao.init]\nsecret_prefix = \"{PREFIX}\"\n");
     let engine = engine(provider(&server, &secrets, None), &spec, work.path(), work.path());

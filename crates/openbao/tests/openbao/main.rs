@@ -5,5 +5,4 @@
 
 mod configure;
 mod init;
-mod server;
 mod support;

@@ -3,10 +3,37 @@
 
 use base64::Engine as _;
 use engine::{Engine, LocalBackend, Secret};
-use engine_openbao::{OpenBao, OpenBaoProvider};
+use engine_openbao::{BaoClient, BaoConnection, OpenBao, OpenBaoProvider};
+use engine_testpeers::BaoServer;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
+
+/// What the tests reach a [`BaoServer`] with: the crate's own connection and client.
+pub trait Connect {
+    /// A connection to the server with `token`.
+    fn connection(&self, token: Option<Secret>) -> BaoConnection;
+    /// The dev server's root token.
+    fn root_secret(&self) -> Secret;
+    /// A client with `token`: the tests' own, independent of the kinds.
+    fn client(&self, token: Secret) -> BaoClient {
+        BaoClient::new(&self.connection(Some(token))).expect("a client")
+    }
+    /// A client with the dev server's root token.
+    fn root_client(&self) -> BaoClient {
+        self.client(self.root_secret())
+    }
+}
+
+impl Connect for BaoServer {
+    fn connection(&self, token: Option<Secret>) -> BaoConnection {
+        BaoConnection { address: self.address.clone(), ca_bundle: self.ca_bundle.clone(), token }
+    }
+
+    fn root_secret(&self) -> Secret {
+        Secret::new(self.root_token.as_deref().expect("a dev server has a root token"))
+    }
+}
 
 /// The provider of `[openbao]` at the AWS lane's addresses, with `bao`'s kinds.
 pub fn provider(bao: OpenBao) -> Arc<OpenBaoProvider> {

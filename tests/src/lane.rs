@@ -4,23 +4,18 @@
 //! offline PKI) and a real kube-apiserver (+ kwok). The harness supplies the EKS cluster's
 //! Kubernetes connection and OpenBao's address (the library hooks); an overlay swaps the chart
 //! registry and versions for the local registry's fixtures. Everything else runs as in production.
-//! Shared by the end-to-end test (`whole_lane.rs`) and the critical-path benchmark.
+//! Shared by the end-to-end test (`e2e/whole_lane.rs`) and the critical-path benchmark.
 
-use crate::bao_server::{BaoServer, Seal};
+use crate::{BaoServer, KubeCluster, Moto, Registry, Seal, aws_spec_path, fixtures, moto};
 use engine::spec::SpecSource;
 use engine::{Engine, LocalBackend, Value};
-use engine_aws::AwsProvider;
-use engine_bootstrap::kube::Kube;
-use engine_cli::providers::{self, SecretsManager};
-use engine_openbao::{ClusterIssuer, OpenBao, StoredTokenConnector};
+use engine_lanes::LaneBuilder;
+use engine_openbao::ClusterIssuer;
 use engine_pki as pki;
-use engine_tests::fixtures;
-use engine_tests::{KubeCluster, Moto, Registry, aws_spec_path, moto};
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use kube::discovery::ApiResource;
 use serde_json::json;
 use std::path::Path;
-use std::sync::Arc;
 use std::time::Duration;
 
 pub const PREFIX: &str = "openbao/aws-0";
@@ -86,7 +81,7 @@ pub async fn peers() -> Peers {
     let moto = Moto::start();
     let cluster = KubeCluster::start(2);
     let registry = Registry::start();
-    engine_tests::push_fixtures(
+    crate::push_fixtures(
         &registry,
         &["cilium-1.20.0.tgz", "flux-operator-0.49.0.tgz", "flux-instance-0.49.0.tgz"],
     )
@@ -115,7 +110,8 @@ pub async fn peers() -> Peers {
         token: transit.root_token.clone().unwrap(),
         key: "autounseal".into(),
     };
-    let bao = BaoServer::raft(&seal, &leaf.chain_pem, leaf.key_pem(), &root.cert_pem).await;
+    let bao =
+        BaoServer::raft(&seal, &leaf.chain_pem, leaf.key_pem().expose(), &root.cert_pem).await;
 
     // What EKS installs as addons: the DaemonSets the bootstrap parks.
     let client = cluster.client().await;
@@ -166,47 +162,32 @@ pub struct Run {
     pub excludes: Vec<String>,
 }
 
-/// The lane's providers as the `engine` binary makes them, with the harness's connections.
+/// The lane's providers as the `engine` binary makes them (`engine_lanes::LaneBuilder`), with
+/// the harness's connections.
 pub async fn engine(p: &Peers, run: Run) -> Engine {
     let endpoint = run.aws_endpoint.unwrap_or_else(|| p.moto.endpoint());
-    let sdk = moto::sdk_config_at(&endpoint).await;
-    let aws = Arc::new(AwsProvider::new(&sdk, "eu-west-3", Some("eu-west-1")));
-    let secrets = Arc::new(SecretsManager(aws.clone()));
-    // The cluster's endpoint and CA come from EKS as in production; its issuer is the local
-    // API server's, which OpenBao can reach for discovery.
-    let mut profile = providers::eks_profile();
-    profile.jwt_issuer = Some(ClusterIssuer {
-        section: "eks",
-        url: Value::from(p.cluster.issuer().as_str()),
-        ca_pem: Some(Value::from(p.cluster.ca_pem().as_str())),
-    });
-    // The harness's connections: the test's OpenBao (its token read from Secrets Manager as in
-    // production) and the test's API server.
-    let bao = OpenBao::builder(Arc::new(StoredTokenConnector {
-        address: p.bao.address.clone(),
-        ca_bundle: Some(p.root.cert_pem.clone()),
-        source: secrets.clone(),
-        token_secret: format!("{PREFIX}/root-token"),
-    }))
-    .secret_sink(secrets.clone())
-    .secret_source(secrets.clone())
-    .ready_timeout(Duration::from_secs(60))
-    .build();
-    let kube = Kube::builder(engine_tests::cluster_connector(&p.cluster))
-        .secret_source(secrets)
-        .poll_interval(Duration::from_millis(300))
-        .build();
-    let openbao = providers::openbao_provider(bao, &profile);
-    let bootstrap = providers::bootstrap_provider(kube, profile);
     let spec = SpecSource::from_file(&aws_spec_path())
         .unwrap()
         .with_overlay(SpecSource::from_text("overlay.toml", "overlay", &p.overlay))
         .unwrap_or_else(|e| panic!("{e:?}"));
-    let builder = Engine::builder()
-        .spec(spec)
-        .provider(aws)
-        .provider(Arc::new(openbao))
-        .provider(Arc::new(bootstrap))
+    // The harness's connections: the test's OpenBao (its token read from Secrets Manager as in
+    // production) and the test's API server. The cluster's endpoint and CA come from EKS as in
+    // production; its issuer is the local API server's, which OpenBao can reach for discovery.
+    let lane = LaneBuilder::new(&spec)
+        .aws_config(moto::sdk_config_at(&endpoint).await)
+        .openbao_address(&p.bao.address, Some(p.root.cert_pem.clone()))
+        .openbao_ready_timeout(Duration::from_secs(60))
+        .kube_connector(crate::cluster_connector(&p.cluster))
+        .kube_poll_interval(Duration::from_millis(300))
+        .cluster_issuer(ClusterIssuer {
+            section: "eks",
+            url: Value::from(p.cluster.issuer().as_str()),
+            ca_pem: Some(Value::from(p.cluster.ca_pem().as_str())),
+        })
+        .build()
+        .await;
+    let builder = lane
+        .add_to(Engine::builder().spec(spec))
         .state(LocalBackend::new(p.work.path().join("aws.state.json")))
         .retry_backoff(Duration::from_millis(200))
         .confirm_protected(run.confirm_protected);

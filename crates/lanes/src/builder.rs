@@ -1,0 +1,232 @@
+//! [`LaneBuilder`]: the AWS lane's providers, configured from the spec, with the overrides a
+//! test harness needs to point them at local peers.
+//!
+//! Configuration happens here, once, from the spec's globals and sections (the region, the
+//! OpenBao snapshot bucket, how OpenBao and the cluster are reached); the providers' expansion
+//! then only computes resources. A spec error met here is left for the expansion to report,
+//! with every other error of the spec and before any API call.
+
+use crate::bridges::{EksTokenSource, S3Snapshots, SecretsManager, snapshot_location};
+use crate::profiles::{eks_outputs, eks_profile};
+use engine::spec::SpecSource;
+use engine::{EngineBuilder, Provider};
+use engine_aws::AwsProvider;
+use engine_bootstrap::kube::{Kube, KubeConnector, OutputsConnector};
+use engine_bootstrap::{BootstrapProvider, ClusterProfile, kubeconfig_connector};
+use engine_helm::PullOptions;
+use engine_openbao::{
+    BaoConnector, ClusterIssuer, NoConnector, OpenBao, OpenBaoProvider, SecretSink, SecretSource,
+    StoredTokenConnector, spec_connector,
+};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Where the AWS lane addresses OpenBao's configuration.
+pub const OPENBAO_PREFIX: &str = "aws.openbao.config";
+/// Where the AWS lane addresses what goes inside the cluster.
+pub const BOOTSTRAP_PREFIX: &str = "aws.bootstrap";
+
+/// A store of secrets both ways: OpenBao writes its credentials to it, and OpenBao's token and
+/// the bootstrap's Secrets are read from it (production: AWS Secrets Manager).
+pub trait SecretStore: SecretSource + SecretSink {}
+impl<T: SecretSource + SecretSink> SecretStore for T {}
+
+/// The providers of the AWS lane.
+pub struct Lane {
+    /// The AWS resources: network, OpenBao's servers, EKS.
+    pub aws: Arc<AwsProvider>,
+    /// OpenBao's configuration, through its API.
+    pub openbao: Arc<OpenBaoProvider>,
+    /// What goes inside the new cluster.
+    pub bootstrap: Arc<BootstrapProvider>,
+    /// The secret store the providers share.
+    pub secrets: Arc<dyn SecretStore>,
+}
+
+impl Lane {
+    /// Every provider of the lane, in the order the engine is given them.
+    pub fn providers(&self) -> Vec<Arc<dyn Provider>> {
+        vec![self.aws.clone(), self.openbao.clone(), self.bootstrap.clone()]
+    }
+
+    /// `builder` with every provider of the lane.
+    pub fn add_to(&self, builder: EngineBuilder) -> EngineBuilder {
+        self.providers().into_iter().fold(builder, |b, p| b.provider(p))
+    }
+}
+
+/// How the engine reaches OpenBao, when not as the spec says.
+enum OpenBaoAccess {
+    /// At another address (and CA), with the token the spec's store holds.
+    Address { address: String, ca_bundle: Option<String> },
+    /// Through another connector altogether.
+    Connector(Arc<dyn BaoConnector>),
+}
+
+/// Assembles the AWS lane of a spec. Without overrides it is what the `engine` binary runs:
+/// AWS from the environment's credential chain in the spec's region, OpenBao at the spec's
+/// address with its root token from Secrets Manager, the cluster through the spec's kubeconfig
+/// or else the EKS cluster's outputs with a token minted from the credential chain.
+pub struct LaneBuilder<'a> {
+    spec: &'a SpecSource,
+    aws_config: Option<aws_config::SdkConfig>,
+    secrets: Option<Arc<dyn SecretStore>>,
+    openbao: Option<OpenBaoAccess>,
+    kube: Option<Arc<dyn KubeConnector>>,
+    profile: ClusterProfile,
+    openbao_ready_timeout: Duration,
+    kube_poll_interval: Option<Duration>,
+    pull: PullOptions,
+}
+
+impl<'a> LaneBuilder<'a> {
+    /// The lane of `spec`, as production wires it.
+    pub fn new(spec: &'a SpecSource) -> Self {
+        LaneBuilder {
+            spec,
+            aws_config: None,
+            secrets: None,
+            openbao: None,
+            kube: None,
+            profile: eks_profile(),
+            openbao_ready_timeout: Duration::from_secs(600),
+            kube_poll_interval: None,
+            pull: PullOptions { cache_dir: chart_cache(), ..PullOptions::default() },
+        }
+    }
+
+    /// AWS through `config` (e.g. an emulator's endpoint) instead of the environment's.
+    pub fn aws_config(mut self, config: aws_config::SdkConfig) -> Self {
+        self.aws_config = Some(config);
+        self
+    }
+
+    /// `store` instead of Secrets Manager, for OpenBao's credentials and the bootstrap's
+    /// Secrets.
+    pub fn secret_store(mut self, store: Arc<dyn SecretStore>) -> Self {
+        self.secrets = Some(store);
+        self
+    }
+
+    /// OpenBao at `address` (trusting `ca_bundle`) instead of the spec's address; the root
+    /// token is still read from the secret store under the spec's name.
+    pub fn openbao_address(mut self, address: &str, ca_bundle: Option<String>) -> Self {
+        self.openbao = Some(OpenBaoAccess::Address { address: address.into(), ca_bundle });
+        self
+    }
+
+    /// OpenBao through `connector` instead of the spec's address and stored token.
+    pub fn openbao_connector(mut self, connector: Arc<dyn BaoConnector>) -> Self {
+        self.openbao = Some(OpenBaoAccess::Connector(connector));
+        self
+    }
+
+    /// How long OpenBao may take to answer before its configuration fails (default 600 s).
+    pub fn openbao_ready_timeout(mut self, timeout: Duration) -> Self {
+        self.openbao_ready_timeout = timeout;
+        self
+    }
+
+    /// The cluster through `connector` instead of the spec's kubeconfig or EKS outputs.
+    pub fn kube_connector(mut self, connector: Arc<dyn KubeConnector>) -> Self {
+        self.kube = Some(connector);
+        self
+    }
+
+    /// How often the bootstrap polls the cluster while it waits (default: the bootstrap's).
+    pub fn kube_poll_interval(mut self, interval: Duration) -> Self {
+        self.kube_poll_interval = Some(interval);
+        self
+    }
+
+    /// The issuer OpenBao's cluster JWT mounts trust, instead of the EKS cluster's.
+    pub fn cluster_issuer(mut self, issuer: ClusterIssuer) -> Self {
+        self.profile.jwt_issuer = Some(issuer);
+        self
+    }
+
+    /// How charts are pulled (default: cached under `~/.cache/engine/charts`).
+    pub fn pull_options(mut self, pull: PullOptions) -> Self {
+        self.pull = pull;
+        self
+    }
+
+    /// The lane's providers, configured; no API call is made.
+    pub async fn build(self) -> Lane {
+        let region = self.spec.globals().ok().map(|g| g.region).unwrap_or_default();
+        let sdk = match self.aws_config {
+            Some(config) => config,
+            None => engine_aws::sdk_config_from_env(Some(&region)).await,
+        };
+        let aws = Arc::new(AwsProvider::for_spec(&sdk, self.spec));
+        let secrets: Arc<dyn SecretStore> = match self.secrets {
+            Some(store) => store,
+            None => Arc::new(SecretsManager(aws.clone())),
+        };
+
+        let connector = openbao_connector(self.spec, self.openbao, secrets.clone());
+        let snapshots =
+            Arc::new(S3Snapshots { aws: aws.clone(), location: snapshot_location(self.spec) });
+        let bao = OpenBao::builder(connector)
+            .secret_sink(secrets.clone())
+            .secret_source(secrets.clone())
+            .snapshots(snapshots)
+            .ready_timeout(self.openbao_ready_timeout)
+            .build();
+        let builder = OpenBaoProvider::builder("aws", OPENBAO_PREFIX, bao)
+            .after(engine_aws::stages::openbao::serving());
+        let openbao = match self.profile.jwt_issuer.clone() {
+            Some(issuer) => builder.cluster_issuer(issuer).build(),
+            None => builder.build(),
+        };
+
+        let cluster: Arc<dyn KubeConnector> = match (self.kube, kubeconfig_connector(self.spec)) {
+            (Some(connector), _) => connector,
+            (None, Ok(Some(kubeconfig))) => Arc::new(kubeconfig),
+            (None, Ok(None) | Err(_)) => Arc::new(OutputsConnector(EksTokenSource { sdk, region })),
+        };
+        let mut kube =
+            Kube::builder(cluster).secret_source(secrets.clone()).pull_options(self.pull);
+        if let Some(interval) = self.kube_poll_interval {
+            kube = kube.poll_interval(interval);
+        }
+        let bootstrap = BootstrapProvider::builder("aws", BOOTSTRAP_PREFIX, kube.build())
+            .profile(self.profile)
+            .cluster(eks_outputs())
+            .build();
+
+        Lane { aws, openbao: Arc::new(openbao), bootstrap: Arc::new(bootstrap), secrets }
+    }
+}
+
+/// How OpenBao is reached: as overridden, else at the spec's address with the stored token
+/// (no connector when the spec configures no OpenBao, or the expansion will report its error).
+fn openbao_connector(
+    spec: &SpecSource,
+    access: Option<OpenBaoAccess>,
+    secrets: Arc<dyn SecretStore>,
+) -> Arc<dyn BaoConnector> {
+    let from_spec = spec_connector(spec, secrets.clone());
+    match (access, from_spec) {
+        (Some(OpenBaoAccess::Connector(connector)), _) => connector,
+        (Some(OpenBaoAccess::Address { address, ca_bundle }), Ok(Some(c))) => {
+            Arc::new(StoredTokenConnector { address, ca_bundle, ..c })
+        }
+        (Some(OpenBaoAccess::Address { address, ca_bundle }), _) => {
+            Arc::new(StoredTokenConnector {
+                address,
+                ca_bundle,
+                source: secrets,
+                token_secret: "openbao/root-token".into(),
+            })
+        }
+        (None, Ok(Some(c))) => Arc::new(c),
+        (None, Ok(None) | Err(_)) => Arc::new(NoConnector),
+    }
+}
+
+/// Where pulled charts are cached (`~/.cache/engine/charts`).
+fn chart_cache() -> Option<PathBuf> {
+    std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/engine/charts"))
+}

@@ -1,0 +1,81 @@
+//! What the cloud-neutral bootstrap does on each cloud, as data: a [`ClusterProfile`] per
+//! cluster type, and where the AWS lane's cluster outputs come from.
+
+use engine::Value;
+use engine_bootstrap::{ClusterOutputs, ClusterProfile};
+use engine_openbao::ClusterIssuer;
+use serde_json::json;
+
+/// The EKS cluster of the spec: references to its outputs, and the addons that install the
+/// DaemonSets the bootstrap parks.
+pub fn eks_outputs() -> ClusterOutputs {
+    let cluster = engine_aws::stages::eks::cluster_address();
+    ClusterOutputs {
+        section: "eks",
+        endpoint: Value::reference(&cluster, "endpoint"),
+        ca_pem: Value::reference(&cluster, "ca_pem"),
+        host: Value::reference(&cluster, "endpoint_host"),
+        installed_by: engine_aws::stages::eks::daemonset_installers(),
+    }
+}
+
+/// What the bootstrap does on EKS: Cilium in ENI mode (with its CNI configuration) replacing
+/// the VPC CNI and kube-proxy, `eks-<cluster>-vars`, Flux's `aws` cluster type, and OpenBao's
+/// cluster JWT mounts trusting the EKS cluster's OIDC issuer.
+pub fn eks_profile() -> ClusterProfile {
+    let cni = json!({
+        "cniVersion": "0.3.1",
+        "name": "cilium",
+        "plugins": [{
+            "cniVersion": "0.3.1",
+            "type": "cilium-cni",
+            "eni": {
+                "subnet-tags": {"cilium.io/pod-subnet": "true"},
+                "first-interface-index": 1,
+            },
+            "ipam": {"pre-allocate": 8},
+        }],
+    });
+    let cluster = engine_aws::stages::eks::cluster_address();
+    ClusterProfile {
+        vars_config_map: "eks-{cluster}-vars".into(),
+        cilium_values: json!({
+            "kubeProxyReplacement": true,
+            "k8sServicePort": 443,
+            "ipam": {"mode": "eni"},
+            "eni": {"enabled": true, "awsEnablePrefixDelegation": true},
+            "routingMode": "native",
+            "egressMasqueradeInterfaces": "eth+",
+            "cni": {"customConf": true, "configMap": "cilium-cni-configuration"},
+            "encryption": {"enabled": true, "type": "wireguard"},
+            "gatewayAPI": {"enabled": true},
+            "hubble": {"enabled": true, "relay": {"enabled": true}},
+            "operator": {"replicas": 1},
+        }),
+        cni_configuration: Some(json!({
+            "apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "cilium-cni-configuration", "namespace": "kube-system"},
+            "data": {"cni-config": serde_json::to_string_pretty(&cni).unwrap_or_default()},
+        })),
+        parked_daemonsets: vec!["aws-node".into(), "kube-proxy".into()],
+        flux_cluster_type: "aws".into(),
+        storage_class: None,
+        jwt_issuer: Some(ClusterIssuer {
+            section: "eks",
+            url: Value::reference(&cluster, "oidc_issuer"),
+            ca_pem: None,
+        }),
+    }
+}
+
+/// What the bootstrap does on GKE, for the GCP lane once it has a cluster: Cilium with
+/// Kubernetes IPAM in GKE's CNI directory, `gke-<cluster>-vars`, Flux's `gcp` cluster type.
+pub fn gke_profile() -> ClusterProfile {
+    let mut profile = ClusterProfile {
+        vars_config_map: "gke-{cluster}-vars".into(),
+        flux_cluster_type: "gcp".into(),
+        ..ClusterProfile::default()
+    };
+    profile.cilium_values["cni"] = json!({"binPath": "/home/kubernetes/bin", "exclusive": true});
+    profile
+}
