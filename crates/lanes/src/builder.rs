@@ -128,7 +128,8 @@ impl<'a> LaneBuilder<'a> {
         self
     }
 
-    /// The cluster through `connector` instead of the spec's kubeconfig or EKS outputs.
+    /// The cluster through `connector` instead of the spec's kubeconfig or EKS outputs. When
+    /// the spec makes no cluster, the connector's cluster is the one the bootstrap fills.
     pub fn kube_connector(mut self, connector: Arc<dyn KubeConnector>) -> Self {
         self.kube = Some(connector);
         self
@@ -181,6 +182,8 @@ impl<'a> LaneBuilder<'a> {
             None => builder.build(),
         };
 
+        // A harness's connector stands for the cluster when the spec makes none.
+        let outputs = (self.kube.is_none() || self.spec.has_section("eks")).then(eks_outputs);
         let cluster: Arc<dyn KubeConnector> = match (self.kube, kubeconfig_connector(self.spec)) {
             (Some(connector), _) => connector,
             (None, Ok(Some(kubeconfig))) => Arc::new(kubeconfig),
@@ -191,12 +194,13 @@ impl<'a> LaneBuilder<'a> {
         if let Some(interval) = self.kube_poll_interval {
             kube = kube.poll_interval(interval);
         }
-        let bootstrap = BootstrapProvider::builder("aws", BOOTSTRAP_PREFIX, kube.build())
-            .profile(self.profile)
-            .cluster(eks_outputs())
-            .build();
+        let mut bootstrap =
+            BootstrapProvider::builder("aws", BOOTSTRAP_PREFIX, kube.build()).profile(self.profile);
+        if let Some(outputs) = outputs {
+            bootstrap = bootstrap.cluster(outputs);
+        }
 
-        Lane { aws, openbao: Arc::new(openbao), bootstrap: Arc::new(bootstrap), secrets }
+        Lane { aws, openbao: Arc::new(openbao), bootstrap: Arc::new(bootstrap.build()), secrets }
     }
 }
 
