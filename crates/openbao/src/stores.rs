@@ -3,7 +3,7 @@
 //! (the intermediate CA bundle), and the newest raft snapshot to rehydrate from.
 //!
 //! The lane's wiring implements them (the AWS lane: Secrets Manager and the S3 snapshot bucket,
-//! in `crates/cli/src/providers.rs`); tests use [`MemorySecrets`] and a snapshot held in memory.
+//! in `crates/lanes/src/bridges.rs`); tests use [`MemorySecrets`] and a snapshot held in memory.
 
 use engine::Secret;
 use std::collections::BTreeMap;

@@ -1,5 +1,5 @@
 //! [`ClusterProfile`]: what the bootstrap does differently per cloud, as data. The lane's wiring
-//! makes it (the AWS lane's in `crates/cli/src/providers.rs`); nothing in this crate knows a
+//! makes it (the AWS lane's in `crates/lanes/src/profiles.rs`); nothing in this crate knows a
 //! cloud by name.
 
 use super::spec::StorageClassSpec;
