@@ -140,6 +140,13 @@ mod resource;
 pub mod retry;
 mod secret;
 mod selection;
+/// What a resource kind's file needs, in one line: `use engine::prelude::*;`.
+pub mod prelude {
+    pub use crate::{
+        Attributes, Context, Found, KindError, KindResult, Live, LiveOf, Outcome, ReadRequest,
+        Requests, Secret, Tags, TypedKind, Update,
+    };
+}
 pub mod spec;
 pub mod testing;
 mod value;

@@ -4,9 +4,7 @@
 
 use crate::shared::{Shared, body, path, read_each, split_id};
 use engine::TypedKind;
-use engine::{
-    Attributes, Context, Found, KindError, KindResult, Live, LiveOf, Outcome, Requests, Update,
-};
+use engine::prelude::*;
 use serde_json::Value as Json;
 use std::marker::PhantomData;
 use std::sync::Arc;

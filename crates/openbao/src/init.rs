@@ -24,12 +24,9 @@
 
 use crate::client::BaoClient;
 use crate::shared::Shared;
+use engine::prelude::*;
 use engine::retry::RetryPolicy;
 use engine::wait::{Poll, Wait};
-use engine::{
-    Attributes, Context, Found, KindError, KindResult, Live, LiveOf, Outcome, Requests, Secret,
-    TypedKind, Update,
-};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value as Json, json};
 use std::sync::Arc;

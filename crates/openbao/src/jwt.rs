@@ -13,10 +13,7 @@
 use crate::entry::Entry;
 use crate::shared::{Shared, body, int, path, pem_list, read_each, strings, text};
 use engine::normalize::text_lines;
-use engine::{
-    Attributes, Context, Found, KindError, KindResult, Live, LiveOf, Outcome, Requests, TypedKind,
-    Update,
-};
+use engine::prelude::*;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value as Json};
 use std::sync::Arc;

@@ -11,9 +11,7 @@
 //! state) adopts it and tunes it to the spec.
 
 use crate::shared::{Shared, forget, int, memo_key, path, text};
-use engine::{
-    Attributes, Context, Found, KindError, KindResult, Live, LiveOf, Outcome, Requests, Update,
-};
+use engine::prelude::*;
 use engine::{Changes, TypedKind};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value as Json, json};

@@ -16,10 +16,7 @@
 use crate::entry::Entry;
 use crate::shared::{Shared, flag, int, path, read_each, same_text, strings, text};
 use engine::normalize::text_lines;
-use engine::{
-    Attributes, Context, Found, KindError, KindResult, Live, LiveOf, Outcome, Requests, TypedKind,
-    Update,
-};
+use engine::prelude::*;
 use engine_pki::IntermediateBundle;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value as Json, json};

@@ -6,10 +6,7 @@
 //! comments included.
 
 use crate::shared::{Shared, path, read_each};
-use engine::{
-    Attributes, Context, Found, KindError, KindResult, Live, LiveOf, Outcome, Requests, TypedKind,
-    Update,
-};
+use engine::prelude::*;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value as Json, json};
 use std::sync::Arc;

@@ -11,10 +11,7 @@
 
 use crate::shared::Shared;
 use crate::stores::HookError;
-use engine::{
-    Attributes, Context, Found, KindError, KindResult, Live, LiveOf, Outcome, ReadRequest,
-    Requests, Secret, TypedKind, Update,
-};
+use engine::prelude::*;
 use engine_pki::{self as pki, IntermediateBundle};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value as Json, json};

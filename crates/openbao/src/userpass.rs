@@ -8,10 +8,7 @@
 
 use crate::random_secret;
 use crate::shared::{Shared, body, int, path, read_each, split_id, strings};
-use engine::{
-    Attributes, Context, Found, KindError, KindResult, Live, LiveOf, Outcome, Requests, TypedKind,
-    Update,
-};
+use engine::prelude::*;
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 use std::sync::Arc;

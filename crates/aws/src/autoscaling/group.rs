@@ -10,12 +10,10 @@ use crate::error::{Listing, SdkResult, required};
 use crate::lookup::{match_requests, missing_ids, still_there};
 use crate::tagging::{from_pairs, retag};
 use aws_sdk_autoscaling::types::{AutoScalingGroup as Asg, Filter, LaunchTemplateSpecification};
+use engine::prelude::*;
 use engine::retry::read_back;
 use engine::wait::{Poll, Wait};
-use engine::{
-    Attributes, Changes, Context, Found, KindResult, Live, LiveOf, Outcome, Requests, TAG_SPEC,
-    Tags, TypedKind, Update,
-};
+use engine::{Changes, TAG_SPEC};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use std::time::Duration;

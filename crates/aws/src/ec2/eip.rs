@@ -7,10 +7,7 @@ use crate::error::{SdkResult, required};
 use crate::lookup::{read_back_id, read_owned_then_ids};
 use crate::tagging::update_tags;
 use aws_sdk_ec2::types::{DomainType, Filter, ResourceType};
-use engine::{
-    Attributes, Context, Found, KindError, KindResult, Live, LiveOf, Outcome, Requests, Tags,
-    TypedKind, Update,
-};
+use engine::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 

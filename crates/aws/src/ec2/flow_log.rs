@@ -8,10 +8,7 @@ use crate::tagging::update_tags;
 use aws_sdk_ec2::types::{
     Filter, FlowLogsResourceType, LogDestinationType, ResourceType, TrafficType,
 };
-use engine::{
-    Attributes, Context, Found, KindError, KindResult, Live, LiveOf, Outcome, Requests, Tags,
-    TypedKind, Update,
-};
+use engine::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 

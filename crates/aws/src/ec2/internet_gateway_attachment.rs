@@ -6,9 +6,7 @@ use super::internet_gateway::describe;
 use crate::AwsClients;
 use crate::error::SdkResult;
 use crate::lookup::{filter, owned};
-use engine::{
-    Attributes, Context, Found, KindResult, Live, LiveOf, Outcome, ReadRequest, Requests, TypedKind,
-};
+use engine::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 

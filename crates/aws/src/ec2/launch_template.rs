@@ -17,11 +17,9 @@ use aws_sdk_ec2::types::{
     RequestLaunchTemplateData, ResourceType,
 };
 use aws_smithy_types::base64;
+use engine::Changes;
+use engine::prelude::*;
 use engine::retry::read_back;
-use engine::{
-    Attributes, Changes, Context, Found, KindError, KindResult, Live, LiveOf, Outcome, Requests,
-    Tags, TypedKind, Update,
-};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 

@@ -8,11 +8,8 @@ use crate::error::{Listing, SdkResult, required};
 use crate::lookup::{filter, read_owned_then_ids};
 use crate::tagging::update_tags;
 use aws_sdk_ec2::types::{ConnectivityType, Filter, NatGatewayState, ResourceType};
+use engine::prelude::*;
 use engine::wait::{Poll, Wait};
-use engine::{
-    Attributes, Context, Found, KindError, KindResult, Live, LiveOf, Outcome, Requests, Tags,
-    TypedKind, Update,
-};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use std::time::Duration;

@@ -5,10 +5,7 @@
 use super::route_table::route_tables;
 use crate::AwsClients;
 use crate::error::SdkResult;
-use engine::{
-    Attributes, Context, Found, KindResult, Live, LiveOf, Outcome, ReadRequest, Requests,
-    TypedKind, Update,
-};
+use engine::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 

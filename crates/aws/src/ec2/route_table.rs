@@ -7,11 +7,8 @@ use crate::error::{Listing, SdkResult, required};
 use crate::lookup::{filter, match_requests, owned_filter};
 use crate::tagging::update_tags;
 use aws_sdk_ec2::types::{Filter, ResourceType, RouteTable as Ec2RouteTable};
+use engine::prelude::*;
 use engine::retry::read_back;
-use engine::{
-    Attributes, Context, Found, KindResult, Live, LiveOf, Outcome, Requests, Tags, TypedKind,
-    Update,
-};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 

@@ -7,9 +7,7 @@ use crate::AwsClients;
 use crate::error::{SdkResult, required};
 use crate::lookup::{filter, missing_ids};
 use aws_sdk_ec2::types::RouteTable;
-use engine::{
-    Attributes, Context, Found, KindResult, Live, LiveOf, Outcome, Requests, TypedKind, Update,
-};
+use engine::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 

@@ -7,11 +7,8 @@ use crate::error::{Listing, SdkResult, required};
 use crate::lookup::{read_back_id, read_owned_then_ids};
 use crate::tagging::update_tags;
 use aws_sdk_ec2::types::{Filter, IpPermission, IpRange, ResourceType};
+use engine::prelude::*;
 use engine::retry::settle;
-use engine::{
-    Attributes, Context, Found, KindResult, Live, LiveOf, Outcome, Requests, Tags, TypedKind,
-    Update,
-};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 

@@ -12,10 +12,7 @@ use aws_sdk_ec2::types::{
     Filter, IpPermission, IpRange, ResourceType, SecurityGroupRuleRequest, SecurityGroupRuleUpdate,
     UserIdGroupPair,
 };
-use engine::{
-    Attributes, Context, Found, KindResult, Live, LiveOf, Outcome, ReadRequest, Requests, Tags,
-    TypedKind, Update,
-};
+use engine::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 

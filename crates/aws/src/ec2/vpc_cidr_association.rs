@@ -5,8 +5,8 @@ use super::vpc::{Vpc, VpcKind};
 use crate::AwsClients;
 use crate::error::{SdkResult, required};
 use crate::lookup::{filter, owned};
+use engine::prelude::*;
 use engine::retry::read_back;
-use engine::{Attributes, Context, Found, KindResult, Live, LiveOf, Outcome, Requests, TypedKind};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 

@@ -10,11 +10,8 @@ use crate::tagging::retag;
 use aws_sdk_ec2::types::{
     Filter, ResourceType, State, VpcEndpoint as Ec2Endpoint, VpcEndpointType,
 };
+use engine::prelude::*;
 use engine::retry::read_back;
-use engine::{
-    Attributes, Context, Found, KindResult, Live, LiveOf, Outcome, Requests, Tags, TypedKind,
-    Update,
-};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 

@@ -6,11 +6,8 @@ use super::{NOT_FOUND, eks_map, id_parts, map_of, request_key, retag};
 use crate::AwsClients;
 use crate::error::SdkResult;
 use crate::lookup::{read_by_key, still_there};
+use engine::prelude::*;
 use engine::retry::read_back;
-use engine::{
-    Attributes, Context, Found, KindResult, Live, LiveOf, Outcome, ReadRequest, Requests, Tags,
-    TypedKind, Update,
-};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 

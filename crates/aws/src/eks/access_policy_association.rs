@@ -7,9 +7,7 @@ use crate::AwsClients;
 use crate::error::SdkResult;
 use crate::lookup::{ours_by_value, read_each};
 use aws_sdk_eks::types::{AccessScope, AccessScopeType};
-use engine::{
-    Attributes, Context, Found, KindResult, Live, LiveOf, Outcome, ReadRequest, Requests, TypedKind,
-};
+use engine::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 

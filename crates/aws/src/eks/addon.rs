@@ -9,11 +9,8 @@ use crate::AwsClients;
 use crate::error::SdkResult;
 use crate::lookup::read_by_key;
 use aws_sdk_eks::types::ResolveConflicts;
+use engine::prelude::*;
 use engine::wait::timeout_or;
-use engine::{
-    Attributes, Context, Found, KindResult, Live, LiveOf, Outcome, ReadRequest, Requests, Tags,
-    TypedKind, Update,
-};
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 use std::sync::Arc;

@@ -19,11 +19,8 @@ use aws_sdk_eks::types::{
     UpdateAccessConfigRequest, VpcConfigRequest,
 };
 use engine::TypedKind;
+use engine::prelude::*;
 use engine::wait::timeout_or;
-use engine::{
-    Attributes, Context, Found, KindError, KindResult, Live, LiveOf, Outcome, Requests, Tags,
-    Update,
-};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use std::time::Duration;

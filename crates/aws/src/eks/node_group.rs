@@ -22,11 +22,8 @@ use aws_sdk_eks::types::{
     AmiTypes, CapacityTypes, LaunchTemplateSpecification, NodegroupScalingConfig, Taint,
     TaintEffect, UpdateLabelsPayload, UpdateTaintsPayload,
 };
+use engine::prelude::*;
 use engine::wait::timeout_or;
-use engine::{
-    Attributes, Context, Found, KindResult, Live, LiveOf, Outcome, ReadRequest, Requests, Tags,
-    TypedKind, Update,
-};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -7,11 +7,8 @@ use super::{NOT_FOUND, eks_map, id_parts, map_of, retag, retryable_if};
 use crate::AwsClients;
 use crate::error::{SdkResult, required};
 use crate::lookup::{read_by_key, still_there};
+use engine::prelude::*;
 use engine::retry::read_back;
-use engine::{
-    Attributes, Context, Found, KindResult, Live, LiveOf, Outcome, ReadRequest, Requests, Tags,
-    TypedKind, Update,
-};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 

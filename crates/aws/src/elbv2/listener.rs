@@ -7,11 +7,8 @@ use crate::error::{SdkResult, required};
 use crate::lookup::{match_requests, still_there};
 use crate::tagging::retag;
 use aws_sdk_elasticloadbalancingv2::types::{self as elb, Action, ActionTypeEnum, ProtocolEnum};
+use engine::prelude::*;
 use engine::retry::read_back;
-use engine::{
-    Attributes, Context, Found, KindResult, Live, LiveOf, Outcome, Requests, Tags, TypedKind,
-    Update,
-};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 

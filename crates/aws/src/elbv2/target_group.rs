@@ -8,11 +8,8 @@ use crate::error::{Listing, SdkResult, required};
 use crate::lookup::still_there;
 use crate::tagging::retag;
 use aws_sdk_elasticloadbalancingv2::types::{self as elb, Matcher, ProtocolEnum, TargetTypeEnum};
+use engine::prelude::*;
 use engine::retry::read_back;
-use engine::{
-    Attributes, Context, Found, KindError, KindResult, Live, LiveOf, Outcome, Requests, Tags,
-    TypedKind, Update,
-};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 

@@ -11,11 +11,8 @@ use crate::error::{SdkResult, required};
 use crate::lookup::{read_named, still_there};
 use crate::tagging::{from_pairs, retag};
 use aws_sdk_eventbridge::types::{RuleState, Tag, Target};
+use engine::prelude::*;
 use engine::retry::{read_back, settle};
-use engine::{
-    Attributes, Context, Found, KindError, KindResult, Live, LiveOf, Outcome, Requests, Tags,
-    TypedKind, Update,
-};
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 use std::sync::Arc;

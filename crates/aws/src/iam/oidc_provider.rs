@@ -7,11 +7,8 @@ use crate::AwsClients;
 use crate::error::{SdkResult, required};
 use crate::lookup::{ours_by_name, still_there};
 use crate::tagging::retag;
+use engine::prelude::*;
 use engine::retry::read_back;
-use engine::{
-    Attributes, Context, Found, KindResult, Live, LiveOf, Outcome, ReadRequest, Requests, Tags,
-    TypedKind, Update,
-};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 

@@ -7,11 +7,8 @@ use crate::AwsClients;
 use crate::error::SdkResult;
 use crate::lookup::{read_named, still_there};
 use crate::tagging::retag;
+use engine::prelude::*;
 use engine::retry::read_back;
-use engine::{
-    Attributes, Context, Found, KindError, KindResult, Live, LiveOf, Outcome, Requests, Tags,
-    TypedKind, Update,
-};
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 use std::sync::Arc;

@@ -5,10 +5,7 @@ use super::{policy_document, policy_text};
 use crate::AwsClients;
 use crate::error::SdkResult;
 use crate::lookup::read_each;
-use engine::{
-    Attributes, Context, Found, KindResult, Live, LiveOf, Outcome, ReadRequest, Requests,
-    TypedKind, Update,
-};
+use engine::prelude::*;
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 use std::sync::Arc;

@@ -6,9 +6,7 @@
 use crate::AwsClients;
 use crate::error::SdkResult;
 use crate::lookup::read_each;
-use engine::{
-    Attributes, Context, Found, KindResult, Live, LiveOf, Outcome, ReadRequest, Requests, TypedKind,
-};
+use engine::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 

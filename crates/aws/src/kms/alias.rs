@@ -5,11 +5,8 @@
 use crate::AwsClients;
 use crate::error::{Listing, SdkResult, required};
 use crate::lookup::{ours_by_value, still_there, wanted};
+use engine::prelude::*;
 use engine::retry::read_back;
-use engine::{
-    Attributes, Context, Found, KindError, KindResult, Live, LiveOf, Outcome, ReadRequest,
-    Requests, TypedKind, Update,
-};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 

@@ -8,11 +8,9 @@ use crate::error::{Listing, SdkResult, required};
 use crate::lookup::still_there;
 use crate::tagging::retag;
 use aws_sdk_kms::types::{KeySpec, KeyUsageType};
+use engine::TAG_ADDRESS;
+use engine::prelude::*;
 use engine::retry::{read_back, settle};
-use engine::{
-    Attributes, Context, Found, KindResult, Live, LiveOf, Outcome, ReadRequest, Requests,
-    TAG_ADDRESS, Tags, TypedKind, Update,
-};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 

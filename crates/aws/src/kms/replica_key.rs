@@ -7,11 +7,8 @@ use crate::AwsClients;
 use crate::error::SdkResult;
 use crate::lookup::{read_each, still_there};
 use crate::tagging::retag;
+use engine::prelude::*;
 use engine::retry::{read_back, settle};
-use engine::{
-    Attributes, Context, Found, KindError, KindResult, Live, LiveOf, Outcome, ReadRequest,
-    Requests, Tags, TypedKind, Update,
-};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 

@@ -7,11 +7,8 @@ use crate::AwsClients;
 use crate::error::{SdkResult, required};
 use crate::lookup::{read_named, still_there};
 use crate::tagging::retag;
+use engine::prelude::*;
 use engine::retry::{read_back, settle};
-use engine::{
-    Attributes, Context, Found, KindResult, Live, LiveOf, Outcome, Requests, Tags, TypedKind,
-    Update,
-};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 

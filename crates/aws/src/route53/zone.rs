@@ -11,11 +11,8 @@ use crate::error::{Listing, SdkResult, required};
 use crate::lookup::{address_tag, match_requests, still_there};
 use crate::tagging::{from_pairs, retag};
 use aws_sdk_route53::types::{HostedZoneConfig, TagResourceType, Vpc, VpcRegion};
+use engine::prelude::*;
 use engine::retry::{read_back, settle};
-use engine::{
-    Attributes, Context, Found, KindResult, Live, LiveOf, Outcome, ReadRequest, Requests, Tags,
-    TypedKind, Update,
-};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::Arc;

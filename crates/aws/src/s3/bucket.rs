@@ -20,11 +20,9 @@ use aws_sdk_s3::types::{
     ServerSideEncryptionConfiguration, ServerSideEncryptionRule, Tag, Tagging,
     VersioningConfiguration,
 };
+use engine::Changes;
+use engine::prelude::*;
 use engine::retry::{read_back, settle};
-use engine::{
-    Attributes, Changes, Context, Found, KindError, KindResult, Live, LiveOf, Outcome, Requests,
-    Update,
-};
 use engine::{Tags, TypedKind};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;

@@ -9,11 +9,8 @@ use crate::error::{SdkResult, required};
 use crate::lookup::{read_by_key, still_there, wanted};
 use crate::tagging::retag;
 use aws_sdk_sqs::types::QueueAttributeName as Attr;
+use engine::prelude::*;
 use engine::retry::read_back;
-use engine::{
-    Attributes, Context, Found, KindError, KindResult, Live, LiveOf, Outcome, ReadRequest,
-    Requests, Tags, TypedKind, Update,
-};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::sync::Arc;

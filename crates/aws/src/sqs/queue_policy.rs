@@ -9,11 +9,8 @@ use crate::error::SdkResult;
 use crate::lookup::{ours_by_value, read_each, wanted};
 use aws_sdk_sqs::types::QueueAttributeName;
 use engine::normalize::iam_policy;
+use engine::prelude::*;
 use engine::retry::read_back;
-use engine::{
-    Attributes, Context, Found, KindResult, Live, LiveOf, Outcome, ReadRequest, Requests,
-    TypedKind, Update,
-};
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 use std::sync::Arc;

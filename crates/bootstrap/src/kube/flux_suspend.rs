@@ -8,10 +8,7 @@
 
 use super::object_id::ObjectId;
 use super::shared::Shared;
-use engine::{
-    Attributes, Context, Found, KindError, KindResult, Live, LiveOf, Outcome, Requests, TypedKind,
-    Update,
-};
+use engine::prelude::*;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value as Json, json};
 use std::sync::Arc;

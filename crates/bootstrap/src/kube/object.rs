@@ -14,10 +14,7 @@ use super::project::{normalize, project};
 use super::readiness;
 use super::shared::Shared;
 use base64::Engine as _;
-use engine::{
-    Attributes, Context, Found, KindError, KindResult, Live, LiveOf, Outcome, ReadRequest,
-    Requests, TypedKind, Update,
-};
+use engine::prelude::*;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value as Json, json};
 use std::collections::BTreeMap;

@@ -7,10 +7,7 @@ use super::object_set::{self, ApplyOptions, Record, RecordRef};
 use super::shared::Shared;
 use async_trait::async_trait;
 use engine::TypedKind;
-use engine::{
-    Attributes, Context, Found, KindError, KindResult, Live, LiveOf, Outcome, ReadRequest,
-    Requests, Update,
-};
+use engine::prelude::*;
 use std::sync::Arc;
 use std::time::Duration;
 
