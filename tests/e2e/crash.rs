@@ -2,7 +2,7 @@
 
 use crate::support::{REFERENCE_RESOURCES, owned, reference_counts};
 use engine_tests::{
-    AwsProxy, Moto, ProxyRules, engine_command, network_spec_path, run_engine, text,
+    AwsProxy, BaoServer, Moto, ProxyRules, engine_command, network_spec_path, run_engine, text,
 };
 use std::time::{Duration, Instant};
 
@@ -119,6 +119,89 @@ async fn sigkill_mid_apply_then_rerun_converges() {
     let plan = run_engine(
         &moto.endpoint(),
         &["plan", args[1], "--state", args[3], "--detailed-exitcode"],
+        &[],
+    );
+    assert_eq!(plan.status.code(), Some(0), "{}", text(&plan));
+}
+
+/// The value of secret `name` in `moto`'s Secrets Manager, if any.
+async fn secret(moto: &Moto, name: &str) -> Option<String> {
+    let sm = aws_sdk_secretsmanager::Client::new(&moto.sdk_config().await);
+    let out = sm.get_secret_value().secret_id(name).send().await.ok()?;
+    out.secret_string().map(str::to_string)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn killed_between_openbao_init_and_the_secret_store_write_loses_no_credential() {
+    let moto = Moto::start();
+    let work = tempfile::tempdir().unwrap();
+    // A real server (raft, TLS from a fresh PKI, transit auto-unseal), uninitialised.
+    let root = engine_pki::init_root(&work.path().join("pki")).unwrap();
+    let inter = engine_pki::intermediate(&root, "aws").unwrap();
+    let leaf = engine_pki::server_leaf(&inter, &["localhost"]).unwrap();
+    let (server, _transit) =
+        BaoServer::auto_unsealed(&leaf.chain_pem, leaf.key_pem().expose(), &root.cert_pem).await;
+    let spec = work.path().join("aws.toml");
+    std::fs::write(
+        &spec,
+        format!(
+            "[globals]\ncloud = \"aws\"\nregion = \"eu-west-3\"\ncluster_name = \"aws-0\"\n\
+             domain = \"example.test\"\n\n[openbao]\naddress = \"{}\"\nca_file = \"pki/root-ca.crt\"\n\n\
+             [openbao.init]\nsecret_prefix = \"openbao/aws-0\"\n\n[openbao.mounts.platform]\n\
+             type = \"kv-v2\"\n",
+            server.address
+        ),
+    )
+    .unwrap();
+    let state = work.path().join("aws.state.json");
+    let escrow = work.path().join("aws.openbao-escrow.json");
+    let args =
+        ["apply", spec.to_str().unwrap(), "--state", state.to_str().unwrap(), "--auto-approve"];
+
+    // The proxy never answers the write of the root token to Secrets Manager: the run is
+    // stopped after OpenBao answered its init, where it is killed.
+    let rules = ProxyRules {
+        holds: vec![("CreateSecret".into(), "openbao/aws-0/root-token".into())],
+        ..Default::default()
+    };
+    let proxy = AwsProxy::start(&moto.endpoint(), &rules);
+    let mut child = engine_command(&proxy.endpoint(), &args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while !escrow.exists() {
+        assert!(child.try_wait().unwrap().is_none(), "apply ended before OpenBao was initialised");
+        assert!(started.elapsed() < Duration::from_secs(60), "OpenBao was never initialised");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // Held at the store write (the escrow came first); then killed.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    assert!(secret(&moto, "openbao/aws-0/root-token").await.is_none());
+    assert!(escrow.exists(), "the credentials wait in escrow");
+
+    // The next run stores them, configures the rest, and releases the escrow.
+    let rerun = run_engine(&moto.endpoint(), &args, &[]);
+    let out = text(&rerun);
+    assert!(rerun.status.success(), "{out}\n{}", server.log());
+    assert!(out.contains("credentials_stored"), "{out}");
+    assert!(!escrow.exists(), "{out}");
+    let token = secret(&moto, "openbao/aws-0/root-token").await.expect("the root token is stored");
+    assert!(secret(&moto, "openbao/aws-0/recovery-keys").await.is_some());
+    assert!(!out.contains(&token), "the token is never printed");
+    // The stored token is the server's root token, and nothing is left to do.
+    let plan = run_engine(
+        &moto.endpoint(),
+        &[
+            "plan",
+            spec.to_str().unwrap(),
+            "--state",
+            state.to_str().unwrap(),
+            "--detailed-exitcode",
+        ],
         &[],
     );
     assert_eq!(plan.status.code(), Some(0), "{}", text(&plan));

@@ -7,7 +7,7 @@ use engine::{Engine, LocalBackend, Secret};
 use engine_lanes::LaneBuilder;
 use engine_openbao::{BaoClient, BaoConnection};
 use engine_pki as pki;
-use engine_tests::{BaoServer, Seal};
+use engine_tests::BaoServer;
 use engine_tests::{Moto, moto};
 use serde_json::json;
 use std::sync::Arc;
@@ -72,14 +72,8 @@ async fn security_stage_from_empty_with_secrets_in_secrets_manager() {
         .unwrap();
 
     // A real server, uninitialised, auto-unsealed by a transit key on another server.
-    let transit = BaoServer::transit_provider("autounseal").await;
-    let seal = Seal::Transit {
-        address: transit.address.clone(),
-        token: transit.root_token.clone().unwrap(),
-        key: "autounseal".into(),
-    };
-    let server =
-        BaoServer::raft(&seal, &leaf.chain_pem, leaf.key_pem().expose(), &root.cert_pem).await;
+    let (server, _transit) =
+        BaoServer::auto_unsealed(&leaf.chain_pem, leaf.key_pem().expose(), &root.cert_pem).await;
 
     // The spec: the reference network and OpenBao server (stages 1 and 2), plus OpenBao's
     // configuration.
@@ -93,6 +87,7 @@ async fn security_stage_from_empty_with_secrets_in_secrets_manager() {
         .aws_config(sdk.clone())
         .openbao_address(&server.address, Some(root.cert_pem.clone()))
         .openbao_ready_timeout(Duration::from_secs(60))
+        .state_path(&work.path().join("aws.state.json"))
         .build()
         .await;
     let build = || {

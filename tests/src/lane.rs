@@ -6,7 +6,7 @@
 //! registry and versions for the local registry's fixtures. Everything else runs as in production.
 //! Shared by the end-to-end test (`e2e/whole_lane.rs`) and the critical-path benchmark.
 
-use crate::{BaoServer, KubeCluster, Moto, Registry, Seal, aws_spec_path, fixtures, moto};
+use crate::{BaoServer, KubeCluster, Moto, Registry, aws_spec_path, fixtures, moto};
 use engine::spec::SpecSource;
 use engine::{Engine, LocalBackend, Value};
 use engine_lanes::LaneBuilder;
@@ -104,14 +104,8 @@ pub async fn peers() -> Peers {
 
     // OpenBao as its servers boot: uninitialised, auto-unsealed, TLS chaining to the root.
     let leaf = pki::server_leaf(&inter, &["localhost"]).unwrap();
-    let transit = BaoServer::transit_provider("autounseal").await;
-    let seal = Seal::Transit {
-        address: transit.address.clone(),
-        token: transit.root_token.clone().unwrap(),
-        key: "autounseal".into(),
-    };
-    let bao =
-        BaoServer::raft(&seal, &leaf.chain_pem, leaf.key_pem().expose(), &root.cert_pem).await;
+    let (bao, transit) =
+        BaoServer::auto_unsealed(&leaf.chain_pem, leaf.key_pem().expose(), &root.cert_pem).await;
 
     // What EKS installs as addons: the DaemonSets the bootstrap parks.
     let client = cluster.client().await;
@@ -177,6 +171,7 @@ pub async fn engine(p: &Peers, run: Run) -> Engine {
         .aws_config(moto::sdk_config_at(&endpoint).await)
         .openbao_address(&p.bao.address, Some(p.root.cert_pem.clone()))
         .openbao_ready_timeout(Duration::from_secs(60))
+        .state_path(&p.work.path().join("aws.state.json"))
         .kube_connector(crate::cluster_connector(&p.cluster))
         .kube_poll_interval(Duration::from_millis(300))
         .cluster_issuer(ClusterIssuer {

@@ -222,10 +222,9 @@ async fn build(
         .parallelism(parallelism)
         .confirm_protected(confirm_protected)
         .observer(Arc::new(Progress::new()));
-    let mut builder = LaneBuilder::new(&source).build().await.add_to(builder);
-    if let Some(path) = &common.state {
-        builder = builder.state(LocalBackend::new(path));
-    }
+    let state = common.state.clone().unwrap_or_else(|| engine::state_path_of(&source));
+    let lane = LaneBuilder::new(&source).state_path(&state).build().await;
+    let mut builder = lane.add_to(builder).state(LocalBackend::new(&state));
     for t in &common.target {
         builder = builder.target(t);
     }

@@ -216,15 +216,7 @@ impl EngineBuilder {
         let name = spec.name();
         let state = match self.state {
             Some(s) => s,
-            None => {
-                // Beside the spec file, however the spec was given.
-                let dir = std::path::Path::new(spec.file())
-                    .parent()
-                    .filter(|p| !p.as_os_str().is_empty())
-                    .map(|p| p.to_path_buf())
-                    .unwrap_or_else(|| PathBuf::from("."));
-                LocalBackend::new(default_state_path(&dir, &name))
-            }
+            None => LocalBackend::new(state_path_of(&spec)),
         };
         Ok(Engine {
             name,
@@ -249,6 +241,17 @@ impl EngineBuilder {
 /// The default state path of spec `name` whose file is in `dir`.
 pub fn default_state_path(dir: &std::path::Path, name: &str) -> PathBuf {
     dir.join(".engine").join(format!("{name}.state.json"))
+}
+
+/// The default state path of `spec`: `.engine/<name>.state.json` beside the spec file, however
+/// the spec was given.
+pub fn state_path_of(spec: &SpecSource) -> PathBuf {
+    let dir = std::path::Path::new(spec.file())
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .map(|p| p.to_path_buf())
+        .unwrap_or_else(|| PathBuf::from("."));
+    default_state_path(&dir, &spec.name())
 }
 
 /// One spec, its providers and its state: plan, apply, drift, destroy.

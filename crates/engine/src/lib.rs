@@ -156,7 +156,7 @@ pub mod wait;
 extern crate self as engine;
 
 pub use address::Address;
-pub use api::{Engine, EngineBuilder};
+pub use api::{Engine, EngineBuilder, state_path_of};
 pub use apply::{ApplyReport, StepOutcome, StepResult};
 pub use calls::{ApiCall, ApiCallCounter, ApiCalls};
 pub use drift::{DriftReport, DriftStatus, FieldDrift, ResourceDrift};

@@ -15,10 +15,10 @@ use engine_bootstrap::kube::{Kube, KubeConnector, OutputsConnector};
 use engine_bootstrap::{BootstrapProvider, ClusterProfile, kubeconfig_connector};
 use engine_helm::PullOptions;
 use engine_openbao::{
-    BaoConnector, ClusterIssuer, NoConnector, OpenBao, OpenBaoProvider, SecretSink, SecretSource,
-    StoredTokenConnector, spec_connector,
+    BaoConnector, ClusterIssuer, Escrow, NoConnector, OpenBao, OpenBaoProvider, SecretSink,
+    SecretSource, StoredTokenConnector, spec_connector,
 };
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -78,6 +78,7 @@ pub struct LaneBuilder<'a> {
     openbao_ready_timeout: Duration,
     kube_poll_interval: Option<Duration>,
     pull: PullOptions,
+    escrow: Option<PathBuf>,
 }
 
 impl<'a> LaneBuilder<'a> {
@@ -93,6 +94,7 @@ impl<'a> LaneBuilder<'a> {
             openbao_ready_timeout: Duration::from_secs(600),
             kube_poll_interval: None,
             pull: PullOptions { cache_dir: chart_cache(), ..PullOptions::default() },
+            escrow: None,
         }
     }
 
@@ -147,6 +149,14 @@ impl<'a> LaneBuilder<'a> {
         self
     }
 
+    /// The state file the lane's runs keep (default: the engine's, beside the spec). A new
+    /// OpenBao's credentials wait beside it, in `<name>.openbao-escrow.json`, until the secret
+    /// store has them.
+    pub fn state_path(mut self, state: &Path) -> Self {
+        self.escrow = Some(escrow_beside(state));
+        self
+    }
+
     /// How charts are pulled (default: cached under `~/.cache/engine/charts`).
     pub fn pull_options(mut self, pull: PullOptions) -> Self {
         self.pull = pull;
@@ -169,7 +179,10 @@ impl<'a> LaneBuilder<'a> {
         let connector = openbao_connector(self.spec, self.openbao, secrets.clone());
         let snapshots =
             Arc::new(S3Snapshots { aws: aws.clone(), location: snapshot_location(self.spec) });
+        let state = engine::state_path_of(self.spec);
+        let escrow = self.escrow.unwrap_or_else(|| escrow_beside(&state));
         let bao = OpenBao::builder(connector)
+            .escrow(Escrow::new(escrow))
             .secret_sink(secrets.clone())
             .secret_source(secrets.clone())
             .snapshots(snapshots)
@@ -230,7 +243,29 @@ fn openbao_connector(
     }
 }
 
+/// The escrow file beside the state file `state` (`aws.state.json`: `aws.openbao-escrow.json`).
+fn escrow_beside(state: &Path) -> PathBuf {
+    let name = state.file_name().and_then(|n| n.to_str()).unwrap_or("engine");
+    let stem = name.strip_suffix(".json").unwrap_or(name);
+    let stem = stem.strip_suffix(".state").unwrap_or(stem);
+    state.with_file_name(format!("{stem}.openbao-escrow.json"))
+}
+
 /// Where pulled charts are cached (`~/.cache/engine/charts`).
 fn chart_cache() -> Option<PathBuf> {
     std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/engine/charts"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::escrow_beside;
+    use std::path::Path;
+
+    #[test]
+    fn the_escrow_sits_beside_the_state() {
+        let at = |s: &str| escrow_beside(Path::new(s)).display().to_string();
+        assert_eq!(at("specs/.engine/aws.state.json"), "specs/.engine/aws.openbao-escrow.json");
+        assert_eq!(at("/tmp/run.json"), "/tmp/run.openbao-escrow.json");
+        assert_eq!(at("state"), "state.openbao-escrow.json");
+    }
 }

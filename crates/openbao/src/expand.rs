@@ -66,7 +66,8 @@ pub fn expand(
                 .attr("secret_prefix", i.secret_prefix.as_str())
                 .attr("shares", i.shares)
                 .attr("threshold", i.threshold)
-                .attr("sealed", false),
+                .attr("sealed", false)
+                .attr("credentials_stored", true),
         );
         a
     });

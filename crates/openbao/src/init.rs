@@ -23,6 +23,7 @@
 //! uninitialised, its storage goes with its instances.
 
 use crate::client::BaoClient;
+use crate::escrow::Escrow;
 use crate::shared::Shared;
 use engine::prelude::*;
 use engine::retry::RetryPolicy;
@@ -48,10 +49,19 @@ pub(crate) struct Init {
     pub recovery_seal: bool,
     #[attr(computed)]
     pub cluster_id: Option<String>,
+    /// Whether the root token and keys are in the secret store (desired `true`): `false` while
+    /// they wait in escrow after an interrupted run, or when they were lost.
+    #[attr(in_place)]
+    #[serde(default = "stored")]
+    pub credentials_stored: bool,
     /// Where the credentials go (input only; never read back).
     #[attr(setting)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub secret_prefix: Option<String>,
+}
+
+fn stored() -> bool {
+    true
 }
 
 pub(crate) struct InitKind(pub Arc<Shared>);
@@ -92,7 +102,7 @@ impl SealStatus {
         self.recovery_seal || (!self.seal_type.is_empty() && self.seal_type != "shamir")
     }
 
-    fn live(&self, id: Option<&str>) -> Live<Init> {
+    fn live(&self, id: Option<&str>, credentials_stored: bool) -> Live<Init> {
         let cluster_id = self.cluster_id.clone().filter(|c| !c.is_empty());
         let id = cluster_id.clone().or_else(|| id.map(String::from));
         let init = Init {
@@ -102,6 +112,7 @@ impl SealStatus {
             seal_type: self.seal_type.clone(),
             recovery_seal: self.auto_unseal(),
             cluster_id: self.cluster_id.clone(),
+            credentials_stored,
             secret_prefix: None,
         };
         Live::new(id.unwrap_or_else(|| "openbao".into()), init)
@@ -227,13 +238,68 @@ impl InitKind {
             let stored = self.0.sink.put(name, value).await;
             stored.map_err(|e| KindError::retryable(e.to_string()))
         };
-        STORE.run(put, |_, _| {}).await.map_err(|e| {
-            KindError::new(format!(
+        STORE.run(put, |_, _| {}).await.map_err(|e| match &self.0.escrow {
+            Some(escrow) => KindError::new(format!(
+                "OpenBao was initialised but storing `{name}` failed ({}); the credentials are \
+                 kept in {} (readable by its owner only) and the next apply stores them",
+                e.message,
+                escrow.path().display()
+            )),
+            None => KindError::new(format!(
                 "OpenBao was initialised but storing `{name}` failed ({}); the credential is \
                  lost: wipe the storage and initialise again",
                 e.message
-            ))
+            )),
         })
+    }
+
+    /// Whether the secret store has the credentials: the connector found a token, and nothing
+    /// waits in escrow.
+    fn credentials_stored(&self, client: &BaoClient) -> bool {
+        let held = self.0.escrow.as_ref().is_some_and(Escrow::is_held);
+        client.has_token() && !held
+    }
+
+    /// Keeps a new server's credentials: in escrow first (durable, owner-only), then in the
+    /// secret store, then the escrow is released.
+    async fn keep(&self, client: &BaoClient, entries: &[(String, Secret)]) -> KindResult<()> {
+        if let Some(escrow) = &self.0.escrow {
+            escrow.hold(client.address(), entries).map_err(|e| escrow.failed(e))?;
+        }
+        self.store_held(entries).await
+    }
+
+    /// Hands `entries` to the secret store, then releases the escrow.
+    async fn store_held(&self, entries: &[(String, Secret)]) -> KindResult<()> {
+        for (name, value) in entries {
+            self.store(name, value).await?;
+        }
+        match &self.0.escrow {
+            Some(escrow) => escrow.release().map_err(|e| escrow.failed(e)),
+            None => Ok(()),
+        }
+    }
+
+    /// Makes sure the credentials of an initialised server are in the secret store: those held
+    /// in escrow are stored now; none anywhere is an error, never an adoption.
+    async fn secure_credentials(&self, client: &BaoClient, prefix: &str) -> KindResult<()> {
+        if let Some(escrow) = &self.0.escrow
+            && let Some(entries) = escrow.entries().map_err(|e| escrow.failed(e))?
+        {
+            return self.store_held(&entries).await;
+        }
+        if client.has_token() {
+            return Ok(());
+        }
+        Err(KindError::new(format!(
+            "OpenBao at {} is initialised, but its root token is neither in the secret store \
+             (`{prefix}/root-token`) nor in escrow: the credentials of that initialisation were \
+             lost or are kept elsewhere, so the engine does not adopt it. If you hold them, store \
+             them as `{prefix}/root-token` and `{prefix}/recovery-keys` (`unseal-keys` with \
+             Shamir) and apply again; otherwise make a new root token from the recovery keys \
+             (`bao operator generate-root`), or wipe the server's storage and apply again",
+            client.address()
+        )))
     }
 
     async fn read_back(&self, client: &BaoClient, id: Option<&str>) -> KindResult<Live<Init>> {
@@ -241,7 +307,7 @@ impl InitKind {
         if !s.initialized {
             return Err(KindError::retryable("OpenBao reports itself uninitialised"));
         }
-        Ok(s.live(id))
+        Ok(s.live(id, self.credentials_stored(client)))
     }
 
     /// Initialises a new server (or rehydrates it from the lineage's newest snapshot).
@@ -278,8 +344,8 @@ impl InitKind {
         let threshold = count(threshold);
         let admin = client.with_token(init.root_token.clone());
         let Some(snapshot) = snapshot else {
-            self.store(&format!("{prefix}/root-token"), &init.root_token).await?;
-            self.store(&keys_name, &keys_json(keys)).await?;
+            let root = (format!("{prefix}/root-token"), init.root_token.clone());
+            self.keep(client, &[root, (keys_name, keys_json(keys))]).await?;
             if !auto {
                 self.unseal(client, keys, threshold).await?;
             }
@@ -309,7 +375,11 @@ impl TypedKind for InitKind {
         }
         let client = self.0.connect().await?;
         let s = seal_status(&client).await?;
-        Ok(requests.iter().map(|r| s.initialized.then(|| s.live(r.id.as_deref()))).collect())
+        let stored = self.credentials_stored(&client);
+        Ok(requests
+            .iter()
+            .map(|r| s.initialized.then(|| s.live(r.id.as_deref(), stored)))
+            .collect())
     }
 
     async fn create(&self, ctx: &Context, desired: &Self::Attrs) -> Outcome<Self> {
@@ -318,7 +388,10 @@ impl TypedKind for InitKind {
         let client = self.0.connect().await?;
         let status = seal_status(&client).await?;
         if status.initialized {
-            // Initialised since the plan was made: adopt it.
+            // Initialised since the plan was made (or by a try whose answer was lost): adopted
+            // only with its credentials in hand.
+            self.secure_credentials(&client, prefix).await?;
+            let client = self.0.connect().await?;
             if status.sealed && !status.auto_unseal() {
                 self.unseal_with_stored_keys(&client, prefix, count(status.t)).await?;
             }
@@ -326,7 +399,8 @@ impl TypedKind for InitKind {
         } else {
             self.initialise(ctx, &client, status.auto_unseal(), prefix, desired).await?;
         }
-        self.read_back(&client, None).await
+        // Read back as the next run reads: with the token the secret store now holds.
+        self.read_back(&self.0.connect().await?, None).await
     }
 
     async fn update(&self, ctx: &Context, update: Update<'_, Self>) -> Outcome<Self> {
@@ -340,12 +414,15 @@ impl TypedKind for InitKind {
                  does not do"
             )));
         }
+        let prefix = desired.secret_prefix.as_deref();
+        let prefix = prefix.ok_or_else(|| KindError::new("openbao_init needs `secret_prefix`"))?;
+        if changes.credentials_stored {
+            let client = self.0.connect().await?;
+            self.secure_credentials(&client, prefix).await?;
+        }
         let client = self.0.connect().await?;
         let status = seal_status(&client).await?;
         if status.sealed && !status.auto_unseal() {
-            let prefix = desired.secret_prefix.as_deref();
-            let prefix =
-                prefix.ok_or_else(|| KindError::new("openbao_init needs `secret_prefix`"))?;
             self.unseal_with_stored_keys(&client, prefix, count(status.t)).await?;
         }
         self.wait_active(ctx, &client, None).await?;
@@ -383,7 +460,7 @@ mod tests {
             "recovery_seal": true, "cluster_id": "c-1"
         }))
         .unwrap();
-        let l = s.live(None);
+        let l = s.live(None, true);
         assert_eq!(l.id, "c-1");
         let attrs = engine::encode("openbao_init", &l.attributes).unwrap();
         assert_eq!(attrs["recovery_seal"], json!(true));

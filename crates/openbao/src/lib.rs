@@ -43,6 +43,7 @@
 mod client;
 mod connect;
 mod entry;
+mod escrow;
 mod expand;
 mod init;
 mod jwt;
@@ -58,6 +59,7 @@ mod userpass;
 
 pub use client::{BaoClient, BaoConnection, BaoError};
 pub use connect::{BaoConnector, NoConnector, StaticConnector, StoredTokenConnector};
+pub use escrow::Escrow;
 pub use expand::{ClusterIssuer, expand};
 pub use pki::ROLE_SETTINGS as PKI_ROLE_SETTINGS;
 pub use policy::{normalize_policy, policy_text};
@@ -89,6 +91,7 @@ pub struct OpenBaoBuilder {
     source: Arc<dyn SecretSource>,
     snapshots: Arc<dyn SnapshotSource>,
     ready_timeout: Duration,
+    escrow: Option<Escrow>,
 }
 
 impl OpenBao {
@@ -100,6 +103,7 @@ impl OpenBao {
             source: Arc::new(NoSecrets),
             snapshots: Arc::new(NoSnapshots),
             ready_timeout: Duration::from_secs(120),
+            escrow: None,
         }
     }
 
@@ -151,16 +155,18 @@ impl OpenBaoBuilder {
         self
     }
 
+    /// Where `openbao_init` keeps a new server's credentials until the secret store has them
+    /// (without one they go straight to the store, and a failure there loses them).
+    pub fn escrow(mut self, escrow: Escrow) -> Self {
+        self.escrow = Some(escrow);
+        self
+    }
+
     pub fn build(self) -> OpenBao {
-        OpenBao {
-            shared: Arc::new(Shared::new(
-                self.connector,
-                self.sink,
-                self.source,
-                self.snapshots,
-                self.ready_timeout,
-            )),
-        }
+        let mut shared =
+            Shared::new(self.connector, self.sink, self.source, self.snapshots, self.ready_timeout);
+        shared.escrow = self.escrow;
+        OpenBao { shared: Arc::new(shared) }
     }
 }
 

@@ -4,6 +4,7 @@
 
 use crate::client::{BaoClient, BaoConnection, BaoError, http_client};
 use crate::connect::BaoConnector;
+use crate::escrow::Escrow;
 use crate::stores::{SecretSink, SecretSource, SnapshotSource};
 use engine::{ApiCallCounter, Context, KindError, KindResult, ReadRequest};
 use serde::Serialize;
@@ -22,6 +23,8 @@ pub(crate) struct Shared {
     pub mount_lock: tokio::sync::Mutex<()>,
     /// How long `openbao_init` waits for the server to become active.
     pub ready_timeout: Duration,
+    /// Where a new server's credentials wait for the secret store.
+    pub escrow: Option<Escrow>,
     http: Mutex<Option<HttpPool>>,
 }
 
@@ -47,13 +50,21 @@ impl Shared {
             calls: ApiCallCounter::default(),
             mount_lock: tokio::sync::Mutex::new(()),
             ready_timeout,
+            escrow: None,
             http: Mutex::new(None),
         }
     }
 
-    /// A client for the current connection, token or not.
+    /// A client for the current connection, token or not. Without a token from the connector,
+    /// the root token held in escrow (a run stopped before the secret store had it) is used.
     pub async fn connect(&self) -> Result<BaoClient, KindError> {
-        let connection = self.connector.connect().await?;
+        let mut connection = self.connector.connect().await?;
+        if connection.token.is_none()
+            && let Some(escrow) = &self.escrow
+        {
+            let held = escrow.root_token().map_err(|e| escrow.failed(e))?;
+            connection.token = held;
+        }
         let http = self.http_for(&connection)?;
         Ok(BaoClient::from_parts(http, &connection, self.calls.clone()))
     }

@@ -114,6 +114,22 @@ disable_mlock = true
         s
     }
 
+    /// A raft server (as [`BaoServer::raft`]) auto-unsealed by a new transit server, returned
+    /// with it: the seal must outlive the server.
+    pub async fn auto_unsealed(
+        leaf_chain: &str,
+        leaf_key: &str,
+        ca_bundle: &str,
+    ) -> (BaoServer, BaoServer) {
+        let transit = BaoServer::transit_provider("autounseal").await;
+        let seal = Seal::Transit {
+            address: transit.address.clone(),
+            token: transit.root_token.clone().expect("a dev server has a root token"),
+            key: "autounseal".into(),
+        };
+        (BaoServer::raft(&seal, leaf_chain, leaf_key, ca_bundle).await, transit)
+    }
+
     fn spawn_in(
         dir: tempfile::TempDir,
         args: Vec<String>,

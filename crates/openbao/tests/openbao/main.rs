@@ -4,5 +4,6 @@
 //! Each test starts its own servers on free loopback ports and stops them when it ends.
 
 mod configure;
+mod escrow;
 mod init;
 mod support;

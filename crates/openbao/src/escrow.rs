@@ -1,0 +1,138 @@
+//! The local escrow of a new OpenBao's credentials.
+//!
+//! `PUT sys/init` answers the root token and the keys once; OpenBao never shows them again. Before
+//! anything else can fail, `openbao_init` writes them to one file readable by its owner only
+//! (0600, written to a temporary file, synced, then renamed), then hands them to the secret store,
+//! then removes the file. A run killed in between leaves the file: the next run reads OpenBao with
+//! the escrowed root token and its plan stores the credentials (`credentials_stored`).
+
+use engine::Secret;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// One escrow file (`<state>.openbao-escrow.json` for the engine binary).
+#[derive(Debug, Clone)]
+pub struct Escrow {
+    path: PathBuf,
+}
+
+/// What the file holds: the secret store's names and their values.
+#[derive(Serialize, Deserialize)]
+struct Held {
+    /// The server the credentials belong to.
+    address: String,
+    entries: BTreeMap<String, String>,
+}
+
+impl Escrow {
+    /// The escrow kept in `path`.
+    pub fn new(path: impl Into<PathBuf>) -> Self {
+        Escrow { path: path.into() }
+    }
+
+    /// Where the file is.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Whether the file exists (credentials not yet in the secret store).
+    pub fn is_held(&self) -> bool {
+        self.path.exists()
+    }
+
+    /// Keeps `entries` (secret store name, value) of the server at `address` durably.
+    pub fn hold(&self, address: &str, entries: &[(String, Secret)]) -> std::io::Result<()> {
+        let held = Held {
+            address: address.to_string(),
+            entries: entries.iter().map(|(n, v)| (n.clone(), v.expose().to_string())).collect(),
+        };
+        let dir =
+            self.path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        std::fs::create_dir_all(dir)?;
+        let tmp = self.path.with_extension("tmp");
+        let mut options = OpenOptions::new();
+        options.write(true).create(true).truncate(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        let mut file = options.open(&tmp)?;
+        file.write_all(&serde_json::to_vec(&held).map_err(std::io::Error::other)?)?;
+        file.sync_all()?;
+        std::fs::rename(&tmp, &self.path)?;
+        File::open(dir)?.sync_all()
+    }
+
+    /// The entries held, if the file exists.
+    pub fn entries(&self) -> std::io::Result<Option<Vec<(String, Secret)>>> {
+        let bytes = match std::fs::read(&self.path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        // serde's message could quote a value: say only where the file is.
+        let held: Held = serde_json::from_slice(&bytes).map_err(|_| {
+            std::io::Error::other(format!("{} is not an escrow file", self.path.display()))
+        })?;
+        Ok(Some(held.entries.into_iter().map(|(n, v)| (n, Secret::new(v))).collect()))
+    }
+
+    /// The held root token (the entry named `<secret_prefix>/root-token`).
+    pub fn root_token(&self) -> std::io::Result<Option<Secret>> {
+        let entries = self.entries()?.unwrap_or_default();
+        Ok(entries.into_iter().find(|(n, _)| n.ends_with("/root-token")).map(|(_, v)| v))
+    }
+
+    /// A failure to read or write the file, as a kind's error.
+    pub(crate) fn failed(&self, e: std::io::Error) -> engine::KindError {
+        engine::KindError::new(format!("OpenBao credentials escrow {}: {e}", self.path.display()))
+    }
+
+    /// Removes the file once the secret store has everything.
+    pub fn release(&self) -> std::io::Result<()> {
+        match std::fs::remove_file(&self.path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+            _ => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn holds_owner_only_and_releases() {
+        let dir = tempfile::tempdir().unwrap();
+        let escrow = Escrow::new(dir.path().join("sub/aws.openbao-escrow.json"));
+        assert!(!escrow.is_held());
+        assert!(escrow.entries().unwrap().is_none());
+        let root = ("openbao/aws-0/root-token".to_string(), Secret::new("s.root"));
+        let keys = ("openbao/aws-0/recovery-keys".to_string(), Secret::new("[\"a\"]"));
+        escrow.hold("https://bao:8200", &[root, keys]).unwrap();
+        assert!(escrow.is_held());
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(escrow.path()).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+        let token = escrow.root_token().unwrap().unwrap();
+        assert_eq!(token.expose(), "s.root");
+        assert_eq!(escrow.entries().unwrap().unwrap().len(), 2);
+        escrow.release().unwrap();
+        assert!(!escrow.is_held());
+        escrow.release().unwrap();
+    }
+
+    #[test]
+    fn a_damaged_file_is_an_error_that_quotes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("e.json");
+        std::fs::write(&path, "{\"entries\": \"s.secret-value").unwrap();
+        let err = Escrow::new(&path).entries().unwrap_err().to_string();
+        assert!(!err.contains("s.secret-value"), "{err}");
+        assert!(err.contains("is not an escrow file"), "{err}");
+    }
+}
