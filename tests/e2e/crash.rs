@@ -16,6 +16,19 @@ async fn subnets_tagged(moto: &Moto, address: &str) -> usize {
     out.subnets().iter().filter(tagged).count()
 }
 
+/// The engine with `args`, AWS at `endpoint`, its output discarded.
+fn spawn_quiet(endpoint: &str, args: &[&str]) -> std::process::Child {
+    let mut command = engine_command(endpoint, args);
+    command.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null());
+    command.spawn().expect("start the engine")
+}
+
+/// SIGKILL: no cleanup, no last state write.
+fn kill(mut child: std::process::Child) {
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn killed_between_create_and_state_write_is_adopted_not_duplicated() {
     let moto = Moto::start();
@@ -41,19 +54,14 @@ async fn killed_between_create_and_state_write_is_adopted_not_duplicated() {
     ];
     let victim = "aws.network.subnet.private[\"eu-west-3a\"]";
 
-    let mut child = engine_command(&proxy.endpoint(), &args)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_quiet(&proxy.endpoint(), &args);
     let started = Instant::now();
     while subnets_tagged(&moto, victim).await == 0 {
         assert!(child.try_wait().unwrap().is_none(), "apply ended before the subnet was made");
         assert!(started.elapsed() < Duration::from_secs(60), "the subnet was never created");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    child.kill().unwrap(); // SIGKILL
-    child.wait().unwrap();
+    kill(child);
     let doc = engine_state::LocalBackend::new(&state)
         .load()
         .unwrap()
@@ -86,11 +94,7 @@ async fn sigkill_mid_apply_then_rerun_converges() {
         "--parallelism",
         "1",
     ];
-    let mut child = engine_command(&moto.endpoint(), &args)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_quiet(&moto.endpoint(), &args);
     // Kill once a few steps are recorded, long before the end.
     let started = Instant::now();
     let recorded = loop {
@@ -107,8 +111,7 @@ async fn sigkill_mid_apply_then_rerun_converges() {
         assert!(started.elapsed() < Duration::from_secs(60), "apply made no progress");
         std::thread::sleep(Duration::from_millis(5));
     };
-    child.kill().unwrap(); // SIGKILL
-    child.wait().unwrap();
+    kill(child);
     assert!(recorded < REFERENCE_RESOURCES, "killed mid-way ({recorded} recorded)");
     assert!(dir.path().join("aws.state.json.lock").exists(), "a killed run leaves its lock");
 
@@ -165,11 +168,7 @@ async fn killed_between_openbao_init_and_the_secret_store_write_loses_no_credent
         ..Default::default()
     };
     let proxy = AwsProxy::start(&moto.endpoint(), &rules);
-    let mut child = engine_command(&proxy.endpoint(), &args)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_quiet(&proxy.endpoint(), &args);
     let started = Instant::now();
     while !escrow.exists() {
         assert!(child.try_wait().unwrap().is_none(), "apply ended before OpenBao was initialised");
@@ -178,8 +177,7 @@ async fn killed_between_openbao_init_and_the_secret_store_write_loses_no_credent
     }
     // Held at the store write (the escrow came first); then killed.
     tokio::time::sleep(Duration::from_millis(300)).await;
-    child.kill().unwrap(); // SIGKILL
-    child.wait().unwrap();
+    kill(child);
     assert!(secret(&moto, "openbao/aws-0/root-token").await.is_none());
     assert!(escrow.exists(), "the credentials wait in escrow");
 
