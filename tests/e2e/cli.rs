@@ -22,6 +22,59 @@ fn an_unselected_lane_is_skipped_with_one_line() {
     assert!(String::from_utf8_lossy(&env.stdout).starts_with("[skip]"), "{}", text(&env));
 }
 
+/// The subcommands `engine <path> --help` lists (`help` aside).
+fn subcommands_of(path: &[String]) -> Vec<String> {
+    let mut args = path.to_vec();
+    args.push("--help".into());
+    let out =
+        run_engine("http://127.0.0.1:9", &args.iter().map(String::as_str).collect::<Vec<_>>(), &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let help = String::from_utf8_lossy(&out.stdout).into_owned();
+    let Some((_, commands)) = help.split_once("Commands:\n") else { return vec![] };
+    commands
+        .lines()
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|c| *c != "help")
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn usage_errors_exit_1_for_every_subcommand_and_only_differences_exit_2() {
+    // Every command, as the help lists them (a new one is covered without editing this test).
+    let mut commands: Vec<Vec<String>> = Vec::new();
+    let mut pending: Vec<Vec<String>> = vec![vec![]];
+    while let Some(path) = pending.pop() {
+        let children = subcommands_of(&path);
+        pending.extend(children.iter().map(|c| [path.clone(), vec![c.clone()]].concat()));
+        if children.is_empty() {
+            commands.push(path);
+        }
+    }
+    assert!(commands.len() >= 12, "{commands:?}");
+    for command in &commands {
+        let mut args: Vec<&str> = command.iter().map(String::as_str).collect();
+        args.push("--no-such-flag");
+        let out = run_engine("http://127.0.0.1:9", &args, &[]);
+        assert_eq!(out.status.code(), Some(1), "{command:?}: {}", text(&out));
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("unexpected argument"),
+            "{}",
+            text(&out)
+        );
+    }
+    // A missing argument, an unknown command, no command: usage errors too.
+    for args in [&["plan"][..], &["no-such-command"], &[]] {
+        let out = run_engine("http://127.0.0.1:9", args, &[]);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {}", text(&out));
+    }
+    for args in [&["--help"][..], &["--version"], &["plan", "--help"]] {
+        let out = run_engine("http://127.0.0.1:9", args, &[]);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", text(&out));
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn plan_exit_codes_json_targets_graph_and_state_commands() {
     let moto = Moto::start();

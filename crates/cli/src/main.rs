@@ -17,7 +17,10 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     restore_sigpipe();
-    let cli = args::Cli::parse();
+    let cli = match args::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return usage_error(e),
+    };
     // Long messages (paths, lock ids) stay on one line so they can be copied and searched.
     let _ = miette::set_hook(Box::new(|_| {
         Box::new(
@@ -41,6 +44,17 @@ fn main() -> ExitCode {
             eprintln!("{report:?}");
             ExitCode::from(1)
         }
+    }
+}
+
+/// A command line clap rejects exits 1, as in OpenTofu: exit 2 means only "differences found"
+/// (`drift`, `plan --detailed-exitcode`). `--help` and `--version` print and exit 0.
+fn usage_error(e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    let _ = e.print();
+    match e.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => ExitCode::SUCCESS,
+        _ => ExitCode::from(1),
     }
 }
 
