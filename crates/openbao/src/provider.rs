@@ -89,6 +89,15 @@ fn load(spec: &SpecSource) -> Result<Option<Loaded>, SpecErrors> {
             format!("`{address}` is not an http(s) URL"),
         )]));
     }
+    if address.starts_with("http://") && !config.allow_plain_http && !loopback(&address) {
+        return Err(spec.errors(vec![spec.error(
+            &FieldPath::root("openbao").key("address"),
+            format!(
+                "`{address}` would send OpenBao's root token across the network in clear: use \
+                 https, or set `allow_plain_http = true` in [openbao] to accept that"
+            ),
+        )]));
+    }
     if let Some(tls) = &mut config.tls
         && tls.dns_names.is_empty()
         && let Some(host) =
@@ -97,6 +106,16 @@ fn load(spec: &SpecSource) -> Result<Option<Loaded>, SpecErrors> {
         tls.dns_names.push(host);
     }
     Ok(Some(Loaded { config, address }))
+}
+
+/// Whether the host of `address` is this machine (`localhost`, 127.0.0.0/8, `::1`).
+fn loopback(address: &str) -> bool {
+    let Some(host) = address.parse::<http::Uri>().ok().and_then(|u| u.host().map(str::to_string))
+    else {
+        return false;
+    };
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    host == "localhost" || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
 /// How the engine reaches the OpenBao `spec` configures: its `[openbao] address` (default
@@ -223,6 +242,27 @@ mod tests {
         );
         let err = spec_connector(&missing, secrets).err().unwrap();
         assert!(format!("{err:?}").contains("engine pki init-root"), "{err:?}");
+    }
+
+    #[test]
+    fn plain_http_is_refused_off_this_machine_unless_the_spec_accepts_it() {
+        let secrets = Arc::new(MemorySecrets::new());
+        let at = |address: &str, allow: bool| {
+            spec(&format!(
+                "[openbao]\naddress = \"{address}\"\nallow_plain_http = {allow}\n\
+                 [openbao.init]\nsecret_prefix = \"x\"\n"
+            ))
+        };
+        let err =
+            spec_connector(&at("http://10.0.0.5:8200", false), secrets.clone()).err().unwrap();
+        let error = &err.errors[0];
+        assert_eq!((error.field.as_str(), error.line), ("openbao.address", 7), "{err:?}");
+        assert!(error.message.contains("in clear"), "{err:?}");
+        assert!(spec_connector(&at("http://10.0.0.5:8200", true), secrets.clone()).is_ok());
+        for local in ["http://127.0.0.1:8200", "http://localhost:8200", "http://[::1]:8200"] {
+            assert!(spec_connector(&at(local, false), secrets.clone()).is_ok(), "{local}");
+        }
+        assert!(spec_connector(&at("https://10.0.0.5:8200", false), secrets).is_ok());
     }
 
     #[test]

@@ -141,6 +141,10 @@ pub struct OpenBaoConfig {
     pub server: Option<toml::Table>,
     /// Where the engine reaches OpenBao (default `https://bao.priv.<cloud>.<domain>:8200`).
     pub address: Option<String>,
+    /// Accept an `http://` address that is not loopback: the root token then crosses the
+    /// network in clear. Off unless the spec says so.
+    #[serde(default)]
+    pub allow_plain_http: bool,
     /// PEM file of the CA that signed OpenBao's TLS certificate (the offline root of
     /// `engine pki init-root`), relative to the spec.
     pub ca_file: Option<PathBuf>,
