@@ -489,6 +489,75 @@ async fn a_bad_object_is_an_error_naming_it_and_nothing_is_applied() {
     );
 }
 
+/// A connector that always answers the same configuration.
+struct Fixed(kube::Config);
+
+#[async_trait::async_trait]
+impl engine_bootstrap::kube::KubeConnector for Fixed {
+    async fn config(
+        &self,
+        _: &engine_bootstrap::kube::ClusterTarget,
+    ) -> Result<kube::Config, engine_bootstrap::kube::ConnectError> {
+        Ok(self.0.clone())
+    }
+}
+
+/// `cluster`'s configuration with `credentials` instead of its own.
+async fn with_credentials(cluster: &KubeCluster, credentials: Json) -> kube::Config {
+    let mut file = kube::config::Kubeconfig::read_from(cluster.kubeconfig()).unwrap();
+    for named in &mut file.auth_infos {
+        named.auth_info = Some(serde_json::from_value(credentials.clone()).unwrap());
+    }
+    kube::Config::from_custom_kubeconfig(file, &Default::default()).await.unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_api_server_that_does_not_answer_is_an_error_never_a_deletion() {
+    let cluster = KubeCluster::start(0);
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = dir.path().join("objects.yaml");
+    std::fs::write(
+        &manifest,
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kept\n  namespace: default\n",
+    )
+    .unwrap();
+    let text = format!(
+        "[globals]\ncloud = \"aws\"\nregion = \"eu-west-3\"\ncluster_name = \"aws-0\"\ndomain = \"example.test\"\n[globals.versions]\ngateway_api = \"v0\"\n[bootstrap]\ndisable_aws_node = false\ndisable_kube_proxy = false\n[bootstrap.gateway_api]\nsource = \"{}\"\n",
+        manifest.display()
+    );
+    let state = dir.path().join("s.json");
+    let engine_with = |connector: Arc<dyn engine_bootstrap::kube::KubeConnector>| {
+        let spec = SpecSource::from_text("specs/aws.toml", "aws", &text);
+        let state = state.clone();
+        async move {
+            let lane = LaneBuilder::new(&spec).kube_connector(connector).build().await;
+            lane.add_to(Engine::builder().spec(spec))
+                .state(LocalBackend::new(state))
+                .retry_backoff(Duration::from_millis(50))
+                .build()
+                .unwrap()
+        }
+    };
+    let engine = engine_with(engine_tests::cluster_connector(&cluster)).await;
+    let report = engine.apply(&engine.plan().await.unwrap()).await.unwrap();
+    assert!(report.is_success(), "{report:#?}");
+    let recorded = std::fs::read_to_string(&state).unwrap();
+
+    // The same cluster refusing the credentials (401), then not listening at all.
+    let refused = with_credentials(&cluster, json!({"token": "not-a-valid-token"})).await;
+    let mut gone = refused.clone();
+    gone.cluster_url = format!("https://127.0.0.1:{}", engine_tests::free_port()).parse().unwrap();
+    for (what, config) in [("refused", refused), ("unreachable", gone)] {
+        let engine = engine_with(Arc::new(Fixed(config))).await;
+        let plan = engine.plan().await;
+        let error = format!("{:?}", plan.as_ref().err());
+        assert!(plan.is_err(), "{what}: a plan made without the cluster's answer: {plan:#?}");
+        assert!(error.contains("discovery"), "{what}: {error}");
+        assert!(engine.drift().await.is_err(), "{what}: drift must fail, not report deletions");
+        assert_eq!(std::fs::read_to_string(&state).unwrap(), recorded, "{what}: state is kept");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_flux_instance_wait_reports_what_is_not_ready() {
     let p = peers().await;

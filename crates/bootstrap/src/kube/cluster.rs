@@ -37,28 +37,39 @@ impl Cluster {
         self.calls.record(&ApiCall { service: "kube".into(), operation: operation.into() });
     }
 
-    /// The type serving `api_version`/`kind`. Discovery is read once and read again when a type
-    /// is missing (a CRD applied since).
+    /// The type serving `api_version`/`kind`; an error when the cluster does not serve it.
     pub async fn resource_type(
         &self,
         api_version: &str,
         kind: &str,
     ) -> Result<ResourceType, KindError> {
-        let key = (api_version.to_string(), kind.to_string());
-        if let Some(types) = self.types.read().await.as_ref()
-            && let Some(t) = types.get(&key)
-        {
-            return Ok(t.clone());
-        }
-        let types = self.discover().await?;
-        let found = types.get(&key).cloned();
-        *self.types.write().await = Some(types);
-        found.ok_or_else(|| {
+        self.served(api_version, kind).await?.ok_or_else(|| {
             KindError::new(format!(
                 "cluster `{}` serves no kind `{kind}` in `{api_version}`",
                 self.name
             ))
         })
+    }
+
+    /// The type serving `api_version`/`kind`, `None` when discovery answers that the cluster
+    /// does not serve it (its CRD is absent). A discovery that fails is an error, never "not
+    /// served": objects must not look deleted because the API server did not answer. Discovery
+    /// is read once and read again when a type is missing (a CRD applied since).
+    async fn served(
+        &self,
+        api_version: &str,
+        kind: &str,
+    ) -> Result<Option<ResourceType>, KindError> {
+        let key = (api_version.to_string(), kind.to_string());
+        if let Some(types) = self.types.read().await.as_ref()
+            && let Some(t) = types.get(&key)
+        {
+            return Ok(Some(t.clone()));
+        }
+        let types = self.discover().await?;
+        let found = types.get(&key).cloned();
+        *self.types.write().await = Some(types);
+        Ok(found)
     }
 
     /// Forgets discovery (after CRDs change).
@@ -133,27 +144,27 @@ impl Cluster {
 
     async fn api(&self, id: &ObjectId) -> Result<(Api<DynamicObject>, ResourceType), KindError> {
         let t = self.resource_type(&id.api_version, &id.kind).await?;
-        let api = if t.namespaced {
-            if id.namespace.is_empty() {
-                return Err(KindError::new(format!("{id}: a namespaced object needs a namespace")));
-            }
-            Api::namespaced_with(self.client.clone(), &id.namespace, &t.api)
-        } else {
-            Api::all_with(self.client.clone(), &t.api)
-        };
-        Ok((api, t))
+        Ok((self.api_of(id, &t)?, t))
     }
 
-    /// The object, or `None` when it does not exist.
+    /// The API of the object `id` of type `t`.
+    fn api_of(&self, id: &ObjectId, t: &ResourceType) -> Result<Api<DynamicObject>, KindError> {
+        if !t.namespaced {
+            return Ok(Api::all_with(self.client.clone(), &t.api));
+        }
+        if id.namespace.is_empty() {
+            return Err(KindError::new(format!("{id}: a namespaced object needs a namespace")));
+        }
+        Ok(Api::namespaced_with(self.client.clone(), &id.namespace, &t.api))
+    }
+
+    /// The object, or `None` when it does not exist (a kind the cluster does not serve, its
+    /// CRD gone, has no objects).
     pub async fn get(&self, id: &ObjectId) -> Result<Option<Json>, KindError> {
-        let (api, _) = match self.api(id).await {
-            Ok(a) => a,
-            // A kind the cluster does not serve (its CRD is gone) has no objects.
-            Err(_) if self.resource_type(&id.api_version, &id.kind).await.is_err() => {
-                return Ok(None);
-            }
-            Err(e) => return Err(e),
+        let Some(t) = self.served(&id.api_version, &id.kind).await? else {
+            return Ok(None);
         };
+        let api = self.api_of(id, &t)?;
         self.count("GetObject");
         let found = api.get_opt(&id.name).await.map_err(|e| self.error(&id.to_string(), e))?;
         found.map(|o| to_json(&o)).transpose()
@@ -166,7 +177,7 @@ impl Cluster {
         kind: &str,
         namespace: &str,
     ) -> Result<Vec<Json>, KindError> {
-        let Ok(t) = self.resource_type(api_version, kind).await else {
+        let Some(t) = self.served(api_version, kind).await? else {
             return Ok(vec![]);
         };
         let api: Api<DynamicObject> = if t.namespaced && !namespace.is_empty() {
@@ -221,13 +232,10 @@ impl Cluster {
 
     /// Deletes the object; `false` when it was already gone.
     pub async fn delete(&self, id: &ObjectId) -> Result<bool, KindError> {
-        let (api, _) = match self.api(id).await {
-            Ok(a) => a,
-            Err(_) if self.resource_type(&id.api_version, &id.kind).await.is_err() => {
-                return Ok(false);
-            }
-            Err(e) => return Err(e),
+        let Some(t) = self.served(&id.api_version, &id.kind).await? else {
+            return Ok(false);
         };
+        let api = self.api_of(id, &t)?;
         self.count("DeleteObject");
         match api.delete(&id.name, &DeleteParams::background()).await {
             Ok(_) => Ok(true),
