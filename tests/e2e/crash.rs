@@ -204,3 +204,51 @@ async fn killed_between_openbao_init_and_the_secret_store_write_loses_no_credent
     );
     assert_eq!(plan.status.code(), Some(0), "{}", text(&plan));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sigterm_mid_apply_finishes_the_steps_in_flight_releases_the_lock_and_exits_1() {
+    let moto = Moto::start();
+    // The NAT gateway's create answers 3 s after the gateway is made (production 90 s / 30):
+    // the step is in flight when the signal comes.
+    let proxy = AwsProxy::start(
+        &moto.endpoint(),
+        &ProxyRules { latency_scale: 30.0, ..Default::default() },
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("aws.state.json");
+    let spec = network_spec_path();
+    let args =
+        ["apply", spec.to_str().unwrap(), "--state", state.to_str().unwrap(), "--auto-approve"];
+    let child = engine_command(&proxy.endpoint(), &args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let ec2 = aws_sdk_ec2::Client::new(&moto.sdk_config().await);
+    let started = Instant::now();
+    while ec2.describe_nat_gateways().send().await.unwrap().nat_gateways().is_empty() {
+        assert!(started.elapsed() < Duration::from_secs(60), "the NAT gateway was never made");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let term = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(term.success());
+    let out = child.wait_with_output().unwrap();
+    let shown = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{shown}");
+    assert!(shown.contains("Stopping: steps in flight finish"), "{shown}");
+    assert!(shown.contains("Interrupted:") && shown.contains("steps not started"), "{shown}");
+    assert!(!dir.path().join("aws.state.json.lock").exists(), "the lock is released: {shown}");
+    // The NAT gateway, in flight, finished and is recorded: nothing made is left unrecorded.
+    let doc = engine_state::LocalBackend::new(&state).load().unwrap().unwrap();
+    assert!(doc.resources.keys().any(|a| a.contains("nat_gateway")), "{shown}");
+    assert!(doc.resources.len() < REFERENCE_RESOURCES, "stopped before the end");
+
+    let rerun = run_engine(&moto.endpoint(), &args, &[]);
+    let again = text(&rerun);
+    assert!(rerun.status.success(), "{again}");
+    assert!(!again.contains("to adopt"), "every resource made was recorded: {again}");
+    assert_eq!(owned(&moto).await, reference_counts(), "no duplicates");
+}

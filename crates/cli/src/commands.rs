@@ -4,7 +4,7 @@ use crate::args::{Cli, Command, Common, GraphFormatArg, PkiCommand, StateArgs, S
 use crate::progress::Progress;
 use crate::style::Style;
 use crate::{json, render_plan};
-use engine::{Engine, GraphFormat, LocalBackend, Plan, Selection, StateDocument};
+use engine::{Engine, GraphFormat, Interrupt, LocalBackend, Plan, Selection, StateDocument};
 use engine_lanes::LaneBuilder;
 use miette::{IntoDiagnostic, Result, WrapErr, miette};
 use std::io::{BufRead, IsTerminal, Write};
@@ -19,7 +19,7 @@ const CHANGES: u8 = 2;
 pub async fn run(cli: Cli) -> Result<u8> {
     match cli.command {
         Command::Plan(a) => {
-            let Some(engine) = build(&a.common, 10, false).await? else {
+            let Some(engine) = build(&a.common, 10, false, Interrupt::new()).await? else {
                 return Ok(OK);
             };
             let plan = if a.destroy { engine.plan_destroy().await? } else { engine.plan().await? };
@@ -31,21 +31,24 @@ pub async fn run(cli: Cli) -> Result<u8> {
             Ok(if a.detailed_exitcode && plan.has_changes() { CHANGES } else { OK })
         }
         Command::Apply(a) => {
-            let Some(engine) = build(&a.common, a.parallelism, false).await? else {
+            let interrupt = stop_on_signals();
+            let Some(engine) = build(&a.common, a.parallelism, false, interrupt).await? else {
                 return Ok(OK);
             };
             let plan = engine.plan().await?;
             execute(&engine, plan, a.auto_approve, a.json).await
         }
         Command::Destroy(a) => {
-            let Some(engine) = build(&a.common, a.parallelism, a.confirm_protected).await? else {
+            let interrupt = stop_on_signals();
+            let built = build(&a.common, a.parallelism, a.confirm_protected, interrupt).await?;
+            let Some(engine) = built else {
                 return Ok(OK);
             };
             let plan = engine.plan_destroy().await?;
             execute(&engine, plan, a.auto_approve, false).await
         }
         Command::Drift(a) => {
-            let Some(engine) = build(&a.common, 10, false).await? else {
+            let Some(engine) = build(&a.common, 10, false, Interrupt::new()).await? else {
                 return Ok(OK);
             };
             let report = engine.drift().await?;
@@ -211,6 +214,7 @@ async fn build(
     common: &Common,
     parallelism: usize,
     confirm_protected: bool,
+    interrupt: Interrupt,
 ) -> Result<Option<Engine>> {
     let selection =
         Selection::decide(common.cloud.as_deref(), &common.features, &|k| std::env::var(k).ok())
@@ -221,6 +225,7 @@ async fn build(
         .selection(selection)
         .parallelism(parallelism)
         .confirm_protected(confirm_protected)
+        .interrupt(interrupt)
         .observer(Arc::new(Progress::new()));
     let state = common.state.clone().unwrap_or_else(|| engine::state_path_of(&source));
     let lane = LaneBuilder::new(&source).state_path(&state).build().await;
@@ -298,16 +303,59 @@ async fn execute(engine: &Engine, plan: Plan, auto_approve: bool, as_json: bool)
                 println!("  {} {}: {why}", style.red("✗"), f.address);
             }
         }
-        let skipped = report
-            .steps
-            .iter()
-            .filter(|s| matches!(s.outcome, engine::StepOutcome::Skipped(_)))
-            .count();
-        if skipped > 0 {
-            println!("  {skipped} steps skipped because something they need failed.");
+        let skipped = |interrupted: bool| {
+            let by_interrupt = |why: &str| why.contains("interrupted");
+            let matches = |s: &&engine::StepResult| matches!(&s.outcome, engine::StepOutcome::Skipped(why) if by_interrupt(why) == interrupted);
+            report.steps.iter().filter(matches).count()
+        };
+        if skipped(false) > 0 {
+            println!("  {} steps skipped because something they need failed.", skipped(false));
+        }
+        if skipped(true) > 0 {
+            println!(
+                "  Interrupted: {} steps not started; steps in flight finished and are recorded. \
+                 Run apply again to finish.",
+                skipped(true)
+            );
         }
     }
     Ok(if report.is_success() { OK } else { FAILED })
+}
+
+/// An interrupt raised by the first SIGINT or SIGTERM: steps in flight finish and are recorded,
+/// no new step starts. A second signal ends the process at once (the next run adopts what the
+/// steps in flight made).
+fn stop_on_signals() -> Interrupt {
+    let interrupt = Interrupt::new();
+    let handle = interrupt.clone();
+    tokio::spawn(async move {
+        #[cfg(unix)]
+        let mut term =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(s) => s,
+                Err(_) => return,
+            };
+        for first in [true, false] {
+            #[cfg(unix)]
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+            #[cfg(not(unix))]
+            let _ = tokio::signal::ctrl_c().await;
+            if first {
+                handle.interrupt();
+                eprintln!(
+                    "Stopping: steps in flight finish and are recorded; no new step starts \
+                     (signal again to stop at once)."
+                );
+            } else {
+                eprintln!("Stopped at once: the next run adopts what steps in flight made.");
+                std::process::exit(130);
+            }
+        }
+    });
+    interrupt
 }
 
 fn state_path(args: &StateArgs) -> Result<PathBuf> {

@@ -6,9 +6,9 @@ use crate::graph::ResourceGraph;
 use crate::selection::GATED_SECTIONS;
 use crate::spec::{SpecErrors, SpecSource};
 use crate::{
-    Address, ApiCalls, ApplyReport, Context, DriftReport, EngineError, Event, Kind, Lane, Live,
-    NullObserver, Observer, Plan, PlanMode, Provider, ResourceChange, RetryPolicy, Selection,
-    drift, refresh,
+    Address, ApiCalls, ApplyReport, Context, DriftReport, EngineError, Event, Interrupt, Kind,
+    Lane, Live, NullObserver, Observer, Plan, PlanMode, Provider, ResourceChange, RetryPolicy,
+    Selection, drift, refresh,
 };
 use engine_state::{Journal, LocalBackend, StateDocument};
 use std::collections::{BTreeSet, HashMap};
@@ -29,6 +29,7 @@ pub struct EngineBuilder {
     observer: Arc<dyn Observer>,
     confirm_protected: bool,
     retry: RetryPolicy,
+    interrupt: Interrupt,
 }
 
 /// Default number of concurrent steps: matches OpenTofu's default and stays well under EC2's
@@ -105,6 +106,12 @@ impl EngineBuilder {
     /// First pause before retrying a retryable step error (doubles each time).
     pub fn retry_backoff(mut self, first: Duration) -> Self {
         self.retry.first_delay = first;
+        self
+    }
+
+    /// The handle that stops this engine's runs (in-flight steps finish and are recorded).
+    pub fn interrupt(mut self, interrupt: Interrupt) -> Self {
+        self.interrupt = interrupt;
         self
     }
 
@@ -233,6 +240,7 @@ impl EngineBuilder {
             observer: self.observer,
             confirm_protected: self.confirm_protected,
             retry: self.retry,
+            interrupt: self.interrupt,
             notes,
         })
     }
@@ -271,6 +279,7 @@ pub struct Engine {
     observer: Arc<dyn Observer>,
     confirm_protected: bool,
     retry: RetryPolicy,
+    interrupt: Interrupt,
     /// What the run leaves out or cannot do, one line each (gated sections).
     notes: Vec<String>,
 }
@@ -290,6 +299,7 @@ impl Engine {
             observer: Arc::new(NullObserver),
             confirm_protected: false,
             retry: RetryPolicy::STEP,
+            interrupt: Interrupt::new(),
         }
     }
 
@@ -472,7 +482,11 @@ impl Engine {
             self.graph.clone(),
             journal,
             self.observer.clone(),
-            ExecSettings { parallelism: self.parallelism, retry: self.retry },
+            ExecSettings {
+                parallelism: self.parallelism,
+                retry: self.retry,
+                interrupt: self.interrupt.clone(),
+            },
         )
         .await;
         Ok(ApplyReport {

@@ -7,8 +7,8 @@
 use crate::diff::{attribute_of, resolve};
 use crate::graph::ResourceGraph;
 use crate::{
-    Action, Address, ApiCalls, Attrs, Context, Event, Kind, KindError, Live, Observer, Plan,
-    ResourceChange, RetryPolicy,
+    Action, Address, ApiCalls, Attrs, Context, Event, Interrupt, Kind, KindError, Live, Observer,
+    Plan, ResourceChange, RetryPolicy,
 };
 use engine_state::{Journal, ResourceState};
 use serde::Serialize;
@@ -80,6 +80,8 @@ pub(crate) struct ExecSettings {
     pub parallelism: usize,
     /// How steps of kinds without a policy of their own are retried.
     pub retry: RetryPolicy,
+    /// Once interrupted, steps not started are skipped.
+    pub interrupt: Interrupt,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -153,6 +155,9 @@ pub(crate) async fn execute(
             let task = running.spawn(async move {
                 let _permit = semaphore.acquire_owned().await;
                 let s = &steps[step];
+                if shared.settings.interrupt.is_interrupted() {
+                    return not_started(&changes[s.change], s.kind);
+                }
                 run_step(&shared, &changes[s.change], s.kind).await
             });
             tasks.insert(task.id(), step);
@@ -198,6 +203,18 @@ pub(crate) async fn execute(
         }
     }
     results.into_iter().flatten().collect()
+}
+
+/// A step skipped because the run was interrupted before it started.
+fn not_started(change: &ResourceChange, kind: StepKind) -> StepResult {
+    StepResult {
+        address: change.address.clone(),
+        action: step_action(kind),
+        outcome: StepOutcome::Skipped("not started: the run was interrupted".into()),
+        code: None,
+        id: change.id.clone(),
+        elapsed: Duration::ZERO,
+    }
 }
 
 /// What a panicking step said, for its failure message.

@@ -130,6 +130,7 @@ mod diff;
 mod drift;
 mod error;
 mod graph;
+mod interrupt;
 mod kind;
 pub mod normalize;
 mod observer;
@@ -164,6 +165,7 @@ pub use engine_derive::Attributes;
 pub use engine_state::{LocalBackend, StateDocument};
 pub use error::EngineError;
 pub use graph::{GraphFormat, ResourceGraph};
+pub use interrupt::Interrupt;
 pub use kind::{
     Attributes, Changes, Context, Field, FieldUpdate, Found, Kind, KindError, KindResult, Live,
     LiveOf, Normalize, Outcome, ReadRequest, ReadResult, Requests, Typed, TypedKind, Update,

@@ -348,3 +348,48 @@ async fn an_attribute_of_the_wrong_shape_fails_naming_the_field() {
     assert!(message.contains("fake.item.raw"), "{message}");
     assert!(rig.ops(Op::Create).is_empty(), "nothing reaches the cloud");
 }
+
+/// Interrupts the run when the first step starts.
+struct InterruptOnStart(crate::Interrupt);
+
+impl crate::Observer for InterruptOnStart {
+    fn event(&self, event: crate::Event) {
+        if matches!(event, crate::Event::StepStarted { .. }) {
+            self.0.interrupt();
+        }
+    }
+}
+
+#[tokio::test]
+async fn an_interrupted_run_finishes_and_records_the_steps_in_flight_and_starts_no_other() {
+    let rig = Rig::new();
+    let interrupt = crate::Interrupt::new();
+    let engine = rig
+        .builder(CHAIN)
+        .parallelism(1)
+        .interrupt(interrupt.clone())
+        .observer(Arc::new(InterruptOnStart(interrupt)))
+        .build()
+        .unwrap();
+    let report = engine.apply(&engine.plan().await.unwrap()).await.unwrap();
+    assert!(!report.is_success());
+    let done: Vec<&str> = report
+        .steps
+        .iter()
+        .filter(|s| s.outcome == StepOutcome::Done)
+        .map(|s| s.address.as_str())
+        .collect();
+    assert_eq!(done.len(), 1, "only the step in flight ran: {report:#?}");
+    let not_started = report
+        .steps
+        .iter()
+        .filter(|s| matches!(&s.outcome, StepOutcome::Skipped(why) if why.contains("interrupted")));
+    assert!(not_started.count() >= 2, "{report:#?}");
+    assert_eq!(rig.ops(Op::Create).len(), 1, "no step started after the interrupt");
+    // The step in flight is in state: the next run creates the rest and adopts nothing.
+    let state = std::fs::read_to_string(rig.state_path()).unwrap();
+    assert!(state.contains(done[0]), "{state}");
+    let plan = rig.engine(CHAIN).plan().await.unwrap();
+    assert_eq!(plan.summary().add, 3);
+    assert!(plan.actions().all(|c| c.action != Action::Adopt));
+}
