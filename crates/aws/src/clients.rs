@@ -2,8 +2,10 @@
 
 use crate::calls::CountCalls;
 use aws_config::SdkConfig;
+use aws_config::timeout::TimeoutConfig;
 use aws_types::region::Region;
 use engine::ApiCallCounter;
+use std::time::Duration;
 
 /// The AWS service clients the kinds use.
 #[derive(Debug, Clone)]
@@ -26,6 +28,15 @@ pub struct AwsClients {
     pub secondary_region: Option<String>,
 }
 
+/// Every call is bounded: 10 s to connect, 60 s without a byte of the answer (a call that hangs
+/// fails and is retried by the SDK); long transfers (snapshots) are not cut short.
+fn call_timeouts() -> TimeoutConfig {
+    TimeoutConfig::builder()
+        .connect_timeout(Duration::from_secs(10))
+        .read_timeout(Duration::from_secs(60))
+        .build()
+}
+
 impl AwsClients {
     /// Clients for `region` (and KMS in `secondary_region`) built from `base` (credentials,
     /// endpoint, retry settings).
@@ -35,7 +46,10 @@ impl AwsClients {
         secondary_region: Option<&str>,
         counter: &ApiCallCounter,
     ) -> Self {
-        let in_region = |r: &str| base.to_builder().region(Region::new(r.to_string())).build();
+        let in_region = |r: &str| {
+            let config = base.to_builder().region(Region::new(r.to_string()));
+            config.timeout_config(call_timeouts()).build()
+        };
         let config = in_region(region);
         let count = CountCalls(counter.clone());
         let kms = |config: &SdkConfig| {

@@ -33,6 +33,9 @@ const RETRYABLE: &[&str] = &[
     "OperationAbortedException",
 ];
 
+/// Error codes of dependents still letting go: retried for minutes (`RetryPolicy::DRAIN`).
+const DRAINING: &[&str] = &["DependencyViolation", "ResourceInUse", "ResourceInUseException"];
+
 /// An SDK error as a [`KindError`] naming the operation, the code and the message.
 pub(crate) fn api_error<E>(operation: &str, err: SdkError<E, HttpResponse>) -> KindError
 where
@@ -53,6 +56,10 @@ where
     let retryable = code.as_deref().is_some_and(|c| RETRYABLE.contains(&c))
         || matches!(err, SdkError::TimeoutError(_));
     let mut error = if retryable { KindError::retryable(message) } else { KindError::new(message) };
+    // A deleted resource's dependents (a load balancer's interfaces, an attachment) can take
+    // minutes to let go.
+    error.draining = code.as_deref().is_some_and(|c| DRAINING.contains(&c));
+    error.retryable |= error.draining;
     error.code = code;
     error.with_source(err)
 }

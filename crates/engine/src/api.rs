@@ -29,6 +29,7 @@ pub struct EngineBuilder {
     observer: Arc<dyn Observer>,
     confirm_protected: bool,
     retry: RetryPolicy,
+    drain: RetryPolicy,
     interrupt: Interrupt,
 }
 
@@ -106,6 +107,13 @@ impl EngineBuilder {
     /// First pause before retrying a retryable step error (doubles each time).
     pub fn retry_backoff(mut self, first: Duration) -> Self {
         self.retry.first_delay = first;
+        self
+    }
+
+    /// How errors of dependents still letting go (`KindError::draining`) are retried (default
+    /// [`RetryPolicy::DRAIN`], minutes).
+    pub fn drain_policy(mut self, policy: RetryPolicy) -> Self {
+        self.drain = policy;
         self
     }
 
@@ -240,6 +248,7 @@ impl EngineBuilder {
             observer: self.observer,
             confirm_protected: self.confirm_protected,
             retry: self.retry,
+            drain: self.drain,
             interrupt: self.interrupt,
             notes,
         })
@@ -279,6 +288,7 @@ pub struct Engine {
     observer: Arc<dyn Observer>,
     confirm_protected: bool,
     retry: RetryPolicy,
+    drain: RetryPolicy,
     interrupt: Interrupt,
     /// What the run leaves out or cannot do, one line each (gated sections).
     notes: Vec<String>,
@@ -299,6 +309,7 @@ impl Engine {
             observer: Arc::new(NullObserver),
             confirm_protected: false,
             retry: RetryPolicy::STEP,
+            drain: RetryPolicy::DRAIN,
             interrupt: Interrupt::new(),
         }
     }
@@ -485,6 +496,7 @@ impl Engine {
             ExecSettings {
                 parallelism: self.parallelism,
                 retry: self.retry,
+                drain: self.drain,
                 interrupt: self.interrupt.clone(),
             },
         )

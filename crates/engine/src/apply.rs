@@ -82,6 +82,8 @@ pub(crate) struct ExecSettings {
     pub retry: RetryPolicy,
     /// Once interrupted, steps not started are skipped.
     pub interrupt: Interrupt,
+    /// How errors of dependents still letting go are retried.
+    pub drain: RetryPolicy,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -500,14 +502,15 @@ where
     Fut: std::future::Future<Output = Result<T, KindError>>,
 {
     let policy = kind.retry_policy().unwrap_or(shared.settings.retry);
-    policy
-        .run(op, |attempt, e| {
-            tracing::warn!(attempt, error = %e, "retrying");
-            shared.observer.event(Event::Retrying {
-                address: change.address.clone(),
-                attempt,
-                error: e.message.clone(),
-            });
-        })
-        .await
+    let drain = shared.settings.drain;
+    let policy_for = |e: &KindError| if e.draining { drain } else { policy };
+    crate::retry::run_with(op, policy_for, |attempt, e| {
+        tracing::warn!(attempt, error = %e, "retrying");
+        shared.observer.event(Event::Retrying {
+            address: change.address.clone(),
+            attempt,
+            error: e.message.clone(),
+        });
+    })
+    .await
 }

@@ -43,6 +43,14 @@ impl RetryPolicy {
         max_delay: Duration::from_secs(5),
     };
 
+    /// A step whose dependents are still letting go (lingering network interfaces take
+    /// minutes): about five minutes in all.
+    pub const DRAIN: RetryPolicy = RetryPolicy {
+        attempts: 16,
+        first_delay: Duration::from_secs(2),
+        max_delay: Duration::from_secs(30),
+    };
+
     /// The pause before try `attempt + 1` (after `attempt` failures): exponential, capped, with
     /// jitter (between half and all of it), so concurrent steps do not retry in lockstep.
     pub fn delay(&self, attempt: u32) -> Duration {
@@ -58,26 +66,14 @@ impl RetryPolicy {
     /// tried `attempts` times. `on_retry` hears about each retry (attempt number, error).
     pub async fn run<T, F, Fut>(
         &self,
-        mut op: F,
-        mut on_retry: impl FnMut(u32, &KindError),
+        op: F,
+        on_retry: impl FnMut(u32, &KindError),
     ) -> Result<T, KindError>
     where
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, KindError>>,
     {
-        let mut attempt = 1;
-        loop {
-            match op().await {
-                Ok(v) => return Ok(v),
-                Err(e) if e.retryable && attempt < self.attempts => {
-                    tracing::debug!(attempt, error = %e, "retrying");
-                    on_retry(attempt, &e);
-                    tokio::time::sleep(self.delay(attempt)).await;
-                    attempt += 1;
-                }
-                Err(e) => return Err(e),
-            }
-        }
+        run_with(op, |_| *self, on_retry).await
     }
 }
 
@@ -88,6 +84,32 @@ where
     Fut: Future<Output = Result<T, KindError>>,
 {
     RetryPolicy::SETTLE.run(op, |_, _| {}).await.map_err(KindError::permanent)
+}
+
+/// Runs `op` like [`RetryPolicy::run`], under the policy `policy_for` gives each error (e.g. a
+/// longer one while dependents drain).
+pub async fn run_with<T, F, Fut>(
+    mut op: F,
+    policy_for: impl Fn(&KindError) -> RetryPolicy,
+    mut on_retry: impl FnMut(u32, &KindError),
+) -> Result<T, KindError>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, KindError>>,
+{
+    let mut attempt = 1;
+    loop {
+        match op().await {
+            Ok(v) => return Ok(v),
+            Err(e) if e.retryable && attempt < policy_for(&e).attempts => {
+                tracing::debug!(attempt, error = %e, "retrying");
+                on_retry(attempt, &e);
+                tokio::time::sleep(policy_for(&e).delay(attempt)).await;
+                attempt += 1;
+            }
+            Err(e) => return Err(e),
+        }
+    }
 }
 
 /// Reads a just-created resource back, waiting while it is not visible yet; its last error is

@@ -13,6 +13,9 @@ use std::time::{Duration, Instant};
 /// Clients older than this are rebuilt, so short-lived tokens (EKS: 15 minutes) are minted anew.
 const CLIENT_LIFETIME: Duration = Duration::from_secs(10 * 60);
 
+/// How long a call to the API server may go without an answer.
+const READ_TIMEOUT: Duration = Duration::from_secs(60);
+
 pub(crate) struct Shared {
     pub connector: Arc<dyn KubeConnector>,
     pub calls: ApiCallCounter,
@@ -78,7 +81,10 @@ impl Shared {
             return Ok(c.clone());
         }
         engine_helm::oci::install_crypto_provider();
-        let config = self.connector.config(target).await.map_err(|e| KindError::new(e.0))?;
+        let mut config = self.connector.config(target).await.map_err(|e| KindError::new(e.0))?;
+        // A call that hangs fails after a minute without an answer (the engine polls; it never
+        // keeps a watch open).
+        config.read_timeout = config.read_timeout.or(Some(READ_TIMEOUT));
         let client = kube::Client::try_from(config)
             .map_err(|e| KindError::new(format!("cluster `{}`: client: {e}", target.name)))?;
         let cluster = Arc::new(Cluster::new(&target.name, client, self.calls.clone()));

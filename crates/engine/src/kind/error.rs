@@ -13,6 +13,10 @@ pub struct KindError {
     pub code: Option<String>,
     /// Worth trying again after a pause (eventual consistency, a dependency still draining).
     pub retryable: bool,
+    /// Something that depends on the resource is still letting go of it (a network interface
+    /// of a deleted load balancer, an attachment): retried for minutes
+    /// ([`crate::RetryPolicy::DRAIN`]), not seconds.
+    pub draining: bool,
     /// The error this one came from (an SDK or HTTP error), for callers that inspect it.
     #[source]
     pub source: Option<Arc<dyn std::error::Error + Send + Sync>>,
@@ -21,12 +25,23 @@ pub struct KindError {
 impl KindError {
     /// A permanent error.
     pub fn new(message: impl Into<String>) -> Self {
-        KindError { message: message.into(), code: None, retryable: false, source: None }
+        KindError {
+            message: message.into(),
+            code: None,
+            retryable: false,
+            draining: false,
+            source: None,
+        }
     }
 
     /// An error that may pass if tried again.
     pub fn retryable(message: impl Into<String>) -> Self {
         KindError { retryable: true, ..KindError::new(message) }
+    }
+
+    /// An error that passes once dependents have let go: retried for minutes.
+    pub fn draining(message: impl Into<String>) -> Self {
+        KindError { draining: true, ..KindError::retryable(message) }
     }
 
     /// The same error with the cloud's error code.
@@ -44,6 +59,7 @@ impl KindError {
     /// The same error, not to be retried.
     pub fn permanent(mut self) -> Self {
         self.retryable = false;
+        self.draining = false;
         self
     }
 

@@ -43,6 +43,11 @@ impl Rig {
                 first_delay: Duration::from_millis(1),
                 max_delay: Duration::from_millis(2),
             })
+            .drain_policy(RetryPolicy {
+                attempts: 8,
+                first_delay: Duration::from_millis(1),
+                max_delay: Duration::from_millis(2),
+            })
     }
 
     fn ops(&self, op: Op) -> Vec<String> {
@@ -392,4 +397,22 @@ async fn an_interrupted_run_finishes_and_records_the_steps_in_flight_and_starts_
     let plan = rig.engine(CHAIN).plan().await.unwrap();
     assert_eq!(plan.summary().add, 3);
     assert!(plan.actions().all(|c| c.action != Action::Adopt));
+}
+
+#[tokio::test]
+async fn a_delete_blocked_by_draining_dependents_waits_longer_than_other_retries() {
+    let rig = Rig::new();
+    rig.engine(CHAIN).plan_and_apply().await.unwrap();
+    // Still in use for 6 tries: beyond the 3 of the step policy, within the 8 of draining.
+    rig.cloud.fail("fake.item.net", Op::Delete, Fault::InUse(6));
+    rig.cloud.fail("fake.item.other", Op::Delete, Fault::Busy(6));
+    let engine = rig.engine(CHAIN);
+    let report = engine.apply(&engine.plan_destroy().await.unwrap()).await.unwrap();
+    let outcome =
+        |a: &str| report.steps.iter().find(|s| s.address.as_str() == a).unwrap().outcome.clone();
+    assert_eq!(outcome("fake.item.net"), StepOutcome::Done, "{report:#?}");
+    assert!(matches!(outcome("fake.item.other"), StepOutcome::Failed(_)), "{report:#?}");
+    let tries = |a: &str| rig.ops(Op::Delete).iter().filter(|x| *x == a).count();
+    assert_eq!(tries("fake.item.net"), 7);
+    assert_eq!(tries("fake.item.other"), 3);
 }

@@ -94,6 +94,9 @@ impl Op {
 pub enum Fault {
     /// Retryable errors (code `Busy`) for the next `n` tries, then success.
     Busy(u32),
+    /// Errors of dependents still letting go (code `InUse`, draining) for the next `n` tries,
+    /// then success.
+    InUse(u32),
     /// A permanent error (code `Denied`) every time.
     Denied,
     /// The kind panics.
@@ -186,6 +189,14 @@ impl FakeCloud {
                     *n -= 1;
                     Some(Fault::Busy(*n))
                 }
+                Some(Fault::InUse(0)) => {
+                    c.faults.remove(&key);
+                    None
+                }
+                Some(Fault::InUse(n)) => {
+                    *n -= 1;
+                    Some(Fault::InUse(*n))
+                }
                 Some(other) => Some(other.clone()),
                 None => None,
             }
@@ -195,6 +206,10 @@ impl FakeCloud {
             Some(Fault::Busy(_)) => {
                 Err(KindError::retryable(format!("fake:{}: {address} is busy", op.name()))
                     .with_code("Busy"))
+            }
+            Some(Fault::InUse(_)) => {
+                Err(KindError::draining(format!("fake:{}: {address} is still in use", op.name()))
+                    .with_code("InUse"))
             }
             Some(Fault::Denied) => {
                 Err(KindError::new(format!("fake:{}: {address}: access denied", op.name()))
