@@ -7,6 +7,7 @@ use std::path::Path;
 use serde_json::Value as Json;
 
 use crate::error::HelmError;
+use crate::limits;
 use crate::yaml::{Numbers, parse};
 
 /// A file of a chart (path relative to the chart root, `/`-separated).
@@ -83,6 +84,7 @@ impl Chart {
         let gz = flate2::read::GzDecoder::new(data);
         let mut ar = tar::Archive::new(gz);
         let mut files = Vec::new();
+        let mut total = 0u64;
         let entries = ar
             .entries()
             .map_err(|e| HelmError::Chart(format!("{origin}: reading archive: {e}")))?;
@@ -105,9 +107,23 @@ impl Chart {
                 continue;
             }
             let mut buf = Vec::new();
-            entry
+            (&mut entry)
+                .take(limits::MAX_FILE_BYTES + 1)
                 .read_to_end(&mut buf)
                 .map_err(|e| HelmError::Chart(format!("{origin}: reading {p}: {e}")))?;
+            if buf.len() as u64 > limits::MAX_FILE_BYTES {
+                return Err(HelmError::Chart(format!(
+                    "{origin}: {p} is larger than {} MiB decompressed",
+                    limits::MAX_FILE_BYTES >> 20
+                )));
+            }
+            total += buf.len() as u64;
+            if total > limits::MAX_CHART_BYTES {
+                return Err(HelmError::Chart(format!(
+                    "{origin}: the chart is larger than {} MiB decompressed",
+                    limits::MAX_CHART_BYTES >> 20
+                )));
+            }
             files.push(ChartFile { name: rel, data: buf });
         }
         Chart::from_files(files, origin)
@@ -269,6 +285,35 @@ impl IgnoreRules {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A `.tgz` of `files` (path, size) under `chart/`, each filled with zeros.
+    fn tgz(files: &[(&str, usize)]) -> Vec<u8> {
+        let gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        let mut tar = tar::Builder::new(gz);
+        for (path, size) in files {
+            let mut header = tar::Header::new_gnu();
+            header.set_size(*size as u64);
+            header.set_mode(0o644);
+            header.set_cksum();
+            tar.append_data(&mut header, format!("chart/{path}"), &vec![0u8; *size][..]).unwrap();
+        }
+        tar.into_inner().unwrap().finish().unwrap()
+    }
+
+    #[test]
+    fn archives_are_capped_as_helm_caps_them() {
+        let big = (limits::MAX_FILE_BYTES + 1) as usize;
+        let Err(err) = Chart::load_tgz_bytes(&tgz(&[("templates/big.yaml", big)]), "c.tgz") else {
+            panic!("a file over the cap is refused");
+        };
+        let err = err.to_string();
+        assert!(err.contains("templates/big.yaml is larger than 5 MiB"), "{err}");
+        let many: Vec<(String, usize)> =
+            (0..21).map(|i| (format!("files/f{i}"), (5 << 20) - 1)).collect();
+        let many: Vec<(&str, usize)> = many.iter().map(|(p, s)| (p.as_str(), *s)).collect();
+        let err = Chart::load_tgz_bytes(&tgz(&many), "c.tgz").err().unwrap().to_string();
+        assert!(err.contains("the chart is larger than 100 MiB"), "{err}");
+    }
 
     #[test]
     fn helmignore_rules() {

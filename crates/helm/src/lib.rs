@@ -24,6 +24,7 @@ pub mod capabilities;
 pub mod chart;
 pub mod error;
 pub mod funcs;
+pub mod limits;
 pub mod lookup;
 pub mod objects;
 pub mod oci;

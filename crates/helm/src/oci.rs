@@ -10,6 +10,7 @@ use sha2::Digest as _;
 
 use crate::chart::Chart;
 use crate::error::HelmError;
+use crate::limits;
 
 /// Media type of a Helm chart's config blob.
 pub const HELM_CONFIG_MEDIA_TYPE: &str = "application/vnd.cncf.helm.config.v1+json";
@@ -186,6 +187,14 @@ pub fn verify_digest(data: &[u8], digest: &str) -> Result<(), HelmError> {
     Ok(())
 }
 
+/// Whether `digest` is `sha256:` and 64 lower-case hex digits: only then may it name a cache
+/// file.
+fn valid_digest(digest: &str) -> bool {
+    digest.strip_prefix("sha256:").is_some_and(|hex| {
+        hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    })
+}
+
 fn cache_path(dir: &Path, digest: &str) -> PathBuf {
     let hex = digest.trim_start_matches("sha256:");
     dir.join("sha256").join(format!("{hex}.tgz"))
@@ -213,6 +222,15 @@ pub async fn pull_archive(reference: &str, opts: &PullOptions) -> Result<PulledC
         .find(|l| l.media_type == HELM_CHART_MEDIA_TYPE || l.media_type == LEGACY_CHART_MEDIA_TYPE)
         .ok_or_else(|| HelmError::Oci(format!("{reference}: manifest has no chart layer")))?;
     let digest = layer.digest.clone();
+    if !valid_digest(&digest) {
+        return Err(HelmError::Oci(format!("{reference}: the chart layer's digest is not sha256")));
+    }
+    if u64::try_from(layer.size).unwrap_or(u64::MAX) > limits::MAX_ARCHIVE_BYTES {
+        return Err(HelmError::Oci(format!(
+            "{reference}: the chart layer is larger than {} MiB",
+            limits::MAX_ARCHIVE_BYTES >> 20
+        )));
+    }
     if let Some(dir) = &opts.cache_dir {
         let p = cache_path(dir, &digest);
         if let Ok(data) = std::fs::read(&p) {
@@ -232,6 +250,12 @@ pub async fn pull_archive(reference: &str, opts: &PullOptions) -> Result<PulledC
         .pull_blob(&oref, layer, &mut data)
         .await
         .map_err(|e| HelmError::Oci(format!("{reference}: fetching chart layer: {e}")))?;
+    if data.len() as u64 > limits::MAX_ARCHIVE_BYTES {
+        return Err(HelmError::Oci(format!(
+            "{reference}: the chart layer is larger than {} MiB",
+            limits::MAX_ARCHIVE_BYTES >> 20
+        )));
+    }
     verify_digest(&data, &digest)?;
     if let Some(dir) = &opts.cache_dir {
         let p = cache_path(dir, &digest);
@@ -303,6 +327,16 @@ mod tests {
         assert!(ChartRef::parse("https://x/y", None).is_err());
         let r = ChartRef::parse("oci://localhost:5000/c/n@sha256:abcd", None).unwrap();
         assert_eq!(r.digest.as_deref(), Some("sha256:abcd"));
+    }
+
+    #[test]
+    fn only_sha256_digests_name_cache_files() {
+        assert!(valid_digest(&sha256_digest(b"abc")));
+        for bad in ["sha256:../../etc/passwd", "sha512:abcd", "sha256:ABCD", "", "sha256:"] {
+            assert!(!valid_digest(bad), "{bad}");
+        }
+        let long = format!("sha256:{}/x", "a".repeat(64));
+        assert!(!valid_digest(&long));
     }
 
     #[test]

@@ -8,6 +8,7 @@ use std::rc::Rc;
 use yaml_rust2::parser::{Event, MarkedEventReceiver, Parser};
 use yaml_rust2::scanner::{Marker, TScalarStyle};
 
+use crate::limits;
 use crate::value::{Map, Value, format_float_g};
 
 /// A YAML syntax or conversion error.
@@ -45,7 +46,7 @@ pub fn parse_all(src: &str, numbers: Numbers) -> Result<Vec<Value>, YamlError> {
     let mut p = Parser::new_from_str(src);
     p.load(&mut c, true)
         .map_err(|e| YamlError { line: e.marker().line(), message: e.info().to_string() })?;
-    let mut b = Builder { events: c.events, pos: 0, anchors: HashMap::new(), numbers };
+    let mut b = Builder { events: c.events, pos: 0, anchors: HashMap::new(), numbers, expanded: 0 };
     let mut docs = Vec::new();
     while b.pos < b.events.len() {
         match &b.events[b.pos].0 {
@@ -74,6 +75,28 @@ struct Builder {
     pos: usize,
     anchors: HashMap<usize, Value>,
     numbers: Numbers,
+    /// Nodes made by expanding aliases so far (bounded: "billion laughs").
+    expanded: usize,
+}
+
+/// The nodes of `v`, counted up to about `limit`.
+fn nodes(v: &Value, limit: usize) -> usize {
+    match v {
+        Value::List(items) => 1 + nodes_of(items.iter(), limit),
+        Value::Map(m) => 1 + nodes_of(m.borrow().values(), limit),
+        _ => 1,
+    }
+}
+
+fn nodes_of<'a>(children: impl Iterator<Item = &'a Value>, limit: usize) -> usize {
+    let mut count = 0;
+    for child in children {
+        if count > limit {
+            break;
+        }
+        count += nodes(child, limit - count);
+    }
+    count
 }
 
 impl Builder {
@@ -81,10 +104,20 @@ impl Builder {
         let (ev, mark) = self.events[self.pos].clone();
         self.pos += 1;
         match ev {
-            Event::Alias(id) => self.anchors.get(&id).map(Value::deep_copy).ok_or(YamlError {
-                line: mark.line(),
-                message: "unknown anchor referenced".into(),
-            }),
+            Event::Alias(id) => {
+                let v = self.anchors.get(&id).ok_or(YamlError {
+                    line: mark.line(),
+                    message: "unknown anchor referenced".into(),
+                })?;
+                self.expanded += nodes(v, limits::MAX_ALIAS_NODES);
+                if self.expanded > limits::MAX_ALIAS_NODES {
+                    return Err(YamlError {
+                        line: mark.line(),
+                        message: "document contains excessive aliasing".into(),
+                    });
+                }
+                Ok(v.deep_copy())
+            }
             Event::Scalar(text, style, anchor, tag) => {
                 let v = self.scalar(
                     &text,
@@ -1203,6 +1236,20 @@ mod tests {
 
     fn y(src: &str) -> Value {
         parse(src, Numbers::Native).unwrap()
+    }
+
+    #[test]
+    fn alias_expansion_is_bounded() {
+        // "Billion laughs": each level refers to the one before ten times.
+        let mut src = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+        for i in 1..9 {
+            let refs = vec![format!("*a{}", i - 1); 10].join(", ");
+            src.push_str(&format!("a{i}: &a{i} [{refs}]\n"));
+        }
+        let err = parse(&src, Numbers::Native).unwrap_err();
+        assert_eq!(err.message, "document contains excessive aliasing");
+        let fine = y("base: &b {x: 1}\none: *b\ntwo: *b\n");
+        assert_eq!(fine.get("two"), fine.get("base"));
     }
 
     #[test]

@@ -24,10 +24,21 @@ pub struct SpecSource {
     overlay: Option<Arc<SpecSource>>,
 }
 
+/// The largest spec file read (a spec is a page of TOML, not a data dump).
+pub const MAX_SPEC_BYTES: u64 = 1 << 20;
+
 impl SpecSource {
     /// A spec read from `path`; its name is the file stem (`specs/aws.toml` → `aws`).
     pub fn from_file(path: &Path) -> std::io::Result<Self> {
-        let text = std::fs::read_to_string(path)?;
+        use std::io::Read as _;
+        let mut text = String::new();
+        std::fs::File::open(path)?.take(MAX_SPEC_BYTES + 1).read_to_string(&mut text)?;
+        if text.len() as u64 > MAX_SPEC_BYTES {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!("{}: a spec is at most {} KiB", path.display(), MAX_SPEC_BYTES >> 10),
+            ));
+        }
         let name = path
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
@@ -325,6 +336,18 @@ fn find_in_value(v: &Spanned<DeValue<'_>>, offset: usize, path: &FieldPath) -> O
 mod tests {
     use super::*;
     use serde::Deserialize;
+
+    #[test]
+    fn an_oversized_spec_file_is_refused_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("huge.toml");
+        let line = "# padding padding padding padding padding padding padding padding\n";
+        std::fs::write(&path, line.repeat((MAX_SPEC_BYTES as usize / line.len()) + 1)).unwrap();
+        let err = SpecSource::from_file(&path).err().unwrap().to_string();
+        assert!(err.contains("huge.toml") && err.contains("at most 1024 KiB"), "{err}");
+        std::fs::write(&path, "[globals]\n").unwrap();
+        assert!(SpecSource::from_file(&path).is_ok());
+    }
 
     const SPEC: &str = r#"[globals]
 cloud = "aws"

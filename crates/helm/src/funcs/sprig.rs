@@ -9,6 +9,7 @@ use sha2::Digest as _;
 
 use super::fmt::go_quote;
 use super::{Func, arity, list_of, min_arity, s, strslice, strval, to_f64, to_i64};
+use crate::limits;
 use crate::objects::SemverObj;
 use crate::template::{Exec, FnError};
 use crate::value::{Map, Value};
@@ -276,7 +277,9 @@ fn repeat(_: &mut Exec<'_>, a: &[Value]) -> R {
     if n < 0 {
         return Err("strings: negative Repeat count".into());
     }
-    Ok(Value::str(s(&a[1]).repeat(n as usize)))
+    let text = s(&a[1]);
+    let n = limits::within("repeat", n, text.len(), limits::MAX_STRING_BYTES)?;
+    Ok(Value::str(text.repeat(n)))
 }
 fn substr(_: &mut Exec<'_>, a: &[Value]) -> R {
     arity("substr", a, 3)?;
@@ -342,27 +345,28 @@ fn initials(_: &mut Exec<'_>, a: &[Value]) -> R {
     let v = s1("initials", a)?;
     Ok(Value::str(v.split_whitespace().filter_map(|w| w.chars().next()).collect::<String>()))
 }
-fn rand_from(n: i64, set: &[u8]) -> Value {
+fn rand_from(n: i64, set: &[u8]) -> R {
+    let n = limits::within("rand", n, 1, limits::MAX_STRING_BYTES)?;
     let mut rng = rand::rng();
-    let s: String = (0..n.max(0)).map(|_| set[rng.random_range(0..set.len())] as char).collect();
-    Value::str(s)
+    let s: String = (0..n).map(|_| set[rng.random_range(0..set.len())] as char).collect();
+    Ok(Value::str(s))
 }
 fn rand_alpha_num(_: &mut Exec<'_>, a: &[Value]) -> R {
     arity("randAlphaNum", a, 1)?;
-    Ok(rand_from(to_i64(&a[0]), b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"))
+    rand_from(to_i64(&a[0]), b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
 }
 fn rand_alpha(_: &mut Exec<'_>, a: &[Value]) -> R {
     arity("randAlpha", a, 1)?;
-    Ok(rand_from(to_i64(&a[0]), b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"))
+    rand_from(to_i64(&a[0]), b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
 }
 fn rand_numeric(_: &mut Exec<'_>, a: &[Value]) -> R {
     arity("randNumeric", a, 1)?;
-    Ok(rand_from(to_i64(&a[0]), b"0123456789"))
+    rand_from(to_i64(&a[0]), b"0123456789")
 }
 fn rand_ascii(_: &mut Exec<'_>, a: &[Value]) -> R {
     arity("randAscii", a, 1)?;
     let set: Vec<u8> = (32u8..127).collect();
-    Ok(rand_from(to_i64(&a[0]), &set))
+    rand_from(to_i64(&a[0]), &set)
 }
 fn word_wrap(width: usize, text: &str, sep: &str) -> String {
     let mut lines = Vec::new();
@@ -628,7 +632,7 @@ fn uuidv4(_: &mut Exec<'_>, _a: &[Value]) -> R {
 }
 fn rand_bytes(_: &mut Exec<'_>, a: &[Value]) -> R {
     arity("randBytes", a, 1)?;
-    let n = to_i64(&a[0]).max(0) as usize;
+    let n = limits::within("randBytes", to_i64(&a[0]), 1, limits::MAX_STRING_BYTES)?;
     let mut b = vec![0u8; n];
     rand::rng().fill(&mut b[..]);
     Ok(Value::str(base64::engine::general_purpose::STANDARD.encode(b)))
@@ -827,6 +831,7 @@ fn round(_: &mut Exec<'_>, a: &[Value]) -> R {
 fn until(_: &mut Exec<'_>, a: &[Value]) -> R {
     arity("until", a, 1)?;
     let n = to_i64(&a[0]);
+    limits::within("until", n.saturating_abs(), 1, limits::MAX_LIST_LEN)?;
     let v: Vec<Value> = if n >= 0 {
         (0..n).map(Value::Int).collect()
     } else {
@@ -837,6 +842,10 @@ fn until(_: &mut Exec<'_>, a: &[Value]) -> R {
 fn until_step(_: &mut Exec<'_>, a: &[Value]) -> R {
     arity("untilStep", a, 3)?;
     let (start, stop, step) = (to_i64(&a[0]), to_i64(&a[1]), to_i64(&a[2]));
+    if step != 0 {
+        let n = (i128::from(stop) - i128::from(start)) / i128::from(step);
+        limits::within("untilStep", i64::try_from(n).unwrap_or(i64::MAX), 1, limits::MAX_LIST_LEN)?;
+    }
     let mut v = Vec::new();
     if step > 0 {
         let mut i = start;

@@ -89,6 +89,22 @@ mod tests {
     }
 
     #[test]
+    fn functions_that_multiply_their_input_are_bounded() {
+        for src in [
+            "{{ repeat 100000000 \"abcdefgh\" }}",
+            "{{ randBytes 1000000000 }}",
+            "{{ randAlphaNum 1000000000 }}",
+            "{{ len (until 100000000) }}",
+            "{{ len (untilStep 0 100000000 1) }}",
+        ] {
+            let err = run(src, Value::Nil).unwrap_err().to_string();
+            assert!(err.contains("would exceed"), "{src}: {err}");
+        }
+        assert_eq!(run("{{ repeat 3 \"ab\" }}", Value::Nil).unwrap(), "ababab");
+        assert_eq!(run("{{ len (until 5) }}", Value::Nil).unwrap(), "5");
+    }
+
+    #[test]
     fn actions_and_control_flow() {
         let cases = [
             ("{{ range $k, $v := .m }}{{ $k }}={{ $v }} {{ end }}", "a=1 b=2 "),
