@@ -9,6 +9,7 @@ use engine_bootstrap::BootstrapProvider;
 use engine_lanes::LaneBuilder;
 use engine_openbao::{MemorySecrets, SecretSink};
 use engine_tests::fixtures;
+use engine_tests::lane::ar;
 use engine_tests::{KubeCluster, Registry};
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use kube::discovery::ApiResource;
@@ -43,36 +44,8 @@ async fn peers() -> Peers {
     secrets.put("github/flux-app/private-key", &Secret::new(FLUX_APP_KEY)).await.unwrap();
     secrets.put("github/flux-app/app-id", &Secret::new("123456")).await.unwrap();
     // What EKS installs as addons: the DaemonSets the bootstrap parks.
-    let client = cluster.client().await;
-    for name in ["aws-node", "kube-proxy"] {
-        let ds = json!({
-            "apiVersion": "apps/v1", "kind": "DaemonSet",
-            "metadata": {"name": name, "namespace": "kube-system"},
-            "spec": {
-                "selector": {"matchLabels": {"k8s-app": name}},
-                "template": {
-                    "metadata": {"labels": {"k8s-app": name}},
-                    "spec": {"containers": [{"name": name, "image": format!("registry.example/{name}:1")}]},
-                },
-            },
-        });
-        daemonsets(&client)
-            .patch(name, &PatchParams::apply("eks"), &Patch::Apply(&ds))
-            .await
-            .expect("addon DaemonSet");
-    }
+    engine_tests::lane::install_addon_daemonsets(&cluster).await;
     Peers { cluster, registry, secrets }
-}
-
-fn daemonsets(client: &kube::Client) -> Api<DynamicObject> {
-    let ar = ApiResource {
-        group: "apps".into(),
-        version: "v1".into(),
-        api_version: "apps/v1".into(),
-        kind: "DaemonSet".into(),
-        plural: "daemonsets".into(),
-    };
-    Api::namespaced_with(client.clone(), "kube-system", &ar)
 }
 
 fn spec(p: &Peers, cilium: &str) -> String {
@@ -164,17 +137,6 @@ async fn get(
         None => Api::all_with(client.clone(), ar),
     };
     api.get_opt(name).await.expect("get").map(|o| serde_json::to_value(o).unwrap())
-}
-
-fn ar(api_version: &str, kind: &str, plural: &str) -> ApiResource {
-    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
-    ApiResource {
-        group: group.into(),
-        version: version.into(),
-        api_version: api_version.into(),
-        kind: kind.into(),
-        plural: plural.into(),
-    }
 }
 
 /// Every object in the cluster that the engine's field manager still manages.

@@ -108,26 +108,7 @@ pub async fn peers() -> Peers {
         BaoServer::auto_unsealed(&leaf.chain_pem, leaf.key_pem().expose(), &root.cert_pem).await;
 
     // What EKS installs as addons: the DaemonSets the bootstrap parks.
-    let client = cluster.client().await;
-    let daemonsets: Api<DynamicObject> =
-        Api::namespaced_with(client, "kube-system", &ar("apps/v1", "DaemonSet", "daemonsets"));
-    for name in ["aws-node", "kube-proxy"] {
-        let ds = json!({
-            "apiVersion": "apps/v1", "kind": "DaemonSet",
-            "metadata": {"name": name, "namespace": "kube-system"},
-            "spec": {
-                "selector": {"matchLabels": {"k8s-app": name}},
-                "template": {
-                    "metadata": {"labels": {"k8s-app": name}},
-                    "spec": {"containers": [{"name": name, "image": format!("registry.example/{name}:1")}]},
-                },
-            },
-        });
-        daemonsets
-            .patch(name, &PatchParams::apply("eks"), &Patch::Apply(&ds))
-            .await
-            .expect("addon DaemonSet");
-    }
+    install_addon_daemonsets(&cluster).await;
     let root_ca = work.path().join("pki/root-ca.crt");
     let overlay = overlay(&root_ca, &registry);
     Peers { moto, bao, _transit: transit, cluster, _registry: registry, root, work, overlay }
@@ -192,6 +173,31 @@ pub async fn engine(p: &Peers, run: Run) -> Engine {
         .fold(builder, |b, e| b.exclude(e))
         .build()
         .unwrap_or_else(|e| panic!("the reference spec is valid: {e:?}"))
+}
+
+/// The DaemonSets EKS installs as addons (`aws-node`, `kube-proxy`), applied to `cluster` by
+/// the `eks` field manager as EKS does: what the bootstrap parks.
+pub async fn install_addon_daemonsets(cluster: &KubeCluster) {
+    let client = cluster.client().await;
+    let daemonsets: Api<DynamicObject> =
+        Api::namespaced_with(client, "kube-system", &ar("apps/v1", "DaemonSet", "daemonsets"));
+    for name in ["aws-node", "kube-proxy"] {
+        let ds = json!({
+            "apiVersion": "apps/v1", "kind": "DaemonSet",
+            "metadata": {"name": name, "namespace": "kube-system"},
+            "spec": {
+                "selector": {"matchLabels": {"k8s-app": name}},
+                "template": {
+                    "metadata": {"labels": {"k8s-app": name}},
+                    "spec": {"containers": [{"name": name, "image": format!("registry.example/{name}:1")}]},
+                },
+            },
+        });
+        daemonsets
+            .patch(name, &PatchParams::apply("eks"), &Patch::Apply(&ds))
+            .await
+            .expect("addon DaemonSet");
+    }
 }
 
 /// The stage a resource address belongs to.
