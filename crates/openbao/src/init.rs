@@ -389,9 +389,8 @@ impl TypedKind for InitKind {
         let status = seal_status(&client).await?;
         if status.initialized {
             // Initialised since the plan was made (or by a try whose answer was lost): adopted
-            // only with its credentials in hand.
+            // only with its credentials in hand (the client holds the token, stored or escrowed).
             self.secure_credentials(&client, prefix).await?;
-            let client = self.0.connect().await?;
             if status.sealed && !status.auto_unseal() {
                 self.unseal_with_stored_keys(&client, prefix, count(status.t)).await?;
             }
@@ -416,11 +415,10 @@ impl TypedKind for InitKind {
         }
         let prefix = desired.secret_prefix.as_deref();
         let prefix = prefix.ok_or_else(|| KindError::new("openbao_init needs `secret_prefix`"))?;
+        let client = self.0.connect().await?;
         if changes.credentials_stored {
-            let client = self.0.connect().await?;
             self.secure_credentials(&client, prefix).await?;
         }
-        let client = self.0.connect().await?;
         let status = seal_status(&client).await?;
         if status.sealed && !status.auto_unseal() {
             self.unseal_with_stored_keys(&client, prefix, count(status.t)).await?;
