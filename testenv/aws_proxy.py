@@ -3,6 +3,7 @@
 or holds chosen calls so a test can kill the engine at a known point.
 
     aws_proxy.py UPSTREAM_URL [--latency-scale SCALE] [--hold OPERATION[:TEXT]]...
+                 [--kill-after N --report FILE] [--throttle RATE] [--seed SEED]
 
 Listens on a free 127.0.0.1 port (printed on stdout as `port N` once ready) and forwards every
 request to UPSTREAM_URL unchanged, except:
@@ -14,6 +15,13 @@ request to UPSTREAM_URL unchanged, except:
                          given): the caller waits until it is killed. Used by the crash tests to
                          stop the engine between a create and the state write that follows it.
 
+  --kill-after N --report FILE  after the N-th mutating call (anything but a read) has been
+                         answered by the emulator, i.e. has committed, writes `N OPERATION` to
+                         FILE and never answers that call: the test then kills the engine, which
+                         never learnt the call's result. Used by the fault-injection suite.
+  --throttle RATE        answers this fraction of calls (0 to 1) with the service's throttling
+                         error, in the service's own error shape, without forwarding them.
+
 Operations are recognised from the request, whatever the protocol:
   - query protocol (EC2, ELBv2, Auto Scaling, IAM): `Action=` in the form body;
   - JSON protocol (KMS, Secrets Manager, ...): the `X-Amz-Target` header;
@@ -24,6 +32,8 @@ tc netem) does not do.
 """
 
 import argparse
+import json
+import random
 
 import http.client
 import http.server
@@ -49,6 +59,10 @@ REST_OPERATIONS = [
     ("POST", re.compile(r"^/clusters/[^/]+/addons/?$"), "CreateAddon"),
 ]
 
+# Operations that only read: every other call is mutating.
+READ_PREFIXES = ("Describe", "List", "Get", "Head", "Check", "Lookup", "Search", "Query",
+                 "Scan", "Test", "Validate", "Simulate", "Estimate", "Preview")
+
 HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade",
               "proxy-authorization", "proxy-authenticate"}
 
@@ -71,6 +85,45 @@ def operation(method, path, headers, body):
     return action[0] if action else None
 
 
+def mutating(op, method):
+    """Whether a call changes something: by its operation name, else by its HTTP method."""
+    if op:
+        return not op.startswith(READ_PREFIXES)
+    return method not in ("GET", "HEAD")
+
+
+def service(headers):
+    """The signing name of the service a request is for (`ec2`, `iam`, `eks`, ...)."""
+    match = re.search(r"Credential=[^/]+/[^/]+/[^/]+/([^/]+)/", headers.get("Authorization", ""))
+    return match.group(1) if match else ""
+
+
+def throttling(headers, body):
+    """(status, content type, body, extra headers): the throttling error of the request's
+    service, in that service's protocol."""
+    svc = service(headers)
+    if headers.get("X-Amz-Target"):
+        doc = json.dumps({"__type": "ThrottlingException", "message": "Rate exceeded"})
+        return 400, "application/x-amz-json-1.1", doc, {}
+    if svc == "ec2":
+        doc = ("<Response><Errors><Error><Code>RequestLimitExceeded</Code>"
+               "<Message>Request limit exceeded.</Message></Error></Errors>"
+               "<RequestID>fault-proxy</RequestID></Response>")
+        return 503, "text/xml", doc, {}
+    if svc == "s3":
+        doc = ("<Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message>"
+               "<RequestId>fault-proxy</RequestId></Error>")
+        return 503, "application/xml", doc, {}
+    if svc in ("eks", "lambda"):
+        doc = json.dumps({"message": "Rate exceeded"})
+        return 429, "application/json", doc, {"x-amzn-ErrorType": "ThrottlingException"}
+    # IAM, ELB, Auto Scaling, STS (query protocol) and Route53 (REST-XML) share this shape.
+    doc = ("<ErrorResponse><Error><Type>Sender</Type><Code>Throttling</Code>"
+           "<Message>Rate exceeded</Message></Error><RequestId>fault-proxy</RequestId>"
+           "</ErrorResponse>")
+    return 400, "text/xml", doc, {}
+
+
 class Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     upstream = None
@@ -78,6 +131,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
     holds = []
     lock = threading.Lock()
     delayed = {}
+    kill_after = 0
+    report = None
+    mutations = 0
+    throttle = 0.0
+    rng = random.Random(0)
 
     def log_message(self, *args):
         pass
@@ -104,8 +162,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
         body = self.read_body()
         op = operation(self.command, self.path, self.headers, body)
         if self.held(op, body):
-            while True:
-                time.sleep(3600)
+            self.hang()
+        if self.throttle:
+            with self.lock:
+                throttled = self.rng.random() < self.throttle
+            if throttled:
+                self.answer(*throttling(self.headers, body))
+                return
         started = time.monotonic()
         connection = http.client.HTTPConnection(self.upstream.hostname, self.upstream.port,
                                                 timeout=300)
@@ -114,6 +177,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
         connection.request(self.command, self.path, body=body, headers=headers)
         response = connection.getresponse()
         data = response.read()
+        if self.kill_after and mutating(op, self.command) and response.status < 300:
+            with self.lock:
+                Handler.mutations += 1
+                point = Handler.mutations
+            if point == self.kill_after:
+                with open(self.report, "w") as f:
+                    f.write(f"{point} {op or self.command + ' ' + self.path}\n")
+                self.hang()
         scaled = LATENCIES.get(op, 0) / self.scale if self.scale else 0
         delay = scaled - (time.monotonic() - started)
         if self.scale and op in LATENCIES and 200 <= response.status < 300:
@@ -133,6 +204,20 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.wfile.write(data)
         connection.close()
 
+    def hang(self):
+        while True:
+            time.sleep(3600)
+
+    def answer(self, status, content_type, doc, extra):
+        data = doc.encode()
+        self.send_response_only(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(data)))
+        for key, value in extra.items():
+            self.send_header(key, value)
+        self.end_headers()
+        self.wfile.write(data)
+
     do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = do_PATCH = forward
 
 
@@ -141,7 +226,15 @@ def main():
     parser.add_argument("upstream")
     parser.add_argument("--latency-scale", type=float, default=0.0)
     parser.add_argument("--hold", action="append", default=[])
+    parser.add_argument("--kill-after", type=int, default=0)
+    parser.add_argument("--report")
+    parser.add_argument("--throttle", type=float, default=0.0)
+    parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
+    Handler.kill_after = args.kill_after
+    Handler.report = args.report
+    Handler.throttle = args.throttle
+    Handler.rng = random.Random(args.seed)
     Handler.upstream = urllib.parse.urlparse(args.upstream)
     Handler.scale = args.latency_scale
     Handler.holds = [tuple(h.split(":", 1)) if ":" in h else (h, "") for h in args.hold]

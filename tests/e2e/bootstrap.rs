@@ -451,6 +451,76 @@ async fn a_bad_object_is_an_error_naming_it_and_nothing_is_applied() {
     );
 }
 
+/// Objects the engine did not apply are never taken over by name: a manifest bundle with one
+/// and a single object (Cilium's CNI ConfigMap) fail naming them, and leave them as they were.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn objects_the_engine_did_not_make_are_never_taken_over() {
+    let cluster = KubeCluster::start(0);
+    let client = cluster.client().await;
+    let config_maps = ar("v1", "ConfigMap", "configmaps");
+    let theirs = json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "taken", "namespace": "default"}, "data": {"owner": "someone"}});
+    Api::<DynamicObject>::namespaced_with(client.clone(), "default", &config_maps)
+        .patch("taken", &PatchParams::apply("someone-else"), &Patch::Apply(&theirs))
+        .await
+        .unwrap();
+    let cni = json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "cilium-cni-configuration", "namespace": "kube-system"},
+        "data": {"cni-config": "theirs"}});
+    Api::<DynamicObject>::namespaced_with(client.clone(), "kube-system", &config_maps)
+        .patch("cilium-cni-configuration", &PatchParams::apply("someone-else"), &Patch::Apply(&cni))
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let bundle = dir.path().join("bundle.yaml");
+    std::fs::write(
+        &bundle,
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fine\n  namespace: default\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: taken\n  namespace: default\ndata:\n  owner: engine\n",
+    )
+    .unwrap();
+    let text = format!(
+        "[globals]\ncloud = \"aws\"\nregion = \"eu-west-3\"\ncluster_name = \"aws-0\"\ndomain = \"example.test\"\n[globals.versions]\ngateway_api = \"v0\"\n[bootstrap]\ndisable_aws_node = false\ndisable_kube_proxy = false\n[bootstrap.gateway_api]\nsource = \"{}\"\n",
+        bundle.display()
+    );
+    let spec = SpecSource::from_text("specs/aws.toml", "aws", &text);
+    let connector = engine_tests::cluster_connector(&cluster);
+    let lane = LaneBuilder::new(&spec).kube_connector(connector).build().await;
+    let engine = lane
+        .add_to(Engine::builder().spec(spec))
+        .state(LocalBackend::new(dir.path().join("s.json")))
+        .retry_backoff(Duration::from_millis(50))
+        .build()
+        .unwrap();
+    let plan = engine.plan().await.unwrap();
+    let adopted: Vec<_> = plan.changes.iter().filter(|c| c.action == Action::Adopt).collect();
+    assert!(adopted.is_empty(), "{adopted:#?}");
+    let report = engine.apply(&plan).await.unwrap();
+    let failures: Vec<String> = report.failures().map(|f| format!("{f:?}")).collect();
+    let named = |what: &str| {
+        failures.iter().any(|f| f.contains(what) && f.contains("was not made by the engine"))
+    };
+    assert!(named("default/taken") && named("cilium-cni-configuration"), "{failures:#?}");
+    let taken = get(&client, &config_maps, Some("default"), "taken").await.unwrap();
+    assert_eq!(taken["data"]["owner"], json!("someone"), "their object is untouched");
+    let fine = get(&client, &config_maps, Some("default"), "fine").await;
+    assert!(fine.is_none(), "nothing of the bundle is applied");
+
+    // Their ConfigMap gone, the bundle applies; the CNI ConfigMap is still theirs.
+    Api::<DynamicObject>::namespaced_with(client.clone(), "default", &config_maps)
+        .delete("taken", &Default::default())
+        .await
+        .unwrap();
+    let plan = engine.plan().await.unwrap();
+    let report = engine.apply(&plan).await.unwrap();
+    let failures: Vec<String> = report.failures().map(|f| format!("{f:?}")).collect();
+    assert_eq!(failures.len(), 1, "{failures:#?}");
+    assert!(failures[0].contains("kube-system/cilium-cni-configuration"), "{failures:#?}");
+    assert!(failures[0].contains("was not made by the engine"), "{failures:#?}");
+    let cni = get(&client, &config_maps, Some("kube-system"), "cilium-cni-configuration").await;
+    assert_eq!(cni.unwrap()["data"]["cni-config"], json!("theirs"));
+    assert!(get(&client, &config_maps, Some("default"), "fine").await.is_some());
+}
+
 /// A connector that always answers the same configuration.
 struct Fixed(kube::Config);
 

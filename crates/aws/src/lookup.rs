@@ -2,9 +2,9 @@
 //! of what is found is ours.
 //!
 //! A resource is ours when state records its id, or when it carries the request's
-//! `engine:address` tag (made by a run that died before writing state). A same-named resource
-//! that someone else made is never adopted: its create then fails with the cloud's "already
-//! exists".
+//! `engine:address` tag and this state's `engine:lineage` tag (made by a run that died before
+//! writing state; see [`engine::ownership`]). A same-named resource that someone else made is
+//! never adopted: its create then fails with the cloud's "already exists".
 //!
 //! Two shapes of read:
 //! - batched ([`read_owned_then_ids`]): one filtered `Describe*` for everything the spec owns
@@ -13,24 +13,19 @@
 //! - one by one, concurrently ([`read_each`], [`read_by_key`]): for kinds looked up by the name
 //!   the spec gives them (IAM roles, EKS node groups, SQS queues, ...).
 
-use engine::{Attributes, Context, KindError, Live, ReadRequest, TAG_ADDRESS, TAG_SPEC};
+pub(crate) use engine::ownership::address_tag;
+use engine::ownership::adoptable;
+use engine::{Attributes, Context, KindError, Live, ReadRequest, TAG_SPEC};
 use std::future::Future;
 use std::sync::Arc;
 
-/// The `engine:address` tag of a resource, if it has one.
-pub(crate) fn address_tag<A: Attributes>(attrs: &A) -> Option<&str> {
-    attrs.tags().and_then(|t| t.get(TAG_ADDRESS)).map(String::as_str)
-}
-
 /// A resource found by the name the spec gives it counts as ours only when it is recorded in
-/// state or carries this request's address tag.
+/// state or is [`adoptable`] by its tags.
 pub(crate) fn ours_by_name<A: Attributes>(
     request: &ReadRequest<A>,
     found: Option<Live<A>>,
 ) -> Option<Live<A>> {
-    found.filter(|l| {
-        request.id.is_some() || address_tag(&l.attributes) == Some(request.address.as_str())
-    })
+    found.filter(|l| request.id.is_some() || adoptable(request, &l.attributes))
 }
 
 /// A resource without tags, found by the name the spec gives it, is ours only when recorded in
@@ -114,9 +109,7 @@ pub(crate) fn match_requests<A: Attributes>(
         .map(|r| {
             r.id.as_ref()
                 .and_then(|id| found.iter().find(|l| &l.id == id))
-                .or_else(|| {
-                    found.iter().find(|l| address_tag(&l.attributes) == Some(r.address.as_str()))
-                })
+                .or_else(|| found.iter().find(|l| adoptable(r, &l.attributes)))
                 .cloned()
         })
         .collect()
@@ -135,10 +128,7 @@ pub(crate) fn match_by_id_or_name<A: Attributes>(
             let by_id = r.id.as_ref().and_then(|id| found.iter().find(|l| &l.id == id));
             let by_name = || {
                 let wanted = name(r.desired.as_ref()?);
-                found.iter().find(|l| {
-                    name(&l.attributes) == wanted
-                        && address_tag(&l.attributes) == Some(r.address.as_str())
-                })
+                found.iter().find(|l| name(&l.attributes) == wanted && adoptable(r, &l.attributes))
             };
             by_id.or_else(by_name).cloned()
         })
@@ -224,7 +214,7 @@ pub(crate) fn still_there<A>(what: &str, found: Option<Live<A>>) -> Result<Live<
 #[cfg(test)]
 mod tests {
     use super::*;
-    use engine::{Address, Tags};
+    use engine::{Address, TAG_ADDRESS, TAG_LINEAGE, Tags};
     use serde::{Deserialize, Serialize};
 
     #[derive(engine::Attributes, Serialize, Deserialize, Clone, Debug, PartialEq)]
@@ -235,21 +225,27 @@ mod tests {
         tags: Tags,
     }
 
-    fn thing(id: &str, name: &str, address: &str) -> Live<Thing> {
-        Live::new(
-            id,
-            Thing {
-                name: name.into(),
-                tags: Tags::from([(TAG_ADDRESS.to_string(), address.to_string())]),
-            },
-        )
+    fn owned(address: &str, lineage: &str) -> Tags {
+        Tags::from([
+            (TAG_ADDRESS.to_string(), address.to_string()),
+            (TAG_LINEAGE.to_string(), lineage.to_string()),
+        ])
     }
 
+    fn thing_of(id: &str, name: &str, address: &str, lineage: &str) -> Live<Thing> {
+        Live::new(id, Thing { name: name.into(), tags: owned(address, lineage) })
+    }
+
+    fn thing(id: &str, name: &str, address: &str) -> Live<Thing> {
+        thing_of(id, name, address, "L1")
+    }
+
+    /// A request of the state of lineage `L1`.
     fn req(address: &str, id: Option<&str>, name: Option<&str>) -> ReadRequest<Thing> {
         ReadRequest {
             address: Address::new(address),
             id: id.map(str::to_string),
-            desired: name.map(|n| Thing { name: n.into(), tags: Tags::new() }),
+            desired: name.map(|n| Thing { name: n.into(), tags: owned(address, "L1") }),
             unknown: vec![],
         }
     }
@@ -257,8 +253,11 @@ mod tests {
     #[test]
     fn matches_by_id_then_by_address_tag() {
         let found = vec![thing("vpc-1", "x", "a"), thing("vpc-2", "y", "b")];
-        let requests =
-            [req("a", Some("vpc-2"), None), req("b", None, None), req("c", Some("vpc-9"), None)];
+        let requests = [
+            req("a", Some("vpc-2"), None),
+            req("b", None, Some("y")),
+            req("c", Some("vpc-9"), None),
+        ];
         let m = match_requests(&requests, &found);
         assert_eq!(m[0].as_ref().unwrap().id, "vpc-2");
         assert_eq!(m[1].as_ref().unwrap().id, "vpc-2");
@@ -279,5 +278,15 @@ mod tests {
             |t| &t.name,
         );
         assert!(by_name[0].is_some() && by_name[1].is_none());
+    }
+
+    #[test]
+    fn resources_of_another_lineage_are_not_adopted() {
+        let other = thing_of("vpc-1", "x", "a", "L2");
+        let found = std::slice::from_ref(&other);
+        assert!(match_requests(&[req("a", None, Some("x"))], found)[0].is_none());
+        assert!(ours_by_name(&req("a", None, Some("x")), Some(other.clone())).is_none());
+        // Recorded in state: found by its id whatever its tags say.
+        assert!(match_requests(&[req("a", Some("vpc-1"), Some("x"))], &[other])[0].is_some());
     }
 }

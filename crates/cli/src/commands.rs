@@ -84,7 +84,10 @@ pub async fn run(cli: Cli) -> Result<u8> {
                 let subset = engine::ResourceGraph::build(
                     graph.resources().filter(|r| keep.contains(&r.address)).cloned().collect(),
                 )
-                .map_err(|e| miette!("{}", e.join("\n")))?;
+                .map_err(|e| {
+                    let messages: Vec<&str> = e.iter().map(|(_, m)| m.as_str()).collect();
+                    miette!("{}", messages.join("\n"))
+                })?;
                 print!("{}", subset.render(format));
             }
             Ok(OK)

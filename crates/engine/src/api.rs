@@ -4,7 +4,7 @@ use crate::apply::{ExecSettings, execute};
 use crate::diff::{delete_change, order_deletes, plan_changes};
 use crate::graph::ResourceGraph;
 use crate::selection::GATED_SECTIONS;
-use crate::spec::{SpecErrors, SpecSource};
+use crate::spec::{FieldPath, SpecErrors, SpecSource};
 use crate::{
     Address, ApiCalls, ApplyReport, Context, DriftReport, EngineError, Event, Interrupt, Kind,
     Lane, Live, NullObserver, Observer, Plan, PlanMode, Provider, ResourceChange, RetryPolicy,
@@ -198,8 +198,10 @@ impl EngineBuilder {
         if let Some(e) = expand_errors {
             return Err(e.into());
         }
-        let graph = ResourceGraph::build(resources).map_err(|messages| {
-            spec.errors(messages.into_iter().map(|m| spec.general_error(m)).collect())
+        let graph = ResourceGraph::build(resources).map_err(|errors| {
+            let located =
+                errors.into_iter().map(|(address, m)| spec.error(&section_of(&address), m));
+            spec.errors(located.collect())
         })?;
         let mut kinds: HashMap<String, Arc<dyn Kind>> = HashMap::new();
         for p in &self.providers {
@@ -370,8 +372,8 @@ impl Engine {
         all
     }
 
-    fn context(&self) -> Context {
-        Context::new(&self.name, self.observer.clone())
+    fn context(&self, state: &StateDocument) -> Context {
+        Context::new(&self.name, self.observer.clone()).with_lineage(&state.lineage)
     }
 
     fn in_scope(&self, address: &Address) -> bool {
@@ -402,9 +404,14 @@ impl Engine {
             .collect();
         let wanted: BTreeSet<Address> = selected.iter().chain(orphans.iter()).cloned().collect();
         self.observer.event(Event::RefreshStarted { count: wanted.len() });
-        let live =
-            refresh::refresh(&self.context(), &self.kinds, Some(&self.graph), &state, &wanted)
-                .await?;
+        let live = refresh::refresh(
+            &self.context(&state),
+            &self.kinds,
+            Some(&self.graph),
+            &state,
+            &wanted,
+        )
+        .await?;
         let changes = plan_changes(&self.graph, &selected, &orphans, &state, &live, &self.kinds);
         Ok(Plan {
             spec: self.name.clone(),
@@ -442,7 +449,8 @@ impl Engine {
         }
         let wanted: BTreeSet<Address> = scope.difference(&kept).cloned().collect();
         self.observer.event(Event::RefreshStarted { count: wanted.len() });
-        let live = refresh::refresh(&self.context(), &self.kinds, None, &state, &wanted).await?;
+        let live =
+            refresh::refresh(&self.context(&state), &self.kinds, None, &state, &wanted).await?;
         let mut changes: Vec<ResourceChange> =
             wanted.iter().filter_map(|a| delete_change(a, &state, &live, &self.kinds)).collect();
         order_deletes(&mut changes);
@@ -484,11 +492,18 @@ impl Engine {
                 return Err(EngineError::Protected { addresses: protected });
             }
         }
+        if state.serial == 0 && plan.actions().next().is_some() {
+            // The lineage reaches disk before the first resource carries it: a run killed
+            // after its first create finds that resource again on the next run.
+            state.serial = 1;
+            self.state.save(&state)?;
+        }
         let before = self.api_calls();
+        let ctx = self.context(&state);
         let journal = Journal::new(self.state.clone(), state);
         let steps = execute(
             plan,
-            self.context(),
+            ctx,
             self.kinds.clone(),
             self.graph.clone(),
             journal,
@@ -522,7 +537,7 @@ impl Engine {
         let scope = self.recorded_in_scope(&state);
         self.observer.event(Event::RefreshStarted { count: scope.len() });
         let live: HashMap<Address, Live> =
-            refresh::refresh(&self.context(), &self.kinds, Some(&self.graph), &state, &scope)
+            refresh::refresh(&self.context(&state), &self.kinds, Some(&self.graph), &state, &scope)
                 .await?;
         let drifted = drift::compare(&state, &scope, &live, &self.kinds);
         let not_applied = self
@@ -538,4 +553,12 @@ impl Engine {
             api_calls: self.api_calls().since(&before),
         })
     }
+}
+
+/// The spec section a resource comes from (`aws.openbao.config.auth["x"]`: `openbao`), where
+/// an error about it points when no field says more.
+fn section_of(address: &Address) -> FieldPath {
+    let section = address.as_str().split('.').nth(1).unwrap_or_default();
+    let section = section.split('[').next().unwrap_or_default();
+    FieldPath::root(section)
 }

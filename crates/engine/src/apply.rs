@@ -475,7 +475,7 @@ fn resolve_now(shared: &Shared, change: &ResourceChange) -> Result<Attrs, KindEr
         .ok_or_else(|| KindError::new(format!("{} is not in the spec", change.address)))?;
     let outputs = shared.outputs.lock().unwrap_or_else(|p| p.into_inner());
     let missing = std::cell::RefCell::new(Vec::new());
-    let resolved = resolve(spec, &|r| {
+    let resolved = resolve(spec, shared.ctx.lineage(), &|r| {
         let v = outputs.get(&r.address).and_then(|l| attribute_of(l, &r.attribute));
         if v.is_none() {
             missing.borrow_mut().push(format!("{}.{}", r.address, r.attribute));

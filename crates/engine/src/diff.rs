@@ -3,7 +3,7 @@
 use crate::graph::ResourceGraph;
 use crate::{
     Action, Address, Field, FieldChange, FieldUpdate, Kind, Live, PlannedValue, Reference,
-    ResourceChange, ResourceSpec,
+    ResourceChange, ResourceSpec, TAG_LINEAGE, TAG_MANAGED_BY,
 };
 use engine_state::StateDocument;
 use serde_json::Value as Json;
@@ -43,12 +43,26 @@ pub(crate) fn attribute_of(live: &Live, attribute: &str) -> Option<Json> {
     live.attributes.get(attribute).cloned()
 }
 
-/// Resolves a resource's desired attributes with `lookup`.
+/// Resolves a resource's desired attributes with `lookup`. A resource that carries the
+/// engine's ownership tags also gets the state's `lineage` tag.
 pub(crate) fn resolve(
     spec: &ResourceSpec,
+    lineage: &str,
     lookup: &dyn Fn(&Reference) -> Option<Json>,
 ) -> Resolved {
-    spec.attributes.iter().map(|(k, v)| (k.clone(), v.resolve(lookup))).collect()
+    spec.attributes
+        .iter()
+        .map(|(k, v)| {
+            let mut value = v.resolve(lookup);
+            if k == "tags"
+                && let Some(Json::Object(tags)) = &mut value
+                && tags.contains_key(TAG_MANAGED_BY)
+            {
+                tags.insert(TAG_LINEAGE.to_string(), Json::String(lineage.to_string()));
+            }
+            (k.clone(), value)
+        })
+        .collect()
 }
 
 /// Plans every selected desired resource, then deletes for state resources the spec dropped.
@@ -81,7 +95,7 @@ pub(crate) fn plan_changes(
                 None => live_lookup(live, state, r),
             }
         };
-        let resolved = resolve(spec, &lookup);
+        let resolved = resolve(spec, &state.lineage, &lookup);
         let kind = &kinds[&spec.kind];
         let mut change = diff_one(spec, kind.as_ref(), &resolved, live.get(&spec.address), graph);
         if change.action == Action::NoOp && state.get(spec.address.as_str()).is_none() {

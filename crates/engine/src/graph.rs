@@ -23,8 +23,9 @@ pub struct ResourceGraph {
 }
 
 impl ResourceGraph {
-    /// Builds the graph; errors name duplicate addresses, dangling references and cycles.
-    pub fn build(resources: Vec<ResourceSpec>) -> Result<Self, Vec<String>> {
+    /// Builds the graph; errors name duplicate addresses, dangling references and cycles, each
+    /// with the address it is about (where the spec's error points).
+    pub fn build(resources: Vec<ResourceSpec>) -> Result<Self, Vec<(Address, String)>> {
         let mut graph = DiGraph::new();
         let mut index = HashMap::new();
         let mut errors = Vec::new();
@@ -32,7 +33,7 @@ impl ResourceGraph {
             let address = r.address.clone();
             let node = graph.add_node(r);
             if index.insert(address.clone(), node).is_some() {
-                errors.push(format!("two resources have the address {address}"));
+                errors.push((address.clone(), format!("two resources have the address {address}")));
             }
         }
         let nodes: Vec<NodeIndex> = graph.node_indices().collect();
@@ -48,9 +49,12 @@ impl ResourceGraph {
                     Some(&from) => {
                         graph.update_edge(from, node, ());
                     }
-                    None => errors.push(format!(
-                        "{} refers to {dep}, which the spec does not define",
-                        graph[node].address
+                    None => errors.push((
+                        graph[node].address.clone(),
+                        format!(
+                            "{} refers to {dep}, which the spec does not define",
+                            graph[node].address
+                        ),
                     )),
                 }
             }
@@ -86,14 +90,18 @@ impl ResourceGraph {
                             }
                             cur = next;
                         }
-                        format!("dependency cycle: {}", names.join(" -> "))
+                        let message = format!("dependency cycle: {}", names.join(" -> "));
+                        (graph[start].address.clone(), message)
                     })
                     .collect::<Vec<_>>();
                 let self_loops = graph
                     .edge_indices()
                     .filter_map(|e| graph.edge_endpoints(e))
                     .filter(|(a, b)| a == b)
-                    .map(|(a, _)| format!("{} depends on itself", graph[a].address));
+                    .map(|(a, _)| {
+                        let address = graph[a].address.clone();
+                        (address.clone(), format!("{address} depends on itself"))
+                    });
                 return Err(cycles.into_iter().chain(self_loops).collect());
             }
         };
@@ -285,11 +293,12 @@ mod tests {
     fn cycles_and_dangling_references_are_named() {
         let err = ResourceGraph::build(vec![res("a", &["b"]), res("b", &["c"]), res("c", &["a"])])
             .unwrap_err();
-        assert_eq!(err, ["dependency cycle: a -> b -> c -> a"]);
+        assert_eq!(err, [(Address::new("a"), "dependency cycle: a -> b -> c -> a".to_string())]);
         let err = ResourceGraph::build(vec![res("a", &["missing"])]).unwrap_err();
-        assert!(err[0].contains("refers to missing"), "{err:?}");
+        assert!(err[0].1.contains("refers to missing"), "{err:?}");
         let err = ResourceGraph::build(vec![res("a", &[]), res("a", &[])]).unwrap_err();
-        assert!(err[0].contains("two resources"), "{err:?}");
+        assert_eq!(err[0].0, Address::new("a"));
+        assert!(err[0].1.contains("two resources"), "{err:?}");
     }
 
     #[test]

@@ -134,6 +134,7 @@ mod interrupt;
 mod kind;
 pub mod normalize;
 mod observer;
+pub mod ownership;
 mod plan;
 mod provider;
 mod refresh;
@@ -186,5 +187,9 @@ pub const TAG_MANAGED_BY: &str = "engine:managed-by";
 pub const TAG_SPEC: &str = "engine:spec";
 /// Ownership tag: the resource's address in that spec.
 pub const TAG_ADDRESS: &str = "engine:address";
+/// Ownership tag: the lineage of the state that made the resource (created at first apply and
+/// kept in state). Adoption of a resource that state does not record requires it, so two
+/// deployments from specs of the same name never take over each other's resources.
+pub const TAG_LINEAGE: &str = "engine:lineage";
 /// Value of [`TAG_MANAGED_BY`].
 pub const MANAGED_BY: &str = "engine";

@@ -84,7 +84,7 @@ pub(crate) async fn refresh(
                     // is live), and the names of those known only after apply.
                     let desired = graph.and_then(|g| g.get(a)).map(|spec| {
                         let (known, unknown): (Vec<_>, Vec<_>) =
-                            resolve(spec, &|r| live_lookup(&live, state, r))
+                            resolve(spec, &state.lineage, &|r| live_lookup(&live, state, r))
                                 .into_iter()
                                 .partition(|(_, v)| v.is_some());
                         let known: Attrs =

@@ -1,7 +1,7 @@
 //! Bounds on what a chart can make the engine do. A hostile or broken chart gets an error that
 //! names the bound, never the machine's memory: archives and their files are capped as Helm caps
-//! them, and the template functions that multiply their input (`repeat`, `until`, `untilStep`,
-//! `seq`, the `rand*` family) and YAML aliases are bounded.
+//! them, the template functions that multiply their input (`repeat`, `until`, `untilStep`,
+//! `seq`, the `rand*` family), YAML aliases, and a render's total output and steps are bounded.
 
 /// A chart archive as pulled (compressed).
 pub const MAX_ARCHIVE_BYTES: u64 = 20 << 20;
@@ -13,6 +13,11 @@ pub const MAX_CHART_BYTES: u64 = 100 << 20;
 pub const MAX_STRING_BYTES: usize = 16 << 20;
 /// A list a template function makes.
 pub const MAX_LIST_LEN: usize = 1 << 20;
+/// Bytes the templates of one render may write, in all (what `include` and `tpl` return
+/// counts too).
+pub const MAX_OUTPUT_BYTES: usize = 64 << 20;
+/// Template nodes one render may walk: bounds loops that write nothing.
+pub const MAX_TEMPLATE_STEPS: u64 = 50_000_000;
 /// Nodes that YAML aliases may expand to in one document stream.
 pub const MAX_ALIAS_NODES: usize = 1 << 20;
 

@@ -210,6 +210,13 @@ pub async fn pull_archive(reference: &str, opts: &PullOptions) -> Result<PulledC
         .pull_image_manifest(&oref, &a)
         .await
         .map_err(|e| HelmError::Oci(format!("{reference}: fetching manifest: {e}")))?;
+    if let Some(pinned) = &r.digest
+        && *pinned != manifest_digest
+    {
+        return Err(HelmError::Oci(format!(
+            "{reference}: the registry served manifest {manifest_digest}, not the pinned {pinned}"
+        )));
+    }
     if manifest.config.media_type != HELM_CONFIG_MEDIA_TYPE {
         return Err(HelmError::Oci(format!(
             "{reference}: not a Helm chart (config media type {:?})",

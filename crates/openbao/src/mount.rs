@@ -6,9 +6,13 @@
 //! (e.g. `{"version": "2"}` for kv-v2), all tuned in place; `accessor` is computed.
 //!
 //! Reads are batched: one `GET sys/mounts` (or `sys/auth`) answers every resource of the kind.
-//! Every enable, tune and disable holds the shared mount lock. A create that finds the path
-//! taken by a mount of the desired type (a restored snapshot, a run that died before writing
-//! state) adopts it and tunes it to the spec.
+//! Every enable, tune and disable holds the shared mount lock.
+//!
+//! Mounts the engine enables carry its marker at the end of their description ([`MARKER`];
+//! attributes show the description without it). A mount that state does not record is taken
+//! over only when it carries the marker (a restored snapshot, a run that died before writing
+//! state), never by its path alone: a create that finds the path taken by a mount without it
+//! fails and names it.
 
 use crate::shared::{Shared, forget, int, memo_key, path, text};
 use engine::prelude::*;
@@ -38,6 +42,24 @@ pub(crate) struct Mount {
     #[attr(in_place)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub options: Option<Map<String, Json>>,
+}
+
+/// Ends the description of every mount the engine enables or tunes.
+pub(crate) const MARKER: &str = " [managed by engine]";
+
+/// The description as sent to OpenBao: the spec's, then the engine's marker.
+fn marked(description: &str) -> String {
+    format!("{description}{MARKER}")
+}
+
+/// The description without the engine's marker.
+fn unmarked(description: &str) -> String {
+    description.strip_suffix(MARKER).unwrap_or(description).to_string()
+}
+
+/// Whether a mount-table entry carries the engine's marker.
+fn has_marker(m: &Json) -> bool {
+    m.get("description").and_then(Json::as_str).is_some_and(|d| d.ends_with(MARKER))
 }
 
 /// The secrets engines (`AUTH = false`) or the auth methods (`AUTH = true`).
@@ -71,7 +93,7 @@ impl<const AUTH: bool> MountKind<AUTH> {
         let mount = Mount {
             path: path.to_string(),
             kind: text(m.get("type")),
-            description: text(m.get("description")),
+            description: unmarked(&text(m.get("description"))),
             default_lease_ttl: Some(int(m.pointer("/config/default_lease_ttl"))),
             max_lease_ttl: Some(int(m.pointer("/config/max_lease_ttl"))),
             accessor: m.get("accessor").and_then(Json::as_str).map(String::from),
@@ -103,10 +125,15 @@ impl<const AUTH: bool> MountKind<AUTH> {
     /// One mount read directly (not through the batched table, which concurrent writes may
     /// have made stale); `None` when there is none at `path`.
     async fn read_single(&self, path: &str) -> KindResult<Option<Live<Mount>>> {
+        Ok(self.read_entry(path).await?.map(|m| Self::live(path, &m)))
+    }
+
+    /// The mount-table entry at `path`, as OpenBao answers it.
+    async fn read_entry(&self, path: &str) -> KindResult<Option<Json>> {
         let op = Self::op("Get");
         let client = self.0.client(&op).await?;
         match client.read_data(&op, &Self::enable_path(path)).await {
-            Ok(d) => Ok(d.map(|m| Self::live(path, &m))),
+            Ok(d) => Ok(d),
             // "No secret engine mount at ...": OpenBao answers 400, not 404.
             Err(e) if e.status() == Some(400) => Ok(None),
             Err(e) => Err(e.into()),
@@ -143,7 +170,7 @@ fn ttl(seconds: i64) -> Json {
 fn tune_body(desired: &Mount, changes: &MountChanges) -> Map<String, Json> {
     let mut body = Map::new();
     if changes.description {
-        body.insert("description".into(), json!(desired.description));
+        body.insert("description".into(), json!(marked(&desired.description)));
     }
     let ttls = [
         ("default_lease_ttl", changes.default_lease_ttl, desired.default_lease_ttl),
@@ -180,9 +207,13 @@ impl<const AUTH: bool> TypedKind for MountKind<AUTH> {
         let table = self.table(ctx).await?;
         Ok(requests
             .iter()
-            .map(|r| {
-                let path = r.id.clone().or_else(|| r.desired.as_ref().map(|d| d.path.clone()))?;
-                table.get(&path).map(|m| Self::live(&path, m))
+            .map(|r| match (&r.id, &r.desired) {
+                (Some(path), _) => table.get(path).map(|m| Self::live(path, m)),
+                // Not recorded: ours only when it carries the marker.
+                (None, Some(d)) => {
+                    table.get(&d.path).filter(|m| has_marker(m)).map(|m| Self::live(&d.path, m))
+                }
+                (None, None) => None,
             })
             .collect())
     }
@@ -191,7 +222,7 @@ impl<const AUTH: bool> TypedKind for MountKind<AUTH> {
         let path = path("path", &desired.path)?;
         let op = Self::op("Enable");
         let client = self.0.client(&op).await?;
-        let mut body = json!({ "type": desired.kind, "description": desired.description });
+        let mut body = json!({ "type": desired.kind, "description": marked(&desired.description) });
         let mut config = Map::new();
         for (name, seconds) in [
             ("default_lease_ttl", desired.default_lease_ttl),
@@ -213,11 +244,21 @@ impl<const AUTH: bool> TypedKind for MountKind<AUTH> {
         };
         match enabled {
             Ok(_) => {}
-            // Already there: adopt it when it is of the desired type, and tune it to the spec.
-            Err(e) if e.status() == Some(400) => match self.read_single(path).await? {
-                Some(current) if current.attributes.kind == desired.kind => {
+            // Already there: adopt it when the engine made it and it is of the desired type,
+            // and tune it to the spec.
+            Err(e) if e.status() == Some(400) => match self.read_entry(path).await? {
+                Some(m) if has_marker(&m) && text(m.get("type")) == desired.kind => {
                     tracing::info!(path, "adopting the existing mount");
                     self.tune(path, desired, &all_set()).await?;
+                }
+                Some(m) if !has_marker(&m) => {
+                    return Err(KindError::new(format!(
+                        "{}: a {} mount already exists at `{path}` and was not made by the \
+                         engine (its description lacks `{}`); remove it or import it",
+                        Self::op("Enable"),
+                        text(m.get("type")),
+                        MARKER.trim()
+                    )));
                 }
                 _ => return Err(e.into()),
             },
@@ -284,6 +325,18 @@ mod tests {
         }
         assert_eq!(Json::Object(tune_body(&desired, &changes)), json!({"max_lease_ttl": "20s"}));
         let adopted = Json::Object(tune_body(&desired, &all_set()));
-        assert_eq!(adopted, json!({"description": "a", "max_lease_ttl": "20s"}));
+        assert_eq!(
+            adopted,
+            json!({"description": "a [managed by engine]", "max_lease_ttl": "20s"})
+        );
+    }
+
+    #[test]
+    fn the_marker_is_sent_and_not_shown() {
+        let m = json!({"type": "kv", "description": "platform secrets [managed by engine]"});
+        assert!(has_marker(&m));
+        let l = MountKind::<false>::live("platform", &m);
+        assert_eq!(l.attributes.description, "platform secrets");
+        assert!(!has_marker(&json!({"type": "kv", "description": "platform secrets"})));
     }
 }

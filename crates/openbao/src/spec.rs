@@ -481,9 +481,13 @@ impl OpenBaoConfig {
     /// Checks names, references between sections and settings. Makes no API call.
     pub fn validate(&self) -> Result<(), ConfigError> {
         let mut errors = Vec::new();
+        // `field: message`, so the error points at the field.
         let mut path = |field: String, value: &str| {
-            if let Err(e) = check_path(&field, value) {
-                errors.push(e.message);
+            if check_path(&field, value).is_err() {
+                errors.push(format!(
+                    "{field}: `{value}` is not a valid OpenBao path (letters, digits, `-_.`, `/` \
+                     between segments)"
+                ));
             }
         };
         for name in self.mounts.keys() {
@@ -522,12 +526,75 @@ impl OpenBaoConfig {
             errors
                 .push(format!("openbao.policies.files.{name}: not loaded (call load_files first)"));
         }
-        if let Some(i) = &self.init
-            && (i.shares < 1 || i.threshold < 1 || i.threshold > i.shares)
-        {
-            errors.push("openbao.init: need 1 <= threshold <= shares".into());
+        for (name, text) in &self.policies.inline {
+            if text.trim().is_empty() {
+                errors.push(format!("openbao.policies.inline.{name}: the policy is empty"));
+            }
+        }
+        // A policy has one definition: the directory, `files` and `inline` do not override each
+        // other.
+        for name in self.policies.files.keys() {
+            if self.dir_policies.contains_key(name) {
+                errors.push(format!(
+                    "openbao.policies.files.{name}: policy `{name}` is also in `dir`"
+                ));
+            }
+        }
+        for name in self.policies.inline.keys() {
+            if self.dir_policies.contains_key(name) || self.policies.files.contains_key(name) {
+                errors.push(format!(
+                    "openbao.policies.inline.{name}: policy `{name}` is also defined in `dir` or \
+                     `files`"
+                ));
+            }
+        }
+        // Policies given to users and roles are the spec's (or OpenBao's built-in `default`).
+        let known = |name: &String| name == "default" || policies.contains_key(name);
+        if let Some(u) = &self.userpass {
+            for (user, c) in &u.users {
+                for name in c.policies.iter().filter(|n| !known(n)) {
+                    errors.push(format!(
+                        "openbao.userpass.users.{user}.policies: policy `{name}` is not \
+                         defined in [openbao.policies]"
+                    ));
+                }
+                if let (Some(t), Some(m)) = (c.token_ttl, c.token_max_ttl)
+                    && t > m
+                {
+                    errors.push(format!(
+                        "openbao.userpass.users.{user}.token_ttl: token_ttl exceeds token_max_ttl"
+                    ));
+                }
+            }
+        }
+        for (mount, j) in &self.jwt {
+            for (role, r) in &j.roles {
+                for name in r.token_policies.iter().filter(|n| !known(n)) {
+                    errors.push(format!(
+                        "openbao.jwt.{mount}.roles.{role}.token_policies: policy `{name}` is \
+                         not defined in [openbao.policies]"
+                    ));
+                }
+            }
+        }
+        if let Some(i) = &self.init {
+            if i.secret_prefix.trim().is_empty() {
+                errors.push("openbao.init.secret_prefix: the prefix must not be empty".into());
+            }
+            if i.shares < 1 || i.threshold < 1 || i.threshold > i.shares {
+                errors.push("openbao.init: need 1 <= threshold <= shares".into());
+            }
         }
         for (name, m) in &self.mounts {
+            if m.kind.trim().is_empty() {
+                errors.push(format!("openbao.mounts.{name}.type: the engine type is empty"));
+            }
+            let first = name.split('/').next().unwrap_or_default();
+            if RESERVED_MOUNTS.contains(&first) {
+                errors.push(format!(
+                    "openbao.mounts.{name}: `{first}/` is OpenBao's own path; mount elsewhere"
+                ));
+            }
             if let (Some(d), Some(x)) = (m.default_lease_ttl, m.max_lease_ttl)
                 && d > x
             {
@@ -550,6 +617,24 @@ impl OpenBaoConfig {
                 }
                 if r.allowed_domains.is_empty() && !r.allow_any_name {
                     errors.push(format!("openbao.pki.roles.{name}: allowed_domains is empty"));
+                }
+                let bits_ok = match r.key_type.as_str() {
+                    "ec" => [224, 256, 384, 521].contains(&r.key_bits),
+                    "rsa" => [2048, 3072, 4096, 8192].contains(&r.key_bits),
+                    "ed25519" | "any" => true,
+                    other => {
+                        errors.push(format!(
+                            "openbao.pki.roles.{name}.key_type: `{other}` is not a key type (rsa, \
+                             ec, ed25519 or any)"
+                        ));
+                        true
+                    }
+                };
+                if !bits_ok {
+                    errors.push(format!(
+                        "openbao.pki.roles.{name}.key_bits: {} bits is not a size of {} keys",
+                        r.key_bits, r.key_type
+                    ));
                 }
             }
             if p.certificate_file.is_some() && self.certificate().is_none() {
@@ -609,10 +694,25 @@ impl OpenBaoConfig {
             if t.dns_names.iter().any(|n| n.is_empty() || n.contains(['/', ':', ' '])) {
                 errors.push("openbao.tls.dns_names: DNS names only".into());
             }
+            if let Some(days) = t.renew_before_days
+                && !(1..CERTIFICATE_DAYS).contains(&days)
+            {
+                errors.push(format!(
+                    "openbao.tls.renew_before_days: {days} is not between 1 and {} (the \
+                     certificate lasts {CERTIFICATE_DAYS} days)",
+                    CERTIFICATE_DAYS - 1
+                ));
+            }
         }
         if errors.is_empty() { Ok(()) } else { Err(ConfigError(errors)) }
     }
 }
+
+/// Paths OpenBao keeps for itself: no secrets engine is mounted under them.
+const RESERVED_MOUNTS: &[&str] = &["sys", "auth", "cubbyhole", "identity"];
+
+/// How long OpenBao's own TLS certificate lasts (one year).
+const CERTIFICATE_DAYS: i64 = 365;
 
 /// A path of the spec: `~/` is the home directory, a relative path is relative to `base` (the
 /// spec's directory).

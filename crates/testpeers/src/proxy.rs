@@ -20,6 +20,13 @@ pub struct ProxyRules {
     /// Operations never answered, each with a text their request body must contain (empty:
     /// every call of the operation), e.g. `("DescribeSubnets", "Filter.1.Name=subnet-id")`.
     pub holds: Vec<(String, String)>,
+    /// After the N-th mutating call commits, never answer it and write `N OPERATION` to the
+    /// file: the moment to kill the engine.
+    pub kill_after: Option<(usize, std::path::PathBuf)>,
+    /// Fraction of calls answered with the service's throttling error (0: none).
+    pub throttle: f64,
+    /// Seed of the throttling draws (runs are repeatable).
+    pub seed: u64,
 }
 
 impl AwsProxy {
@@ -34,6 +41,17 @@ impl AwsProxy {
             let rule =
                 if text.is_empty() { operation.clone() } else { format!("{operation}:{text}") };
             cmd.args(["--hold", &rule]);
+        }
+        if let Some((n, report)) = &rules.kill_after {
+            cmd.args(["--kill-after", &n.to_string()]).arg("--report").arg(report);
+        }
+        if rules.throttle > 0.0 {
+            cmd.args([
+                "--throttle",
+                &rules.throttle.to_string(),
+                "--seed",
+                &rules.seed.to_string(),
+            ]);
         }
         let mut child = cmd
             .stdout(Stdio::piped())

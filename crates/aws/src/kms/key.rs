@@ -83,7 +83,9 @@ impl KeyKind {
         let scan = self.scan(ctx).await?;
         for (id, _) in scan.iter().filter(|(_, a)| a == r.address.as_str()) {
             // The scan lists keys pending deletion too; read_one skips them.
-            if let Some(found) = self.read_one(id).await? {
+            if let Some(found) = self.read_one(id).await?
+                && engine::ownership::adoptable(r, &found.attributes)
+            {
                 return Ok(Some(found));
             }
         }

@@ -14,7 +14,7 @@ use aws_sdk_route53::types::{HostedZoneConfig, TagResourceType, Vpc, VpcRegion};
 use engine::prelude::*;
 use engine::retry::{read_back, settle};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 #[derive(Attributes, Serialize, Deserialize, Clone, Debug, PartialEq)]
@@ -42,11 +42,29 @@ fn short_id(id: &str) -> &str {
     id.trim_start_matches("/hostedzone/")
 }
 
-/// A zone whose tags never arrived: untagged, with the name and VPC the spec wants.
-fn untagged(request: &ReadRequest<Zone>, found: &[Live<Zone>]) -> Option<Live<Zone>> {
+/// The start of the caller reference of a zone this state's run creates at `address`: Route53
+/// keeps it, so a zone whose tags never arrived is still known to be ours. At most 119
+/// characters, leaving room for the per-call nonce within Route53's 128.
+fn reference_prefix(lineage: &str, address: &str) -> String {
+    format!("{lineage}/{address}/").chars().take(119).collect()
+}
+
+/// A zone whose tags never arrived: untagged, with the name and VPC the spec wants, made by
+/// this state's run (its caller reference, from `references` by zone id, says so).
+fn untagged(
+    request: &ReadRequest<Zone>,
+    found: &[Live<Zone>],
+    references: &HashMap<String, String>,
+    lineage: &str,
+) -> Option<Live<Zone>> {
     let d = request.desired.as_ref()?;
+    let prefix = reference_prefix(lineage, request.address.as_str());
+    let ours = |z: &Live<Zone>| references.get(&z.id).is_some_and(|r| r.starts_with(&prefix));
     let same = |z: &Zone| z.name == d.name && z.vpc_id == d.vpc_id;
-    found.iter().find(|z| address_tag(&z.attributes).is_none() && same(&z.attributes)).cloned()
+    found
+        .iter()
+        .find(|z| address_tag(&z.attributes).is_none() && same(&z.attributes) && ours(z))
+        .cloned()
 }
 
 impl ZoneKind {
@@ -97,9 +115,13 @@ impl TypedKind for ZoneKind {
     type Attrs = Zone;
     const NAME: &'static str = "aws_route53_zone";
 
-    async fn read(&self, _: &Context, requests: &Requests<Self>) -> Found<Self> {
+    async fn read(&self, ctx: &Context, requests: &Requests<Self>) -> Found<Self> {
         let pages = self.0.route53.list_hosted_zones().into_paginator().items().send();
         let zones: Vec<_> = pages.all("route53:ListHostedZones").await?;
+        let references: HashMap<String, String> = zones
+            .iter()
+            .map(|z| (short_id(z.id()).to_string(), z.caller_reference().to_string()))
+            .collect();
         let names: Vec<&str> =
             requests.iter().filter_map(|r| r.desired.as_ref()).map(|d| d.name.as_str()).collect();
         let ids: Vec<&str> = requests.iter().filter_map(|r| r.id.as_deref()).collect();
@@ -118,15 +140,16 @@ impl TypedKind for ZoneKind {
             found.extend(self.zone(id, tags.remove(id).unwrap_or_default()).await?);
         }
         let matched = match_requests(requests, &found);
-        Ok(requests.iter().zip(matched).map(|(r, m)| m.or_else(|| untagged(r, &found))).collect())
+        let untagged = |r| untagged(r, &found, &references, ctx.lineage());
+        Ok(requests.iter().zip(matched).map(|(r, m)| m.or_else(|| untagged(r))).collect())
     }
 
     async fn create(&self, ctx: &Context, desired: &Self::Attrs) -> Outcome<Self> {
         let r53 = &self.0.route53;
         // Unique per call, as Route53 requires; at most 128 characters.
         let address = ctx.address().map(|a| a.to_string()).unwrap_or_default();
-        let reference: String =
-            format!("{}/{address}", uuid::Uuid::new_v4()).chars().take(128).collect();
+        let nonce = uuid::Uuid::new_v4().simple().to_string();
+        let reference = format!("{}{}", reference_prefix(ctx.lineage(), &address), &nonce[..8]);
         let config = HostedZoneConfig::builder().comment(&desired.comment).private_zone(true);
         let region = VpcRegion::from(desired.vpc_region.as_str());
         let vpc = Vpc::builder().vpc_id(&desired.vpc_id).vpc_region(region).build();

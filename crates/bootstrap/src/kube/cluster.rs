@@ -12,6 +12,24 @@ use tokio::sync::RwLock;
 /// The field manager of every server-side apply the engine sends.
 pub const FIELD_MANAGER: &str = "engine";
 
+/// Whether the engine's field manager has applied `obj` (an object as read): the marker without
+/// which an object that state does not record is never taken over.
+pub fn applied_by_engine(obj: &Json) -> bool {
+    let managers = obj.pointer("/metadata/managedFields").and_then(Json::as_array);
+    managers.is_some_and(|m| {
+        m.iter().any(|e| e.get("manager").and_then(Json::as_str) == Some(FIELD_MANAGER))
+    })
+}
+
+/// The error for an object that exists but that the engine did not make.
+pub fn not_ours(id: &impl std::fmt::Display) -> KindError {
+    KindError::new(format!(
+        "{id} already exists and was not made by the engine (no `{FIELD_MANAGER}` field \
+         manager): remove it, or declare it in the spec as a patch of an object the engine does \
+         not own"
+    ))
+}
+
 /// A resource type as discovery describes it.
 #[derive(Debug, Clone)]
 pub struct ResourceType {

@@ -9,6 +9,7 @@
 //! DaemonSet patches need) and `patch` (an object the engine does not own: destroy gives its
 //! fields back instead of deleting it).
 
+use super::cluster::{applied_by_engine, not_ours};
 use super::object_id::ObjectId;
 use super::project::{normalize, project};
 use super::readiness;
@@ -143,6 +144,12 @@ impl KubeObjectKind {
         let Some(obj) = cluster.get(&wanted.id()).await? else {
             return Ok(None);
         };
+        // Not recorded in state: ours only when the engine applied it (patches excepted: they
+        // are of objects the engine does not own).
+        let patch = wanted.patch.unwrap_or(false);
+        if r.id.is_none() && !patch && !applied_by_engine(&obj) {
+            return Ok(None);
+        }
         Ok(Some(live(&wanted, &obj)))
     }
 
@@ -172,6 +179,13 @@ impl KubeObjectKind {
                 )?;
             let encoded = base64::engine::general_purpose::STANDARD.encode(value.expose());
             want["data"][key] = Json::String(encoded);
+        }
+        if !repair
+            && !desired.patch.unwrap_or(false)
+            && let Some(existing) = cluster.get(&id).await?
+            && !applied_by_engine(&existing)
+        {
+            return Err(not_ours(&id));
         }
         let force = desired.force_conflicts.unwrap_or(false);
         let stored = match cluster.apply(&want, force).await {

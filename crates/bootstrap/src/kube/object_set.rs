@@ -7,7 +7,7 @@
 //! written *before* the objects (listing old and new ones) and again after, so an interrupted
 //! apply never leaves an object that a later destroy or prune cannot find.
 
-use super::cluster::Cluster;
+use super::cluster::{Cluster, applied_by_engine, not_ours};
 use super::object_id::ObjectId;
 use super::project::{differences, normalize, project};
 use super::readiness;
@@ -204,6 +204,15 @@ pub async fn apply(
     let stale: Vec<RecordedObject> = old
         .map(|o| o.objects.iter().filter(|x| !new_ids.contains(&x.id)).cloned().collect())
         .unwrap_or_default();
+    // An object new to the set that exists already is taken over only when the engine
+    // applied it (a run that died before writing the record); checked before anything changes.
+    for o in new.objects.iter().filter(|o| !applied_before.contains(&o.id)) {
+        if let Some(existing) = cluster.get(&o.id).await?
+            && !applied_by_engine(&existing)
+        {
+            return Err(not_ours(&o.id));
+        }
+    }
     let mut pending = new.clone();
     pending.pending = true;
     pending.objects.extend(stale.iter().cloned());

@@ -162,12 +162,17 @@ pub fn resources(spec: &BootstrapSpec, inputs: &Inputs) -> Vec<ResourceSpec> {
     let gateway_addr = gateway.as_ref().map(|r| r.address.clone());
     out.extend(gateway);
 
+    // A pinned chart is pulled by its digest (`oci://...@sha256:...`).
+    let pinned = |r: &ReleaseSpec| match &r.digest {
+        Some(d) => format!("{}@{d}", r.chart),
+        None => r.chart.clone(),
+    };
     let release =
         |key: &str, name: &str, namespace: &str, r: &ReleaseSpec, platform: Value, wait: bool| {
             base("helm_release", key, "helm_release")
                 .attr("name", name)
                 .attr("namespace", namespace)
-                .attr("chart", r.chart.as_str())
+                .attr("chart", pinned(r))
                 .attr("version", version(key))
                 .attr("values", platform)
                 .attr("wait", r.wait.unwrap_or(wait))
@@ -349,6 +354,7 @@ pub fn resources(spec: &BootstrapSpec, inputs: &Inputs) -> Vec<ResourceSpec> {
         merge(&mut values, &toml_to_json(&fi.values));
         let as_release = ReleaseSpec {
             chart: fi.chart.clone(),
+            digest: fi.digest.clone(),
             values: Default::default(),
             wait: fi.wait,
             timeout_seconds: fi.timeout_seconds,

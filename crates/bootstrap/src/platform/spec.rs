@@ -1,6 +1,8 @@
 //! The `[bootstrap]` section: what the platform installs into a new cluster.
 
-use serde::Deserialize;
+use engine::spec::names;
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer};
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
 
@@ -17,14 +19,14 @@ pub struct BootstrapSpec {
     /// gives it; default: the kubeconfig's server.
     pub api_server_host: Option<String>,
     /// Default readiness timeout, seconds.
-    #[serde(default = "default_timeout")]
+    #[serde(default = "default_timeout", deserialize_with = "seconds")]
     pub timeout_seconds: u64,
     pub gateway_api: Option<GatewayApiSpec>,
     pub cilium: Option<ReleaseSpec>,
     pub flux_operator: Option<ReleaseSpec>,
     pub flux_instance: Option<FluxInstanceSpec>,
     /// Extra keys of the vars ConfigMap (`eks-<cluster>-vars` on AWS).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "data_keys")]
     pub vars: BTreeMap<String, String>,
     pub flux_secret: Option<FluxSecretSpec>,
     pub storage_class: Option<StorageClassSpec>,
@@ -43,7 +45,7 @@ fn default_timeout() -> u64 {
 #[serde(deny_unknown_fields)]
 pub struct GatewayApiSpec {
     /// URL or file of the release manifest; `{version}` and `{channel}` are replaced.
-    #[serde(default = "default_gateway_source")]
+    #[serde(default = "default_gateway_source", deserialize_with = "non_empty")]
     pub source: String,
     /// `experimental` (default) or `standard`.
     #[serde(default = "default_channel")]
@@ -65,11 +67,16 @@ fn default_channel() -> String {
 pub struct ReleaseSpec {
     /// `oci://host/repository/chart` (the version comes from `[globals.versions]`).
     pub chart: String,
+    /// Pins the chart to its OCI manifest digest (`sha256:<64 hex>`): the pull fails unless
+    /// the registry serves exactly that manifest.
+    #[serde(default, deserialize_with = "some_digest")]
+    pub digest: Option<String>,
     /// Values merged over the platform's own.
     #[serde(default)]
     pub values: BTreeMap<String, toml::Value>,
     /// Wait for the release's workloads to be ready.
     pub wait: Option<bool>,
+    #[serde(default, deserialize_with = "some_seconds")]
     pub timeout_seconds: Option<u64>,
 }
 
@@ -78,15 +85,20 @@ pub struct ReleaseSpec {
 #[serde(deny_unknown_fields)]
 pub struct FluxInstanceSpec {
     pub chart: String,
+    /// As in [`ReleaseSpec::digest`].
+    #[serde(default, deserialize_with = "some_digest")]
+    pub digest: Option<String>,
     #[serde(default = "default_distribution")]
     pub distribution: String,
-    #[serde(default = "default_components")]
+    #[serde(default = "default_components", deserialize_with = "flux_components")]
     pub components: Vec<String>,
     /// Storage class of the source-controller's volume.
+    #[serde(default, deserialize_with = "some_object_name")]
     pub storage_class: Option<String>,
     #[serde(default)]
     pub values: BTreeMap<String, toml::Value>,
     pub wait: Option<bool>,
+    #[serde(default, deserialize_with = "some_seconds")]
     pub timeout_seconds: Option<u64>,
 }
 
@@ -111,6 +123,7 @@ fn default_components() -> Vec<String> {
 #[serde(deny_unknown_fields)]
 pub struct FluxSecretSpec {
     /// Keys of the Secret and the secret-store entry each comes from.
+    #[serde(deserialize_with = "secret_data")]
     pub data: BTreeMap<String, String>,
 }
 
@@ -118,16 +131,119 @@ pub struct FluxSecretSpec {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct StorageClassSpec {
+    #[serde(deserialize_with = "object_name")]
     pub name: String,
+    #[serde(deserialize_with = "non_empty")]
     pub provisioner: String,
     #[serde(default)]
     pub parameters: BTreeMap<String, String>,
-    #[serde(default = "default_binding_mode")]
+    #[serde(default = "default_binding_mode", deserialize_with = "binding_mode")]
     pub volume_binding_mode: String,
 }
 
 fn default_binding_mode() -> String {
     "WaitForFirstConsumer".into()
+}
+
+/// The components a FluxInstance may list.
+const FLUX_COMPONENTS: &[&str] = &[
+    "source-controller",
+    "kustomize-controller",
+    "helm-controller",
+    "notification-controller",
+    "image-reflector-controller",
+    "image-automation-controller",
+    "source-watcher",
+];
+
+// Checks made while the section is read, so each error points at its value.
+
+/// A timeout in seconds: at least 1.
+fn seconds<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    match u64::deserialize(d)? {
+        0 => Err(D::Error::custom("a timeout of 0 seconds: give at least 1")),
+        n => Ok(n),
+    }
+}
+
+fn some_seconds<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    seconds(d).map(Some)
+}
+
+/// An OCI digest: `sha256:` and 64 lower-case hexadecimal characters.
+fn some_digest<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    let s = String::deserialize(d)?;
+    let hex = s.strip_prefix("sha256:").unwrap_or_default();
+    if hex.len() != 64 || !hex.chars().all(|c| c.is_ascii_digit() || ('a'..='f').contains(&c)) {
+        return Err(D::Error::custom(format!(
+            "`{s}` is not a chart digest (sha256: and 64 lower-case hexadecimal characters)"
+        )));
+    }
+    Ok(Some(s))
+}
+
+fn non_empty<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    let s = String::deserialize(d)?;
+    if s.trim().is_empty() {
+        return Err(D::Error::custom("must not be empty"));
+    }
+    Ok(s)
+}
+
+/// The name of a Kubernetes object (a DNS-1123 subdomain).
+fn object_name<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    let s = String::deserialize(d)?;
+    if !names::k8s_subdomain(&s) {
+        return Err(D::Error::custom(format!(
+            "`{s}` is not a Kubernetes object name (lower case letters, digits, `-` and `.`)"
+        )));
+    }
+    Ok(s)
+}
+
+fn some_object_name<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    object_name(d).map(Some)
+}
+
+fn binding_mode<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    let s = String::deserialize(d)?;
+    if !matches!(s.as_str(), "Immediate" | "WaitForFirstConsumer") {
+        return Err(D::Error::custom(format!(
+            "`{s}`: expected `Immediate` or `WaitForFirstConsumer`"
+        )));
+    }
+    Ok(s)
+}
+
+fn flux_components<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    let components = Vec::<String>::deserialize(d)?;
+    if let Some(c) = components.iter().find(|c| !FLUX_COMPONENTS.contains(&c.as_str())) {
+        return Err(D::Error::custom(format!(
+            "`{c}` is not a Flux component; one of {}",
+            FLUX_COMPONENTS.join(", ")
+        )));
+    }
+    Ok(components)
+}
+
+/// Keys of a ConfigMap.
+fn data_keys<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeMap<String, String>, D::Error> {
+    let data = BTreeMap::<String, String>::deserialize(d)?;
+    if let Some(k) = data.keys().find(|k| !names::k8s_data_key(k)) {
+        return Err(D::Error::custom(format!(
+            "`{k}` is not a ConfigMap or Secret key (letters, digits, `-`, `_` and `.`)"
+        )));
+    }
+    Ok(data)
+}
+
+/// Keys of a Secret, each with the name of the secret-store entry it comes from.
+fn secret_data<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeMap<String, String>, D::Error> {
+    let data = data_keys(d)?;
+    if let Some((k, _)) = data.iter().find(|(_, v)| v.trim().is_empty()) {
+        return Err(D::Error::custom(format!("`{k}`: the secret-store entry name is empty")));
+    }
+    Ok(data)
 }
 
 /// TOML values as JSON (for chart values).

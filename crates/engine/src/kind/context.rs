@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex};
 #[derive(Clone)]
 pub struct Context {
     spec_name: String,
+    lineage: String,
     address: Option<Address>,
     observer: Arc<dyn Observer>,
     memo: Arc<Mutex<HashMap<String, Arc<dyn Any + Send + Sync>>>>,
@@ -23,6 +24,7 @@ impl Context {
     pub fn new(spec_name: &str, observer: Arc<dyn Observer>) -> Self {
         Context {
             spec_name: spec_name.to_string(),
+            lineage: String::new(),
             address: None,
             observer,
             memo: Default::default(),
@@ -33,6 +35,17 @@ impl Context {
     /// The spec name (value of the `engine:spec` ownership tag).
     pub fn spec_name(&self) -> &str {
         &self.spec_name
+    }
+
+    /// The same context for the state of lineage `lineage` (see [`crate::TAG_LINEAGE`]).
+    pub fn with_lineage(mut self, lineage: &str) -> Context {
+        self.lineage = lineage.to_string();
+        self
+    }
+
+    /// The lineage of the state this run works on (value of the `engine:lineage` tag).
+    pub fn lineage(&self) -> &str {
+        &self.lineage
     }
 
     /// The resource this context works on, if it is for one.

@@ -1,5 +1,6 @@
 //! `[globals]`: values every stage reads, set once.
 
+use super::{FieldPath, SpecError, SpecSource, names};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
@@ -40,4 +41,74 @@ pub struct FluxGlobals {
 
 fn default_ref() -> String {
     "refs/heads/main".into()
+}
+
+impl Globals {
+    /// What every lane needs of `[globals]`: non-empty names, a DNS domain, a spec name fit for a
+    /// file name, non-empty versions and a Flux source with a URL. Stages check the rest (the
+    /// region's form, the cluster name's, which versions they need).
+    pub(crate) fn validate(&self, spec: &SpecSource) -> Vec<SpecError> {
+        let g = FieldPath::root("globals");
+        let mut errors = Vec::new();
+        for (field, value) in [("region", &self.region), ("cluster_name", &self.cluster_name)] {
+            if value.trim().is_empty() {
+                errors.push(spec.error(&g.key(field), format!("`{field}` must not be empty")));
+            }
+        }
+        if !names::dns_name(&self.domain) {
+            errors.push(spec.error(
+                &g.key("domain"),
+                format!("`{}` is not a DNS name (like example.org)", self.domain),
+            ));
+        }
+        if let Some(name) = &self.name
+            && !valid_spec_name(name)
+        {
+            errors.push(spec.error(
+                &g.key("name"),
+                format!(
+                    "`{name}` is not a spec name (1 to 64 letters, digits, `-`, `_` and `.`, not \
+                     starting with `.`): it names the state file"
+                ),
+            ));
+        }
+        for (key, version) in &self.versions {
+            if version.trim().is_empty() {
+                errors.push(
+                    spec.error(
+                        &g.key("versions").key(key),
+                        format!("the `{key}` version is empty"),
+                    ),
+                );
+            }
+        }
+        if let Some(flux) = &self.flux {
+            let url_ok = flux.repository.split_once("://").is_some_and(|(scheme, rest)| {
+                !scheme.is_empty() && !rest.is_empty() && !rest.contains(char::is_whitespace)
+            });
+            if !url_ok {
+                errors.push(spec.error(
+                    &g.key("flux").key("repository"),
+                    format!(
+                        "`{}` is not a repository URL (like https://github.com/org/repo.git)",
+                        flux.repository
+                    ),
+                ));
+            }
+            if flux.reference.trim().is_empty() {
+                errors.push(spec.error(
+                    &g.key("flux").key("reference"),
+                    "the reference must not be empty (like refs/heads/main)",
+                ));
+            }
+        }
+        errors
+    }
+}
+
+/// A spec name: the `engine:spec` tag and the state file's name.
+fn valid_spec_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && !name.starts_with('.')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
 }

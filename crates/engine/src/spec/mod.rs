@@ -7,6 +7,7 @@
 
 mod error;
 mod globals;
+pub mod names;
 mod path;
 mod source;
 

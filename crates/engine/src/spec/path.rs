@@ -42,7 +42,9 @@ impl fmt::Display for FieldPath {
                     if i > 0 {
                         f.write_str(".")?;
                     }
-                    if k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+                    if !k.is_empty()
+                        && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+                    {
                         f.write_str(k)?;
                     } else {
                         write!(f, "\"{k}\"")?;
@@ -67,5 +69,6 @@ mod tests {
             FieldPath::root("globals").key("tags").key("kubernetes.io/x").to_string(),
             "globals.tags.\"kubernetes.io/x\""
         );
+        assert_eq!(FieldPath::root("globals").key("tags").key("").to_string(), "globals.tags.\"\"");
     }
 }

@@ -116,11 +116,21 @@ impl SpecSource {
         let root = self.parse()?;
         let mut errors = Vec::new();
         let mut has_globals = false;
-        for (key, _) in root.get_ref().iter() {
+        for (key, value) in root.get_ref().iter() {
             let name: &str = key.get_ref();
             if name == "globals" {
                 has_globals = true;
-            } else if !known.contains(&name) {
+            }
+            if name == "globals" || known.contains(&name) {
+                // Every section is a table, even one no provider reads (a gated one).
+                if !matches!(value.get_ref(), DeValue::Table(_)) {
+                    errors.push(self.error_at(
+                        Some(key.span()),
+                        name,
+                        &format!("`{name}` must be a table (`[{name}]`)"),
+                    ));
+                }
+            } else {
                 let mut err =
                     self.error_at(Some(key.span()), name, &format!("unknown section `{name}`"));
                 let mut all = vec!["globals"];
@@ -161,9 +171,11 @@ impl SpecSource {
 
     /// The `[globals]` section.
     pub fn globals(&self) -> Result<Globals, SpecErrors> {
-        self.section::<Globals>("globals")?.ok_or_else(|| {
+        let globals = self.section::<Globals>("globals")?.ok_or_else(|| {
             self.errors(vec![self.error_at(Some(0..0), "globals", "missing section `[globals]`")])
-        })
+        })?;
+        self.errors(globals.validate(self)).into_result()?;
+        Ok(globals)
     }
 
     /// An error about the value at `path`.

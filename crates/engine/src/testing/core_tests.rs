@@ -239,8 +239,19 @@ async fn orphans_are_deleted_dependents_first() {
 async fn a_resource_created_but_not_recorded_is_adopted_not_duplicated() {
     let rig = Rig::new();
     rig.engine(CHAIN).plan_and_apply().await.unwrap();
-    // A run that died after creating everything and before writing state.
-    std::fs::remove_file(rig.state_path()).unwrap();
+    // A run that died after creating everything and before recording it: its state holds the
+    // lineage (written before the first step) and no resource.
+    let backend = LocalBackend::new(rig.state_path());
+    let mut doc = backend.load().unwrap().unwrap();
+    let lineage = doc.lineage.clone();
+    doc.resources.clear();
+    backend.save(&doc).unwrap();
+    // Another state (a new lineage) adopts none of it.
+    let other = tempfile::tempdir().unwrap();
+    let stranger =
+        rig.builder(CHAIN).state(LocalBackend::new(other.path().join("s.json"))).build().unwrap();
+    let plan = stranger.plan().await.unwrap();
+    assert_eq!((plan.summary().adopt, plan.summary().add), (0, 4), "{:?}", plan.changes);
     rig.cloud.clear_log();
     let engine = rig.engine(CHAIN);
     let plan = engine.plan().await.unwrap();
@@ -250,6 +261,7 @@ async fn a_resource_created_but_not_recorded_is_adopted_not_duplicated() {
     assert!(rig.ops(Op::Create).is_empty());
     assert_eq!(rig.cloud.addresses().len(), 4);
     assert!(!engine.plan().await.unwrap().has_changes());
+    assert_eq!(backend.load().unwrap().unwrap().lineage, lineage);
 }
 
 #[tokio::test]
@@ -415,4 +427,45 @@ async fn a_delete_blocked_by_draining_dependents_waits_longer_than_other_retries
     let tries = |a: &str| rig.ops(Op::Delete).iter().filter(|x| *x == a).count();
     assert_eq!(tries("fake.item.net"), 7);
     assert_eq!(tries("fake.item.other"), 3);
+}
+
+/// A provider that claims the `item` section and expands it to one item at `fake.item.raw`.
+struct Section(Arc<FakeCloud>);
+
+impl Provider for Section {
+    fn lane(&self) -> &'static str {
+        "aws"
+    }
+    fn sections(&self) -> &'static [&'static str] {
+        &["item"]
+    }
+    fn expand(&self, _: &SpecSource) -> Result<Vec<ResourceSpec>, SpecErrors> {
+        Ok(vec![ResourceSpec::new(item_address("raw"), FAKE_ITEM).attr("name", "raw")])
+    }
+    fn kinds(&self) -> Vec<Arc<dyn Kind>> {
+        vec![Typed::arc(FakeItems(self.0.clone()))]
+    }
+    fn api_calls(&self) -> ApiCalls {
+        ApiCalls::default()
+    }
+}
+
+#[tokio::test]
+async fn two_resources_at_one_address_are_an_error_at_their_section() {
+    let rig = Rig::new();
+    let text = format!("{GLOBALS}\n[item]\nname = \"raw\"\n");
+    let err = Engine::builder()
+        .spec_str("demo.toml", "demo", &text)
+        .provider(Arc::new(Section(rig.cloud.clone())))
+        .provider(Arc::new(Section(rig.cloud.clone())))
+        .state(LocalBackend::new(rig.state_path()))
+        .build()
+        .err()
+        .unwrap();
+    let EngineError::Spec(errors) = err else { panic!("a spec error: {err}") };
+    let line = text.lines().position(|l| l == "[item]").unwrap() + 1;
+    let e = &errors.errors[0];
+    assert_eq!((e.file.as_str(), e.line), ("demo.toml", line), "{errors:?}");
+    assert!(e.message.contains("two resources have the address fake.item.raw"), "{errors:?}");
+    assert!(rig.cloud.log().is_empty());
 }

@@ -234,11 +234,7 @@ impl TypedKind for FakeItems {
             .iter()
             .map(|r| {
                 let by_id = r.id.as_ref().and_then(|id| items.get_key_value(id));
-                let by_tag = || {
-                    items.iter().find(|(_, i)| {
-                        i.tags.get(TAG_ADDRESS).map(String::as_str) == Some(r.address.as_str())
-                    })
-                };
+                let by_tag = || items.iter().find(|(_, i)| crate::ownership::adoptable(r, i));
                 by_id.or_else(by_tag).map(|(id, i)| Live::new(id.clone(), i.clone()))
             })
             .collect())

@@ -6,6 +6,7 @@ use std::rc::Rc;
 use super::parse::{Arg, Branch, Cmd, Node, Pipe, Tree};
 use super::{TemplateError, TemplateSet};
 use crate::funcs::{FuncRef, Special};
+use crate::limits;
 use crate::lookup::Lookup;
 use crate::value::Value;
 
@@ -51,6 +52,10 @@ pub struct Exec<'a> {
     depth: usize,
     tree: Option<Rc<Tree>>,
     name: Rc<str>,
+    /// Nodes walked so far in this render ([`limits::MAX_TEMPLATE_STEPS`]).
+    steps: u64,
+    /// Bytes written so far in this render ([`limits::MAX_OUTPUT_BYTES`]).
+    written: usize,
 }
 
 type R<T> = Result<T, TemplateError>;
@@ -67,6 +72,27 @@ impl<'a> Exec<'a> {
             depth: 0,
             tree: None,
             name: Rc::from(""),
+            steps: 0,
+            written: 0,
+        }
+    }
+
+    /// Counts `bytes` more of output; an error once the render's output passes its bound.
+    fn wrote(&mut self, bytes: usize) -> R<()> {
+        self.written = self.written.saturating_add(bytes);
+        if self.written > limits::MAX_OUTPUT_BYTES {
+            return Err(self
+                .limit(format!("template output exceeds {} MiB", limits::MAX_OUTPUT_BYTES >> 20)));
+        }
+        Ok(())
+    }
+
+    fn limit(&self, message: String) -> TemplateError {
+        TemplateError::Exec {
+            location: self.tree.as_ref().map(|t| t.parse_name.to_string()).unwrap_or_default(),
+            name: self.name.to_string(),
+            node: String::new(),
+            message,
         }
     }
 
@@ -148,6 +174,7 @@ impl<'a> Exec<'a> {
     }
 
     fn walk_list(&mut self, list: &[Node], dot: &Value, out: &mut String) -> R<Flow> {
+        self.step()?;
         for n in list {
             match self.walk(n, dot, out)? {
                 Flow::Normal => {}
@@ -157,9 +184,23 @@ impl<'a> Exec<'a> {
         Ok(Flow::Normal)
     }
 
+    /// Counts one step of the render (a node, or a loop iteration); an error past the bound.
+    fn step(&mut self) -> R<()> {
+        self.steps += 1;
+        if self.steps > limits::MAX_TEMPLATE_STEPS {
+            let steps = limits::MAX_TEMPLATE_STEPS;
+            return Err(self.limit(format!("template execution exceeds {steps} steps")));
+        }
+        Ok(())
+    }
+
     fn walk(&mut self, node: &Node, dot: &Value, out: &mut String) -> R<Flow> {
+        self.step()?;
         match node {
-            Node::Text(t) => out.push_str(t),
+            Node::Text(t) => {
+                self.wrote(t.len())?;
+                out.push_str(t);
+            }
             Node::Action(pipe) => {
                 let v = self.eval_pipeline(dot, pipe)?;
                 if pipe.decl.is_empty() {
@@ -360,11 +401,13 @@ impl<'a> Exec<'a> {
     }
 
     fn print_value(&mut self, v: &Value, out: &mut String, _pipe: &Pipe) -> R<()> {
-        match v {
-            Value::Nil => out.push_str("<no value>"),
-            Value::Str(s) => out.push_str(s),
-            other => out.push_str(&other.to_go_string()),
-        }
+        let text = match v {
+            Value::Nil => std::borrow::Cow::Borrowed("<no value>"),
+            Value::Str(s) => std::borrow::Cow::Borrowed(&**s),
+            other => std::borrow::Cow::Owned(other.to_go_string()),
+        };
+        self.wrote(text.len())?;
+        out.push_str(&text);
         Ok(())
     }
 

@@ -105,6 +105,22 @@ mod tests {
     }
 
     #[test]
+    fn a_renders_output_and_steps_are_bounded() {
+        // 2^20 iterations of 128 bytes: 128 MiB of output from bounded functions.
+        let wide = "{{ range until 1048576 }}{{ repeat 128 \"x\" }}{{ end }}";
+        let err = run(wide, Value::Nil).unwrap_err().to_string();
+        assert!(err.contains("template output exceeds 64 MiB"), "{err}");
+        // Loops that write nothing: 2^40 iterations stop at the step bound.
+        let deep = "{{ range until 1048576 }}{{ range until 1048576 }}{{ end }}{{ end }}";
+        let err = run(deep, Value::Nil).unwrap_err().to_string();
+        assert!(err.contains("exceeds 50000000 steps"), "{err}");
+        // `include` output counts too.
+        let nested = "{{ define \"d\" }}{{ repeat 1000000 \"y\" }}{{ end }}{{ range until 100 }}{{ $x := include \"d\" . }}{{ end }}";
+        let err = run(nested, Value::Nil).unwrap_err().to_string();
+        assert!(err.contains("template output exceeds"), "{err}");
+    }
+
+    #[test]
     fn actions_and_control_flow() {
         let cases = [
             ("{{ range $k, $v := .m }}{{ $k }}={{ $v }} {{ end }}", "a=1 b=2 "),

@@ -71,6 +71,15 @@ fn pull_chart_pushed_by_helm() {
     assert_eq!(chart.name(), "flux-operator");
     assert_eq!(chart.version(), "0.49.0");
     assert!(!chart.templates.is_empty());
+    // Pinned by its manifest digest: pulled; by any other digest: refused.
+    let pulled = rt.block_on(oci::pull_archive(&reference, &PullOptions::default())).unwrap();
+    let pinned = format!("{}/flux-operator@{}", reg.repo(), pulled.manifest_digest);
+    let chart = rt.block_on(oci::pull(&pinned, &PullOptions::default())).expect("pinned pull");
+    assert_eq!(chart.version(), "0.49.0");
+    let wrong = format!("sha256:{}", "0".repeat(64));
+    let other = format!("{}/flux-operator:0.49.0@{wrong}", reg.repo());
+    let err = rt.block_on(oci::pull(&other, &PullOptions::default())).expect_err("wrong digest");
+    assert!(err.to_string().contains(&wrong), "unclear error: {err}");
     // Unknown tags fail with a clear error.
     let missing = format!("{}/flux-operator:9.9.9", reg.repo());
     let err = rt.block_on(oci::pull(&missing, &PullOptions::default())).expect_err("missing tag");

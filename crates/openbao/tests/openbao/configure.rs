@@ -384,3 +384,49 @@ async fn configures_openbao_then_detects_and_repairs_drift() {
     assert!(everything.contains("intermediate-aws"));
     eprintln!("configure test: {:?}", started.elapsed());
 }
+
+/// A mount the engine did not make is never taken over by its path: its create fails and names
+/// it. One the engine made (its description carries the marker) is taken over by a run whose
+/// state lost it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mount_the_engine_did_not_make_is_never_taken_over() {
+    let server = BaoServer::dev().await;
+    let admin = server.root_client();
+    admin
+        .write("test", "sys/mounts/apps", &json!({"type": "kv", "options": {"version": "2"}}))
+        .await
+        .unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let bao =
+        OpenBao::builder(Arc::new(StaticConnector(server.connection(Some(server.root_secret())))))
+            .build();
+    let provider = support::provider(bao);
+    let spec = "[openbao.mounts.apps]\ntype = \"kv-v2\"\n[openbao.mounts.platform]\ntype = \"kv-v2\"\ndescription = \"platform secrets\"\n";
+    let engine = engine(provider.clone(), spec, work.path(), work.path());
+
+    let plan = engine.plan().await.unwrap();
+    let actions: Vec<_> = plan.actions().map(|c| (c.address.to_string(), c.action)).collect();
+    let mounts: Vec<_> = actions.iter().filter(|(a, _)| a.contains(".mount[")).collect();
+    assert_eq!(mounts.len(), 2, "{actions:?}");
+    assert!(mounts.iter().all(|(_, a)| *a == Action::Create), "{actions:?}");
+    let report = engine.apply(&plan).await.unwrap();
+    let failed: Vec<_> =
+        report.failures().map(|s| format!("{}: {:?}", s.address, s.outcome)).collect();
+    assert_eq!(failed.len(), 1, "{report:#?}");
+    assert!(
+        failed[0].contains("apps") && failed[0].contains("was not made by the engine"),
+        "{failed:?}"
+    );
+    let mounts = admin.read_data("test", "sys/mounts").await.unwrap().unwrap();
+    assert_eq!(mounts["apps/"]["description"], json!(""), "the foreign mount is untouched");
+    assert_eq!(mounts["platform/"]["description"], json!("platform secrets [managed by engine]"));
+
+    // State lost: the engine's own mount is found again by its marker, the foreign one is not.
+    std::fs::remove_file(work.path().join("aws.state.json")).unwrap();
+    let plan = engine.plan().await.unwrap();
+    let action_of = |address: &str| {
+        plan.changes.iter().find(|c| c.address.as_str().ends_with(address)).map(|c| c.action)
+    };
+    assert_eq!(action_of("mount[\"platform\"]"), Some(Action::Adopt), "{plan:#?}");
+    assert_eq!(action_of("mount[\"apps\"]"), Some(Action::Create), "{plan:#?}");
+}

@@ -1,7 +1,7 @@
 //! The `[eks]` section and its validation (all before any API call).
 
 use crate::stages::network::spec::{NetworkSpec, check_section_tags};
-use engine::spec::{FieldPath, Globals, SpecError, SpecSource};
+use engine::spec::{FieldPath, Globals, SpecError, SpecSource, names};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -368,12 +368,31 @@ pub fn validate(
                 format!("max_pods must be between 1 and {MAX_PODS_LIMIT}"),
             ));
         }
+        if ng.max_pods.is_some() && !ng.ami_type.starts_with("BOTTLEROCKET_") {
+            errors.push(spec.error(
+                &p.key("ami_type"),
+                format!(
+                    "`{}`: max_pods is set through Bottlerocket's settings, so it needs a \
+                     BOTTLEROCKET_* ami_type",
+                    ng.ami_type
+                ),
+            ));
+        }
+        for (key, value) in &ng.labels {
+            check_label(spec, &p.key("labels").key(key), key, value, &mut errors);
+        }
         for (i, taint) in ng.taints.iter().enumerate() {
+            let t = p.key("taints").index(i);
             if !TAINT_EFFECTS.contains(&taint.effect.as_str()) {
-                errors.push(spec.error(
-                    &p.key("taints").index(i).key("effect"),
-                    format!("one of {}", TAINT_EFFECTS.join(", ")),
-                ));
+                errors.push(
+                    spec.error(&t.key("effect"), format!("one of {}", TAINT_EFFECTS.join(", "))),
+                );
+            }
+            if !names::k8s_label_key(&taint.key) {
+                errors.push(spec.error(&t.key("key"), label_key_message(&taint.key)));
+            }
+            if !names::k8s_label_value(&taint.value) {
+                errors.push(spec.error(&t.key("value"), label_value_message(&taint.value)));
             }
         }
     }
@@ -420,9 +439,7 @@ pub fn validate(
                 format!("`{name}` must be letters, digits, - and _, and `{cluster}-{name}` at most 64 characters (its IAM role)"),
             ));
         }
-        if pi.namespace.is_empty() || pi.service_account.is_empty() {
-            errors.push(spec.error(&p, "namespace and service_account are required"));
-        }
+        check_service_account(spec, &p, &pi.namespace, &pi.service_account, &mut errors);
         if let Some(other) = accounts.insert((&pi.namespace, &pi.service_account), name) {
             errors.push(spec.error(
                 &p.key("service_account"),
@@ -443,12 +460,13 @@ pub fn validate(
         if pi.managed_policies.is_empty() && pi.policy.is_none() {
             errors.push(spec.error(&p, "give `managed_policies`, an inline `policy`, or both"));
         }
+        if let Some(policy) = &pi.policy {
+            check_policy_document(spec, &p.key("policy"), policy, &mut errors);
+        }
     }
     if let Some(k) = eks.karpenter.as_ref().filter(|k| k.enabled) {
         let p = root.key("karpenter");
-        if k.namespace.is_empty() || k.service_account.is_empty() {
-            errors.push(spec.error(&p, "namespace and service_account must not be empty"));
-        }
+        check_service_account(spec, &p, &k.namespace, &k.service_account, &mut errors);
         if let Some(other) = accounts.get(&(&k.namespace, &k.service_account)) {
             errors.push(spec.error(
                 &p.key("service_account"),
@@ -474,6 +492,178 @@ pub fn validate(
     }
     check_section_tags(spec, &root.key("tags"), globals, &eks.tags, &mut errors);
     errors
+}
+
+fn label_key_message(key: &str) -> String {
+    format!(
+        "`{key}` is not a Kubernetes label key (an optional DNS prefix and `/`, then 1 to 63 \
+         letters, digits, `-`, `_` and `.`)"
+    )
+}
+
+fn label_value_message(value: &str) -> String {
+    format!(
+        "`{value}` is not a Kubernetes label value (at most 63 letters, digits, `-`, `_` and `.`, \
+         starting and ending with a letter or digit)"
+    )
+}
+
+/// A node label: its key and value as Kubernetes accepts them.
+fn check_label(
+    spec: &SpecSource,
+    path: &FieldPath,
+    key: &str,
+    value: &str,
+    errors: &mut Vec<SpecError>,
+) {
+    if !names::k8s_label_key(key) {
+        errors.push(spec.error(path, label_key_message(key)));
+    }
+    if !names::k8s_label_value(value) {
+        errors.push(spec.error(path, label_value_message(value)));
+    }
+}
+
+/// The `namespace` and `service_account` under `path`: required, and Kubernetes names.
+fn check_service_account(
+    spec: &SpecSource,
+    path: &FieldPath,
+    namespace: &str,
+    service_account: &str,
+    errors: &mut Vec<SpecError>,
+) {
+    for (field, value, ok, what) in [
+        ("namespace", namespace, names::k8s_label_name(namespace), "namespace name"),
+        (
+            "service_account",
+            service_account,
+            names::k8s_subdomain(service_account),
+            "service account name",
+        ),
+    ] {
+        if value.is_empty() {
+            errors.push(spec.error(&path.key(field), format!("`{field}` must not be empty")));
+        } else if !ok {
+            errors.push(spec.error(
+                &path.key(field),
+                format!("`{value}` is not a Kubernetes {what} (lower case letters, digits and -)"),
+            ));
+        }
+    }
+}
+
+const POLICY_VERSIONS: &[&str] = &["2012-10-17", "2008-10-17"];
+const POLICY_KEYS: &[&str] = &["Version", "Id", "Statement"];
+const STATEMENT_KEYS: &[&str] =
+    &["Sid", "Effect", "Action", "NotAction", "Resource", "NotResource", "Condition"];
+
+/// An inline IAM policy of a role (an identity policy): its version, and statements that each
+/// allow or deny actions on resources. IAM would refuse the rest when the role is written.
+fn check_policy_document(
+    spec: &SpecSource,
+    path: &FieldPath,
+    doc: &toml::Table,
+    errors: &mut Vec<SpecError>,
+) {
+    for key in doc.keys().filter(|k| !POLICY_KEYS.contains(&k.as_str())) {
+        errors.push(spec.error(
+            &path.key(key),
+            format!("unknown policy key `{key}`, expected one of {}", POLICY_KEYS.join(", ")),
+        ));
+    }
+    match doc.get("Version") {
+        Some(toml::Value::String(v)) if POLICY_VERSIONS.contains(&v.as_str()) => {}
+        Some(v) => errors.push(spec.error(
+            &path.key("Version"),
+            format!("{v} is not an IAM policy version (\"2012-10-17\")"),
+        )),
+        None => {}
+    }
+    let statements: Vec<(FieldPath, &toml::Value)> = match doc.get("Statement") {
+        Some(toml::Value::Array(items)) if !items.is_empty() => items
+            .iter()
+            .enumerate()
+            .map(|(i, item)| (path.key("Statement").index(i), item))
+            .collect(),
+        Some(one @ toml::Value::Table(_)) => vec![(path.key("Statement"), one)],
+        _ => {
+            errors.push(spec.error(
+                &path.key("Statement"),
+                "a policy needs `Statement`: a table, or an array of tables",
+            ));
+            vec![]
+        }
+    };
+    for (p, statement) in statements {
+        let Some(statement) = statement.as_table() else {
+            errors.push(spec.error(&p, "a statement is a table"));
+            continue;
+        };
+        for key in statement.keys().filter(|k| !STATEMENT_KEYS.contains(&k.as_str())) {
+            errors.push(spec.error(
+                &p.key(key),
+                format!(
+                    "unknown statement key `{key}` (an identity policy), expected one of {}",
+                    STATEMENT_KEYS.join(", ")
+                ),
+            ));
+        }
+        match statement.get("Effect").and_then(|e| e.as_str()) {
+            Some("Allow" | "Deny") => {}
+            _ => errors.push(spec.error(&p.key("Effect"), "Effect must be \"Allow\" or \"Deny\"")),
+        }
+        for (a, b) in [("Action", "NotAction"), ("Resource", "NotResource")] {
+            let present: Vec<&str> =
+                [a, b].into_iter().filter(|k| statement.contains_key(*k)).collect();
+            if present.len() != 1 {
+                errors.push(
+                    spec.error(&p, format!("a statement needs exactly one of `{a}` and `{b}`")),
+                );
+            }
+            for key in present {
+                let ok = match &statement[key] {
+                    toml::Value::String(s) => !s.is_empty(),
+                    toml::Value::Array(items) => {
+                        !items.is_empty()
+                            && items.iter().all(|v| v.as_str().is_some_and(|s| !s.is_empty()))
+                    }
+                    _ => false,
+                };
+                if !ok {
+                    errors.push(spec.error(
+                        &p.key(key),
+                        format!("`{key}` is a string or a non-empty array of strings"),
+                    ));
+                }
+            }
+        }
+        for key in ["Action", "NotAction"] {
+            let actions: Vec<(FieldPath, &str)> = match statement.get(key) {
+                Some(toml::Value::String(s)) => vec![(p.key(key), s.as_str())],
+                Some(toml::Value::Array(items)) => items
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, v)| v.as_str().map(|s| (p.key(key).index(i), s)))
+                    .collect(),
+                _ => vec![],
+            };
+            for (ap, action) in actions {
+                let ok = action == "*"
+                    || action.split_once(':').is_some_and(|(service, name)| {
+                        !service.is_empty()
+                            && service.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+                            && !name.is_empty()
+                            && !name.contains(char::is_whitespace)
+                    });
+                if !ok {
+                    errors.push(spec.error(
+                        &ap,
+                        format!("`{action}` is not an IAM action (like ec2:DescribeSubnets)"),
+                    ));
+                }
+            }
+        }
+    }
 }
 
 #[cfg(test)]

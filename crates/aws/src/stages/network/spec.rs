@@ -1,7 +1,7 @@
 //! The `[network]` section and its validation (all before any API call).
 
 use crate::tagging::{ENGINE_TAGS, MAX_KEY_LEN, MAX_TAGS, MAX_VALUE_LEN};
-use engine::spec::{FieldPath, Globals, SpecError, SpecSource};
+use engine::spec::{FieldPath, Globals, SpecError, SpecSource, names};
 use ipnet::Ipv4Net;
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -336,6 +336,14 @@ pub fn validate(spec: &SpecSource, globals: &Globals, net: &NetworkSpec) -> Vec<
                 "traffic_type must be ALL, ACCEPT or REJECT",
             ));
         }
+    }
+    if let Some(name) = net.private_zone.as_ref().and_then(|z| z.name.as_ref())
+        && !names::dns_name(name)
+    {
+        errors.push(spec.error(
+            &root.key("private_zone").key("name"),
+            format!("`{name}` is not a DNS name (like priv.aws.example.org)"),
+        ));
     }
     if let Some(pa) = &net.private_access {
         for (i, c) in pa.allowed_cidrs.iter().enumerate() {

@@ -1,0 +1,125 @@
+//! Fault injection through the fault proxy (testenv/aws_proxy.py) in front of moto: the engine
+//! killed right after the N-th mutating call commits, and throttling on every service. Each
+//! time, a re-run converges with no duplicate and an empty second plan.
+//!
+//! The test spreads its kill points over the calls of a cold apply of the network stage
+//! (`ENGINE_FAULT_KILL_POINTS`, default 15); `bench/faults/kill-every-call.sh` runs it with
+//! `all`, one run per mutating call.
+
+use crate::support::{owned, reference_counts};
+use engine_tests::{AwsProxy, Moto, ProxyRules, engine_command, network_spec_path, text};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// `apply --auto-approve` of `spec` with state `state`.
+fn apply_args<'a>(spec: &'a str, state: &'a str) -> Vec<&'a str> {
+    vec!["apply", spec, "--state", state, "--auto-approve"]
+}
+
+/// Runs the engine to its end; its success and output.
+fn run(endpoint: &str, args: &[&str]) -> (bool, String) {
+    let out = engine_command(endpoint, args).output().expect("run the engine");
+    (out.status.success(), text(&out))
+}
+
+/// Mutating calls of a cold apply, as the engine counts them (`N mutating` in its summary).
+fn mutating_calls(summary: &str) -> usize {
+    let at = summary.find(" mutating)").expect("the apply summary");
+    let digits: String =
+        summary[..at].chars().rev().take_while(char::is_ascii_digit).collect::<String>();
+    digits.chars().rev().collect::<String>().parse().expect("a count")
+}
+
+/// The kill points: `ENGINE_FAULT_KILL_POINTS` of them (or `all`) spread over 1..=total.
+fn kill_points(total: usize) -> Vec<usize> {
+    let wanted = std::env::var("ENGINE_FAULT_KILL_POINTS").unwrap_or_else(|_| "15".into());
+    let n = if wanted == "all" { total } else { wanted.parse().expect("a number or `all`") };
+    let n = n.clamp(1, total);
+    let mut points: Vec<usize> = (0..n).map(|i| 1 + i * (total - 1) / (n - 1).max(1)).collect();
+    points.dedup();
+    points
+}
+
+/// A cold apply through a proxy that stops answering after the `point`-th mutating call
+/// commits; the engine is then SIGKILLed. `true` when the kill happened (the apply may end
+/// first when the engine makes fewer calls than counted).
+fn apply_killed_at(moto: &Moto, spec: &str, state: &Path, point: usize) -> bool {
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("killed");
+    let rules = ProxyRules { kill_after: Some((point, report.clone())), ..Default::default() };
+    let proxy = AwsProxy::start(&moto.endpoint(), &rules);
+    let state = state.to_str().unwrap();
+    let mut child = engine_command(&proxy.endpoint(), &apply_args(spec, state))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start the engine");
+    let started = Instant::now();
+    loop {
+        if report.exists() {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            return true;
+        }
+        if let Some(status) = child.try_wait().unwrap() {
+            assert!(status.success(), "kill point {point}: the apply failed before it");
+            return false;
+        }
+        assert!(started.elapsed() < Duration::from_secs(120), "kill point {point}: no progress");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn killed_after_a_mutating_call_commits_the_rerun_converges_without_duplicates() {
+    let spec = network_spec_path();
+    let spec = spec.to_str().unwrap();
+    // The number of mutating calls of a cold apply.
+    let total = {
+        let moto = Moto::start();
+        let dir = tempfile::tempdir().unwrap();
+        let state = dir.path().join("s.json");
+        let (ok, out) = run(&moto.endpoint(), &apply_args(spec, state.to_str().unwrap()));
+        assert!(ok, "{out}");
+        mutating_calls(&out)
+    };
+    assert!(total > 40, "a cold apply of the network makes {total} mutating calls");
+    let points = kill_points(total);
+    let mut killed = 0;
+    for &point in &points {
+        let moto = Moto::start();
+        let dir = tempfile::tempdir().unwrap();
+        let state = dir.path().join("s.json");
+        killed += usize::from(apply_killed_at(&moto, spec, &state, point));
+        let state = state.to_str().unwrap();
+        let (ok, out) = run(&moto.endpoint(), &apply_args(spec, state));
+        assert!(ok, "kill point {point}/{total}: the re-run failed:\n{out}");
+        assert_eq!(owned(&moto).await, reference_counts(), "kill point {point}: duplicates");
+        let plan = ["plan", spec, "--state", state, "--detailed-exitcode"];
+        let (clean, out) = run(&moto.endpoint(), &plan);
+        assert!(clean, "kill point {point}/{total}: the second plan is not empty:\n{out}");
+    }
+    eprintln!("{killed} kills over {total} mutating calls: {points:?}");
+    assert!(killed >= points.len().min(15) - 1, "only {killed} of {} kills", points.len());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_fifth_of_all_calls_throttled_apply_and_destroy_still_finish() {
+    let moto = Moto::start();
+    let rules = ProxyRules { throttle: 0.2, seed: 7, ..Default::default() };
+    let proxy = AwsProxy::start(&moto.endpoint(), &rules);
+    let spec = network_spec_path();
+    let spec = spec.to_str().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("s.json");
+    let state = state.to_str().unwrap();
+    let (ok, out) = run(&proxy.endpoint(), &apply_args(spec, state));
+    assert!(ok, "{out}");
+    assert_eq!(owned(&moto).await, reference_counts(), "no duplicates");
+    let (clean, out) =
+        run(&proxy.endpoint(), &["plan", spec, "--state", state, "--detailed-exitcode"]);
+    assert!(clean, "{out}");
+    let (ok, out) = run(&proxy.endpoint(), &["destroy", spec, "--state", state, "--auto-approve"]);
+    assert!(ok, "{out}");
+    assert_eq!(owned(&moto).await.total(), 0, "destroy leaves nothing");
+}

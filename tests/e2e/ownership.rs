@@ -1,0 +1,62 @@
+//! Ownership: a resource is taken over only by the deployment whose lineage made it.
+
+use crate::support::REFERENCE_RESOURCES;
+use engine_tests::{Moto, network_spec_text, run_engine, text};
+use std::path::{Path, PathBuf};
+
+/// `text` written as `<dir>/aws.toml`: every deployment here has the spec name `aws`.
+fn spec_in(dir: &Path, text: &str) -> PathBuf {
+    let path = dir.join("aws.toml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn run(moto: &Moto, args: &[&str]) -> (bool, String) {
+    let out = run_engine(&moto.endpoint(), args, &[]);
+    (out.status.success(), text(&out))
+}
+
+/// Two deployments from two `aws.toml` in one account (their own cluster name and domain, so
+/// their named resources differ): neither adopts the other's resources, even when one loses its
+/// state, and destroying one leaves the other intact.
+#[tokio::test(flavor = "multi_thread")]
+async fn two_specs_of_the_same_name_never_take_each_other_over() {
+    let moto = Moto::start();
+    let (a, b, b_again) =
+        (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let spec_a = spec_in(a.path(), &network_spec_text());
+    let other = network_spec_text()
+        .replace("cluster_name = \"aws-0\"", "cluster_name = \"aws-1\"")
+        .replace("domain = \"cloud.ogenki.io\"", "domain = \"other.example\"");
+    assert_ne!(other, network_spec_text());
+    let spec_b = spec_in(b.path(), &other);
+    let state = |d: &tempfile::TempDir| d.path().join("state.json").to_str().unwrap().to_string();
+    let (sa, sb) = (state(&a), state(&b));
+    let spec_a = spec_a.to_str().unwrap();
+    let spec_b = spec_b.to_str().unwrap();
+
+    let (ok, out) = run(&moto, &["apply", spec_a, "--state", &sa, "--auto-approve"]);
+    assert!(ok, "{out}");
+    let (ok, out) = run(&moto, &["apply", spec_b, "--state", &sb, "--auto-approve"]);
+    assert!(ok, "{out}");
+    assert!(!out.contains("adopt"), "B adopted something of A:\n{out}");
+
+    // B's spec again, from a new state: everything is to create, nothing of B (same spec name,
+    // same addresses, same names) or A is adopted.
+    let spec_b2 = spec_in(b_again.path(), &other);
+    let sb2 = state(&b_again);
+    let (_, plan) = run(&moto, &["plan", spec_b2.to_str().unwrap(), "--state", &sb2]);
+    assert!(!plan.contains("adopt"), "a new lineage adopted existing resources:\n{plan}");
+    assert!(plan.contains(&format!("Plan: {REFERENCE_RESOURCES} to add, 0 to change")), "{plan}");
+
+    // Destroying A leaves B whole: B's next plan has nothing to do.
+    let (ok, out) = run(&moto, &["destroy", spec_a, "--state", &sa, "--auto-approve"]);
+    assert!(ok, "{out}");
+    let (clean, plan) = run(&moto, &["plan", spec_b, "--state", &sb, "--detailed-exitcode"]);
+    assert!(clean && plan.contains("No changes"), "B was touched by A's destroy:\n{plan}");
+    let ec2 = aws_sdk_ec2::Client::new(&moto.sdk_config().await);
+    let vpcs = ec2.describe_vpcs().send().await.unwrap();
+    let tagged =
+        |v: &&aws_sdk_ec2::types::Vpc| v.tags().iter().any(|t| t.key() == Some("engine:lineage"));
+    assert_eq!(vpcs.vpcs().iter().filter(tagged).count(), 1, "B's VPC alone is left");
+}
