@@ -4,6 +4,7 @@ or holds chosen calls so a test can kill the engine at a known point.
 
     aws_proxy.py UPSTREAM_URL [--latency-scale SCALE] [--hold OPERATION[:TEXT]]...
                  [--kill-after N --report FILE] [--throttle RATE] [--seed SEED]
+                 [--reset-after OPERATION]... [--fail-for OPERATION:CODE:SECONDS]...
 
 Listens on a free 127.0.0.1 port (printed on stdout as `port N` once ready) and forwards every
 request to UPSTREAM_URL unchanged, except:
@@ -19,6 +20,10 @@ request to UPSTREAM_URL unchanged, except:
                          answered by the emulator, i.e. has committed, writes `N OPERATION` to
                          FILE and never answers that call: the test then kills the engine, which
                          never learnt the call's result. Used by the fault-injection suite.
+  --reset-after OPERATION  forwards the first call of OPERATION, then resets the connection
+                         instead of answering: the call committed, its answer is lost.
+  --fail-for OPERATION:CODE:SECONDS  answers OPERATION with error CODE (e.g. a security
+                         group's DependencyViolation) for SECONDS after its first call.
   --throttle RATE        answers this fraction of calls (0 to 1) with the service's throttling
                          error, in the service's own error shape, without forwarding them.
 
@@ -34,6 +39,8 @@ tc netem) does not do.
 import argparse
 import json
 import random
+import socket
+import struct
 
 import http.client
 import http.server
@@ -98,30 +105,43 @@ def service(headers):
     return match.group(1) if match else ""
 
 
-def throttling(headers, body):
-    """(status, content type, body, extra headers): the throttling error of the request's
-    service, in that service's protocol."""
+def aws_error(headers, code, message, status):
+    """(status, content type, body, extra headers): error `code` in the protocol of the
+    request's service."""
     svc = service(headers)
     if headers.get("X-Amz-Target"):
-        doc = json.dumps({"__type": "ThrottlingException", "message": "Rate exceeded"})
-        return 400, "application/x-amz-json-1.1", doc, {}
+        return status, "application/x-amz-json-1.1", json.dumps(
+            {"__type": code, "message": message}), {}
     if svc == "ec2":
-        doc = ("<Response><Errors><Error><Code>RequestLimitExceeded</Code>"
-               "<Message>Request limit exceeded.</Message></Error></Errors>"
-               "<RequestID>fault-proxy</RequestID></Response>")
-        return 503, "text/xml", doc, {}
+        doc = (f"<Response><Errors><Error><Code>{code}</Code><Message>{message}</Message>"
+               "</Error></Errors><RequestID>fault-proxy</RequestID></Response>")
+        return status, "text/xml", doc, {}
     if svc == "s3":
-        doc = ("<Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message>"
+        doc = (f"<Error><Code>{code}</Code><Message>{message}</Message>"
                "<RequestId>fault-proxy</RequestId></Error>")
-        return 503, "application/xml", doc, {}
+        return status, "application/xml", doc, {}
     if svc in ("eks", "lambda"):
-        doc = json.dumps({"message": "Rate exceeded"})
-        return 429, "application/json", doc, {"x-amzn-ErrorType": "ThrottlingException"}
+        return status, "application/json", json.dumps({"message": message}), {
+            "x-amzn-ErrorType": code}
     # IAM, ELB, Auto Scaling, STS (query protocol) and Route53 (REST-XML) share this shape.
-    doc = ("<ErrorResponse><Error><Type>Sender</Type><Code>Throttling</Code>"
-           "<Message>Rate exceeded</Message></Error><RequestId>fault-proxy</RequestId>"
+    doc = (f"<ErrorResponse><Error><Type>Sender</Type><Code>{code}</Code>"
+           f"<Message>{message}</Message></Error><RequestId>fault-proxy</RequestId>"
            "</ErrorResponse>")
-    return 400, "text/xml", doc, {}
+    return status, "text/xml", doc, {}
+
+
+def throttling(headers):
+    """The throttling error of the request's service, as that service sends it."""
+    svc = service(headers)
+    if svc == "ec2":
+        return aws_error(headers, "RequestLimitExceeded", "Request limit exceeded.", 503)
+    if svc == "s3":
+        return aws_error(headers, "SlowDown", "Please reduce your request rate.", 503)
+    if svc in ("eks", "lambda"):
+        return aws_error(headers, "ThrottlingException", "Rate exceeded", 429)
+    if headers.get("X-Amz-Target"):
+        return aws_error(headers, "ThrottlingException", "Rate exceeded", 400)
+    return aws_error(headers, "Throttling", "Rate exceeded", 400)
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -136,6 +156,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
     mutations = 0
     throttle = 0.0
     rng = random.Random(0)
+    resets = set()
+    # Operation -> (error code, seconds): answered with that error for that long after its
+    # first call.
+    fails = {}
+    failing_since = {}
 
     def log_message(self, *args):
         pass
@@ -167,8 +192,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
             with self.lock:
                 throttled = self.rng.random() < self.throttle
             if throttled:
-                self.answer(*throttling(self.headers, body))
+                self.answer(*throttling(self.headers))
                 return
+        failing = self.failing(op)
+        if failing:
+            self.answer(*aws_error(self.headers, failing, f"{op}: {failing} (fault proxy)", 400))
+            return
         started = time.monotonic()
         connection = http.client.HTTPConnection(self.upstream.hostname, self.upstream.port,
                                                 timeout=300)
@@ -177,6 +206,17 @@ class Handler(http.server.BaseHTTPRequestHandler):
         connection.request(self.command, self.path, body=body, headers=headers)
         response = connection.getresponse()
         data = response.read()
+        if op in self.resets and response.status < 300:
+            with self.lock:
+                reset = op in Handler.resets
+                Handler.resets.discard(op)
+            if reset:
+                self.request.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                                        struct.pack("ii", 1, 0))
+                self.close_connection = True
+                self.request.close()
+                connection.close()
+                return
         if self.kill_after and mutating(op, self.command) and response.status < 300:
             with self.lock:
                 Handler.mutations += 1
@@ -204,6 +244,15 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.wfile.write(data)
         connection.close()
 
+    def failing(self, op):
+        """The error code `op` is answered with now, if any."""
+        if op not in self.fails:
+            return None
+        code, seconds = self.fails[op]
+        with self.lock:
+            since = Handler.failing_since.setdefault(op, time.monotonic())
+        return code if time.monotonic() - since < seconds else None
+
     def hang(self):
         while True:
             time.sleep(3600)
@@ -230,7 +279,13 @@ def main():
     parser.add_argument("--report")
     parser.add_argument("--throttle", type=float, default=0.0)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--reset-after", action="append", default=[])
+    parser.add_argument("--fail-for", action="append", default=[])
     args = parser.parse_args()
+    for rule in args.fail_for:
+        op, code, seconds = rule.split(":")
+        Handler.fails[op] = (code, float(seconds))
+    Handler.resets = set(args.reset_after)
     Handler.kill_after = args.kill_after
     Handler.report = args.report
     Handler.throttle = args.throttle

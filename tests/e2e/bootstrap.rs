@@ -413,29 +413,35 @@ fn tail(text: &str) -> String {
     lines[lines.len().saturating_sub(20)..].join("\n")
 }
 
+/// An engine for a bootstrap of `cluster` with only a manifest bundle of text `bundle` (in place
+/// of the Gateway API CRDs) and the platform's own objects, state in `dir`.
+async fn bundle_engine(cluster: &KubeCluster, dir: &Path, bundle: &str) -> Engine {
+    let path = dir.join("bundle.yaml");
+    std::fs::write(&path, bundle).unwrap();
+    let text = format!(
+        "[globals]\ncloud = \"aws\"\nregion = \"eu-west-3\"\ncluster_name = \"aws-0\"\ndomain = \"example.test\"\n[globals.versions]\ngateway_api = \"v0\"\n[bootstrap]\ndisable_aws_node = false\ndisable_kube_proxy = false\n[bootstrap.gateway_api]\nsource = \"{}\"\n",
+        path.display()
+    );
+    let spec = SpecSource::from_text("specs/aws.toml", "aws", &text);
+    let connector = engine_tests::cluster_connector(cluster);
+    let lane = LaneBuilder::new(&spec).kube_connector(connector).build().await;
+    lane.add_to(Engine::builder().spec(spec))
+        .state(LocalBackend::new(dir.join("s.json")))
+        .retry_backoff(Duration::from_millis(50))
+        .build()
+        .unwrap()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_bad_object_is_an_error_naming_it_and_nothing_is_applied() {
     let cluster = KubeCluster::start(0);
     let dir = tempfile::tempdir().unwrap();
-    let bad = dir.path().join("bad.yaml");
-    std::fs::write(
-        &bad,
+    let engine = bundle_engine(
+        &cluster,
+        dir.path(),
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fine\n  namespace: default\n---\napiVersion: widgets.example.com/v1\nkind: Widget\nmetadata:\n  name: gizmo\n  namespace: default\n",
     )
-    .unwrap();
-    let text = format!(
-        "[globals]\ncloud = \"aws\"\nregion = \"eu-west-3\"\ncluster_name = \"aws-0\"\ndomain = \"example.test\"\n[globals.versions]\ngateway_api = \"v0\"\n[bootstrap]\ndisable_aws_node = false\ndisable_kube_proxy = false\n[bootstrap.gateway_api]\nsource = \"{}\"\n",
-        bad.display()
-    );
-    let spec = SpecSource::from_text("specs/aws.toml", "aws", &text);
-    let connector = engine_tests::cluster_connector(&cluster);
-    let lane = LaneBuilder::new(&spec).kube_connector(connector).build().await;
-    let engine = lane
-        .add_to(Engine::builder().spec(spec))
-        .state(LocalBackend::new(dir.path().join("s.json")))
-        .retry_backoff(Duration::from_millis(50))
-        .build()
-        .unwrap();
+    .await;
     let plan = engine.plan().await.unwrap();
     let report = engine.apply(&plan).await.unwrap();
     let failure = format!("{:?}", report.failures().collect::<Vec<_>>());
@@ -472,25 +478,12 @@ async fn objects_the_engine_did_not_make_are_never_taken_over() {
         .await
         .unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let bundle = dir.path().join("bundle.yaml");
-    std::fs::write(
-        &bundle,
+    let engine = bundle_engine(
+        &cluster,
+        dir.path(),
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fine\n  namespace: default\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: taken\n  namespace: default\ndata:\n  owner: engine\n",
     )
-    .unwrap();
-    let text = format!(
-        "[globals]\ncloud = \"aws\"\nregion = \"eu-west-3\"\ncluster_name = \"aws-0\"\ndomain = \"example.test\"\n[globals.versions]\ngateway_api = \"v0\"\n[bootstrap]\ndisable_aws_node = false\ndisable_kube_proxy = false\n[bootstrap.gateway_api]\nsource = \"{}\"\n",
-        bundle.display()
-    );
-    let spec = SpecSource::from_text("specs/aws.toml", "aws", &text);
-    let connector = engine_tests::cluster_connector(&cluster);
-    let lane = LaneBuilder::new(&spec).kube_connector(connector).build().await;
-    let engine = lane
-        .add_to(Engine::builder().spec(spec))
-        .state(LocalBackend::new(dir.path().join("s.json")))
-        .retry_backoff(Duration::from_millis(50))
-        .build()
-        .unwrap();
+    .await;
     let plan = engine.plan().await.unwrap();
     let adopted: Vec<_> = plan.changes.iter().filter(|c| c.action == Action::Adopt).collect();
     assert!(adopted.is_empty(), "{adopted:#?}");

@@ -181,8 +181,10 @@ async fn killed_between_openbao_init_and_the_secret_store_write_loses_no_credent
     assert!(secret(&moto, "openbao/aws-0/root-token").await.is_none());
     assert!(escrow.exists(), "the credentials wait in escrow");
 
-    // The next run stores them, configures the rest, and releases the escrow.
-    let rerun = run_engine(&moto.endpoint(), &args, &[]);
+    // The next run stores them, configures the rest, and releases the escrow; at `-vv`, so the
+    // leak check below covers the most verbose logs.
+    let verbose: Vec<&str> = args.iter().copied().chain(["-vv"]).collect();
+    let rerun = run_engine(&moto.endpoint(), &verbose, &[]);
     let out = text(&rerun);
     assert!(rerun.status.success(), "{out}\n{}", server.log());
     assert!(out.contains("credentials_stored"), "{out}");
@@ -203,6 +205,38 @@ async fn killed_between_openbao_init_and_the_secret_store_write_loses_no_credent
         &[],
     );
     assert_eq!(plan.status.code(), Some(0), "{}", text(&plan));
+
+    // No credential in any output: the `-vv` logs, the JSON plan and drift report, the state.
+    let (spec, state) = (spec.to_str().unwrap(), state.to_str().unwrap());
+    let mut outputs = vec![out, std::fs::read_to_string(state).unwrap()];
+    for command in [["plan", "--json"], ["drift", "--json"]] {
+        let shown = run_engine(
+            &moto.endpoint(),
+            &[command[0], spec, "--state", state, command[1], "-vv"],
+            &[],
+        );
+        outputs.push(text(&shown));
+    }
+    let keys: serde_json::Value =
+        serde_json::from_str(&secret(&moto, "openbao/aws-0/recovery-keys").await.unwrap())
+            .unwrap_or_default();
+    let mut secrets = vec![token.clone()];
+    collect_strings(&keys, &mut secrets);
+    let everything = outputs.join("\n");
+    assert!(everything.contains("DEBUG") || everything.contains("TRACE"), "-vv logs are seen");
+    for s in secrets.iter().filter(|s| s.len() >= 16) {
+        assert!(!everything.contains(s.as_str()), "a credential leaked: {}…", &s[..4]);
+    }
+}
+
+/// Every string inside `value`.
+fn collect_strings(value: &serde_json::Value, out: &mut Vec<String>) {
+    match value {
+        serde_json::Value::String(s) => out.push(s.clone()),
+        serde_json::Value::Array(items) => items.iter().for_each(|i| collect_strings(i, out)),
+        serde_json::Value::Object(map) => map.values().for_each(|v| collect_strings(v, out)),
+        _ => {}
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -1,9 +1,10 @@
 //! Fault injection through the fault proxy (testenv/aws_proxy.py) in front of moto: the engine
-//! killed right after the N-th mutating call commits, and throttling on every service. Each
-//! time, a re-run converges with no duplicate and an empty second plan.
+//! killed right after the N-th mutating call commits, connections reset after creates commit,
+//! and throttling on every service. Each time, the run (or a re-run) converges with no duplicate
+//! and an empty second plan.
 //!
 //! The test spreads its kill points over the calls of a cold apply of the network stage
-//! (`ENGINE_FAULT_KILL_POINTS`, default 15); `bench/faults/kill-every-call.sh` runs it with
+//! (`ENGINE_FAULT_KILL_POINTS`, default 15); `bench/faults/soak.sh` runs it with
 //! `all`, one run per mutating call.
 
 use crate::support::{owned, reference_counts};
@@ -121,5 +122,51 @@ async fn a_fifth_of_all_calls_throttled_apply_and_destroy_still_finish() {
     assert!(clean, "{out}");
     let (ok, out) = run(&proxy.endpoint(), &["destroy", spec, "--state", state, "--auto-approve"]);
     assert!(ok, "{out}");
+    assert_eq!(owned(&moto).await.total(), 0, "destroy leaves nothing");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn connections_reset_after_creates_commit_leave_exactly_one_resource_each() {
+    let moto = Moto::start();
+    let resets = ["CreateVpc", "CreateSubnet", "CreateSecurityGroup", "CreateRouteTable"];
+    let rules =
+        ProxyRules { resets: resets.iter().map(|s| s.to_string()).collect(), ..Default::default() };
+    let proxy = AwsProxy::start(&moto.endpoint(), &rules);
+    let spec = network_spec_path();
+    let spec = spec.to_str().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("s.json");
+    let state = state.to_str().unwrap();
+    let (ok, out) = run(&proxy.endpoint(), &apply_args(spec, state));
+    assert!(ok, "{out}");
+    assert_eq!(owned(&moto).await, reference_counts(), "one resource per create, no duplicate");
+    let (clean, out) =
+        run(&moto.endpoint(), &["plan", spec, "--state", state, "--detailed-exitcode"]);
+    assert!(clean, "{out}");
+}
+
+/// Seconds a security group's delete is refused with `DependencyViolation` (lingering network
+/// interfaces): `ENGINE_FAULT_DRAIN_SECONDS`, 20 in the test suite, 180 in the soak.
+fn drain_seconds() -> u64 {
+    std::env::var("ENGINE_FAULT_DRAIN_SECONDS").map_or(20, |s| s.parse().expect("seconds"))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_security_group_delete_refused_for_a_while_still_finishes_the_destroy() {
+    let moto = Moto::start();
+    let spec = network_spec_path();
+    let spec = spec.to_str().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("s.json");
+    let state = state.to_str().unwrap();
+    let (ok, out) = run(&moto.endpoint(), &apply_args(spec, state));
+    assert!(ok, "{out}");
+    let seconds = drain_seconds();
+    let fails = vec![("DeleteSecurityGroup".into(), "DependencyViolation".into(), seconds)];
+    let proxy = AwsProxy::start(&moto.endpoint(), &ProxyRules { fails, ..Default::default() });
+    let started = Instant::now();
+    let (ok, out) = run(&proxy.endpoint(), &["destroy", spec, "--state", state, "--auto-approve"]);
+    assert!(ok, "{out}");
+    assert!(started.elapsed() >= Duration::from_secs(seconds), "the delete waited it out");
     assert_eq!(owned(&moto).await.total(), 0, "destroy leaves nothing");
 }

@@ -1,6 +1,7 @@
 //! The SDK clients of one run, configured for the spec's region, each counting its calls.
 
 use crate::calls::CountCalls;
+use crate::lost_answer::LostAnswers;
 use aws_config::SdkConfig;
 use aws_config::timeout::TimeoutConfig;
 use aws_types::region::Region;
@@ -54,23 +55,36 @@ impl AwsClients {
         let count = CountCalls(counter.clone());
         let kms = |config: &SdkConfig| {
             aws_sdk_kms::Client::from_conf(
-                aws_sdk_kms::config::Builder::from(config).interceptor(count.clone()).build(),
+                aws_sdk_kms::config::Builder::from(config)
+                    .interceptor(count.clone())
+                    .interceptor(LostAnswers)
+                    .build(),
             )
         };
         AwsClients {
             ec2: aws_sdk_ec2::Client::from_conf(
-                aws_sdk_ec2::config::Builder::from(&config).interceptor(count.clone()).build(),
+                aws_sdk_ec2::config::Builder::from(&config)
+                    .interceptor(count.clone())
+                    .interceptor(LostAnswers)
+                    .build(),
             ),
             route53: aws_sdk_route53::Client::from_conf(
-                aws_sdk_route53::config::Builder::from(&config).interceptor(count.clone()).build(),
+                aws_sdk_route53::config::Builder::from(&config)
+                    .interceptor(count.clone())
+                    .interceptor(LostAnswers)
+                    .build(),
             ),
             logs: aws_sdk_cloudwatchlogs::Client::from_conf(
                 aws_sdk_cloudwatchlogs::config::Builder::from(&config)
                     .interceptor(count.clone())
+                    .interceptor(LostAnswers)
                     .build(),
             ),
             iam: aws_sdk_iam::Client::from_conf(
-                aws_sdk_iam::config::Builder::from(&config).interceptor(count.clone()).build(),
+                aws_sdk_iam::config::Builder::from(&config)
+                    .interceptor(count.clone())
+                    .interceptor(LostAnswers)
+                    .build(),
             ),
             kms: kms(&config),
             kms_secondary: secondary_region.map(|r| kms(&in_region(r))),
@@ -78,28 +92,38 @@ impl AwsClients {
                 aws_sdk_s3::config::Builder::from(&config)
                     .force_path_style(true)
                     .interceptor(count.clone())
+                    .interceptor(LostAnswers)
                     .build(),
             ),
             secrets: aws_sdk_secretsmanager::Client::from_conf(
                 aws_sdk_secretsmanager::config::Builder::from(&config)
                     .interceptor(count.clone())
+                    .interceptor(LostAnswers)
                     .build(),
             ),
             autoscaling: aws_sdk_autoscaling::Client::from_conf(
                 aws_sdk_autoscaling::config::Builder::from(&config)
                     .interceptor(count.clone())
+                    .interceptor(LostAnswers)
                     .build(),
             ),
             elbv2: aws_sdk_elasticloadbalancingv2::Client::from_conf(
                 aws_sdk_elasticloadbalancingv2::config::Builder::from(&config)
                     .interceptor(count.clone())
+                    .interceptor(LostAnswers)
                     .build(),
             ),
             eks: aws_sdk_eks::Client::from_conf(
-                aws_sdk_eks::config::Builder::from(&config).interceptor(count.clone()).build(),
+                aws_sdk_eks::config::Builder::from(&config)
+                    .interceptor(count.clone())
+                    .interceptor(LostAnswers)
+                    .build(),
             ),
             sqs: aws_sdk_sqs::Client::from_conf(
-                aws_sdk_sqs::config::Builder::from(&config).interceptor(count.clone()).build(),
+                aws_sdk_sqs::config::Builder::from(&config)
+                    .interceptor(count.clone())
+                    .interceptor(LostAnswers)
+                    .build(),
             ),
             events: aws_sdk_eventbridge::Client::from_conf(
                 aws_sdk_eventbridge::config::Builder::from(&config).interceptor(count).build(),

@@ -3,7 +3,8 @@
 //! a delete is done.
 //!
 //! Retries: the SDK retries throttling and transient failures of one call itself (adaptive
-//! mode, see `provider.rs`); what is marked retryable here are the codes of eventual
+//! mode, see `provider.rs`), but not a mutating call whose answer was lost: that one is marked
+//! `outcome_unknown` here (see `lost_answer.rs`). What is marked retryable here are the codes of eventual
 //! consistency (an id not visible yet, a role not propagated) and of dependencies still
 //! draining, which the executor retries as a step (`engine::retry`).
 
@@ -55,7 +56,20 @@ where
     };
     let retryable = code.as_deref().is_some_and(|c| RETRYABLE.contains(&c))
         || matches!(err, SdkError::TimeoutError(_));
-    let mut error = if retryable { KindError::retryable(message) } else { KindError::new(message) };
+    // No answer to a call that changes something: it may have taken effect
+    // (`crate::lost_answer`).
+    let no_answer = matches!(
+        err,
+        SdkError::DispatchFailure(_) | SdkError::TimeoutError(_) | SdkError::ResponseError(_)
+    );
+    let mutating = crate::lost_answer::is_mutating(operation.rsplit(':').next().unwrap_or(""));
+    let mut error = if no_answer && mutating {
+        KindError::outcome_unknown(message)
+    } else if retryable {
+        KindError::retryable(message)
+    } else {
+        KindError::new(message)
+    };
     // A deleted resource's dependents (a load balancer's interfaces, an attachment) can take
     // minutes to let go.
     error.draining = code.as_deref().is_some_and(|c| DRAINING.contains(&c));

@@ -11,6 +11,7 @@ mod clients;
 mod error;
 mod kinds;
 mod lookup;
+mod lost_answer;
 mod provider;
 pub mod stages;
 mod tagging;

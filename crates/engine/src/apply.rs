@@ -8,7 +8,7 @@ use crate::diff::{attribute_of, resolve};
 use crate::graph::ResourceGraph;
 use crate::{
     Action, Address, ApiCalls, Attrs, Context, Event, Interrupt, Kind, KindError, Live, Observer,
-    Plan, ResourceChange, RetryPolicy,
+    Plan, ReadRequest, ResourceChange, RetryPolicy,
 };
 use engine_state::{Journal, ResourceState};
 use serde::Serialize;
@@ -418,7 +418,7 @@ async fn run_step_inner(
                 }
                 _ => {
                     retry(shared, change, kind_impl.as_ref(), || {
-                        kind_impl.create(&ctx, &change.address, &desired)
+                        create_once(kind_impl.as_ref(), &ctx, &change.address, &desired)
                     })
                     .await?
                 }
@@ -432,6 +432,39 @@ async fn run_step_inner(
                 .insert(change.address.clone(), live);
             Ok(Some(id))
         }
+    }
+}
+
+/// One try of a create. When the answer was lost (the call may have made the resource), the
+/// resource is looked for by its ownership tags before the create is tried again: found, it is
+/// brought to the spec and is the create's result, so a lost answer never makes a duplicate.
+async fn create_once(
+    kind: &dyn Kind,
+    ctx: &Context,
+    address: &Address,
+    desired: &Attrs,
+) -> Result<Live, KindError> {
+    let error = match kind.create(ctx, address, desired).await {
+        Err(e) if e.outcome_unknown => e,
+        other => return other,
+    };
+    let request = ReadRequest {
+        address: address.clone(),
+        id: None,
+        desired: Some(desired.clone()),
+        unknown: vec![],
+    };
+    let found = match kind.read(ctx, std::slice::from_ref(&request)).await {
+        Ok(mut found) => found.pop().flatten(),
+        Err(_) => None,
+    };
+    let Some(live) = found else { return Err(error) };
+    tracing::info!(%address, id = %live.id, "the create took effect though its answer was lost");
+    let fields = kind.fields();
+    if crate::kind::changed_fields(fields, &live.attributes, desired).next().is_some() {
+        kind.update(ctx, address, &live, desired).await
+    } else {
+        Ok(live)
     }
 }
 

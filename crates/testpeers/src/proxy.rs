@@ -27,6 +27,11 @@ pub struct ProxyRules {
     pub throttle: f64,
     /// Seed of the throttling draws (runs are repeatable).
     pub seed: u64,
+    /// Operations whose first call is forwarded, then answered with a connection reset.
+    pub resets: Vec<String>,
+    /// (operation, error code, seconds): the operation is answered with that error for that
+    /// long after its first call.
+    pub fails: Vec<(String, String, u64)>,
 }
 
 impl AwsProxy {
@@ -44,6 +49,12 @@ impl AwsProxy {
         }
         if let Some((n, report)) = &rules.kill_after {
             cmd.args(["--kill-after", &n.to_string()]).arg("--report").arg(report);
+        }
+        for (operation, code, seconds) in &rules.fails {
+            cmd.args(["--fail-for", &format!("{operation}:{code}:{seconds}")]);
+        }
+        for operation in &rules.resets {
+            cmd.args(["--reset-after", operation]);
         }
         if rules.throttle > 0.0 {
             cmd.args([

@@ -104,6 +104,30 @@ impl SecurityGroupRuleKind {
     }
 }
 
+impl SecurityGroupRuleKind {
+    /// The untagged rule of the group that is `desired`, described and tagged as the spec wants.
+    async fn take_bare(
+        &self,
+        ctx: &Context,
+        desired: &SecurityGroupRule,
+    ) -> KindResult<Option<Live<SecurityGroupRule>>> {
+        let request = ReadRequest {
+            address: ctx.address().cloned().unwrap_or_else(|| engine::Address::new("")),
+            id: None,
+            desired: Some(desired.clone()),
+            unknown: vec![],
+        };
+        let found = self.read(ctx, std::slice::from_ref(&request)).await?.pop().flatten();
+        let Some(bare) = found.filter(|l| address_tag(&l.attributes).is_none()) else {
+            return Ok(None);
+        };
+        let changes =
+            SecurityGroupRuleChanges { description: true, tags: true, ..Default::default() };
+        let update = Update { current: &bare, desired, changes: &changes };
+        self.update(ctx, update).await.map(Some)
+    }
+}
+
 impl TypedKind for SecurityGroupRuleKind {
     type Attrs = SecurityGroupRule;
     const NAME: &'static str = "aws_security_group_rule";
@@ -134,18 +158,29 @@ impl TypedKind for SecurityGroupRuleKind {
         Ok(requests.iter().zip(matched).map(|(r, m)| m.or_else(|| by_content(r))).collect())
     }
 
-    async fn create(&self, _: &Context, desired: &Self::Attrs) -> Outcome<Self> {
+    async fn create(&self, ctx: &Context, desired: &Self::Attrs) -> Outcome<Self> {
         let ec2 = &self.0.ec2;
         let (group, permission) = (&desired.security_group_id, desired.permission());
         let tags = tag_spec(ResourceType::SecurityGroupRule, &desired.tags);
-        let rules = if desired.egress() {
+        let authorized = if desired.egress() {
             let call = ec2.authorize_security_group_egress().group_id(group);
             let call = call.ip_permissions(permission).tag_specifications(tags);
-            call.send().await.api("ec2:AuthorizeSecurityGroupEgress")?.security_group_rules
+            let out = call.send().await.api("ec2:AuthorizeSecurityGroupEgress");
+            out.map(|o| o.security_group_rules)
         } else {
             let call = ec2.authorize_security_group_ingress().group_id(group);
             let call = call.ip_permissions(permission).tag_specifications(tags);
-            call.send().await.api("ec2:AuthorizeSecurityGroupIngress")?.security_group_rules
+            let out = call.send().await.api("ec2:AuthorizeSecurityGroupIngress");
+            out.map(|o| o.security_group_rules)
+        };
+        let rules = match authorized {
+            Ok(rules) => rules,
+            // The same rule, untagged, already in the group (the group's default egress, left by
+            // a group create whose answer was lost): it is the one the spec wants; take it.
+            Err(e) if e.has_code("InvalidPermission.Duplicate") => {
+                return self.take_bare(ctx, desired).await?.ok_or(e);
+            }
+            Err(e) => return Err(e),
         };
         let id = rules.as_deref().and_then(|r| r.first()).and_then(|r| r.security_group_rule_id());
         let id = required(id, "ec2:AuthorizeSecurityGroup*: SecurityGroupRuleId")?;

@@ -17,6 +17,10 @@ pub struct KindError {
     /// of a deleted load balancer, an attachment): retried for minutes
     /// ([`crate::RetryPolicy::DRAIN`]), not seconds.
     pub draining: bool,
+    /// The call may have taken effect though no answer came back (the connection dropped or
+    /// timed out after the request was sent): before trying a create again, the executor looks
+    /// for what it may have made.
+    pub outcome_unknown: bool,
     /// The error this one came from (an SDK or HTTP error), for callers that inspect it.
     #[source]
     pub source: Option<Arc<dyn std::error::Error + Send + Sync>>,
@@ -30,6 +34,7 @@ impl KindError {
             code: None,
             retryable: false,
             draining: false,
+            outcome_unknown: false,
             source: None,
         }
     }
@@ -42,6 +47,12 @@ impl KindError {
     /// An error that passes once dependents have let go: retried for minutes.
     pub fn draining(message: impl Into<String>) -> Self {
         KindError { draining: true, ..KindError::retryable(message) }
+    }
+
+    /// A call that may have taken effect without its answer arriving: retryable, once what it
+    /// may have made has been looked for.
+    pub fn outcome_unknown(message: impl Into<String>) -> Self {
+        KindError { outcome_unknown: true, ..KindError::retryable(message) }
     }
 
     /// The same error with the cloud's error code.
@@ -60,6 +71,7 @@ impl KindError {
     pub fn permanent(mut self) -> Self {
         self.retryable = false;
         self.draining = false;
+        self.outcome_unknown = false;
         self
     }
 

@@ -187,6 +187,19 @@ async fn retryable_errors_are_retried_within_the_policy() {
 }
 
 #[tokio::test]
+async fn a_create_whose_answer_is_lost_is_found_again_not_repeated() {
+    let rig = Rig::new();
+    rig.cloud.fail("fake.item.net", Op::Create, Fault::AnswerLost(1));
+    let engine = rig.engine(CHAIN);
+    let (_, report) = engine.plan_and_apply().await.unwrap();
+    assert!(report.is_success(), "{report:#?}");
+    let tries = |a: &str| rig.ops(Op::Create).iter().filter(|x| *x == a).count();
+    assert_eq!(tries("fake.item.net"), 1, "the create is not repeated");
+    assert_eq!(rig.cloud.addresses().len(), 4, "no duplicate");
+    assert!(!engine.plan().await.unwrap().has_changes());
+}
+
+#[tokio::test]
 async fn a_panicking_kind_fails_its_step_and_the_run_goes_on() {
     let rig = Rig::new();
     rig.cloud.fail("fake.item.net", Op::Create, Fault::Panic);

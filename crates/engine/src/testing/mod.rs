@@ -101,6 +101,9 @@ pub enum Fault {
     Denied,
     /// The kind panics.
     Panic,
+    /// The operation takes effect but its answer is lost (an error whose outcome is unknown),
+    /// for the next `n` tries.
+    AnswerLost(u32),
 }
 
 #[derive(Default)]
@@ -197,8 +200,8 @@ impl FakeCloud {
                     *n -= 1;
                     Some(Fault::InUse(*n))
                 }
+                Some(Fault::AnswerLost(_)) | None => None,
                 Some(other) => Some(other.clone()),
-                None => None,
             }
         });
         match fault {
@@ -216,7 +219,33 @@ impl FakeCloud {
                     .with_code("Denied"))
             }
             Some(Fault::Panic) => panic!("fake cloud: {} of {address} panics", op.name()),
+            Some(Fault::AnswerLost(_)) => Ok(()),
         }
+    }
+
+    /// After `op` took effect: an error whose outcome is unknown when its answer is to be lost.
+    fn answer(&self, op: Op, address: &str) -> Result<(), KindError> {
+        let lost = self.with(|c| {
+            let key = (address.to_string(), op);
+            match c.faults.get_mut(&key) {
+                Some(Fault::AnswerLost(0)) => {
+                    c.faults.remove(&key);
+                    false
+                }
+                Some(Fault::AnswerLost(n)) => {
+                    *n -= 1;
+                    true
+                }
+                _ => false,
+            }
+        });
+        if lost {
+            return Err(KindError::outcome_unknown(format!(
+                "fake:{}: {address}: connection reset before the answer",
+                op.name()
+            )));
+        }
+        Ok(())
     }
 }
 
@@ -256,6 +285,7 @@ impl TypedKind for FakeItems {
             c.items.insert(id.clone(), item.clone());
             Live::new(id, item)
         });
+        self.0.answer(Op::Create, address)?;
         Ok(live)
     }
 

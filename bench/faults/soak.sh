@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Soak (not a test) of the fault-injection suite, tests/e2e/faults.rs, at full length:
+# - the engine SIGKILLed right after each mutating call of a cold apply of the network stage
+#   commits, one run per call (the test suite does a spread of 15), each followed by a re-run
+#   that must converge with no duplicate and an empty second plan;
+# - a security group's delete refused with DependencyViolation for 3 minutes (the suite: 20 s).
+#
+#   bench/faults/soak.sh
+#
+# Uses the fault proxy (testenv/aws_proxy.py --kill-after) in front of moto; see
+# tests/e2e/faults.rs. Prints the number of kill points and how long the soak took.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+testenv/install-moto.sh >/dev/null
+export ENGINE_MOTO_SERVER="$PWD/testenv/moto-server"
+RUSTC_VERSION="$(rustc --version | awk '{print $2}')"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/engine/target-rustc-$RUSTC_VERSION}"
+
+cargo build --quiet --locked -p engine-cli
+started=$(date +%s)
+ENGINE_FAULT_KILL_POINTS=all ENGINE_FAULT_DRAIN_SECONDS=180 \
+    cargo test --quiet --locked -p engine-tests --test e2e -- --test-threads 2 --nocapture \
+    faults::killed_after faults::a_security_group_delete 2>&1 | grep -E "kills over|test |test result"
+echo "soak: $(( $(date +%s) - started )) s"
