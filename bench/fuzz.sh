@@ -16,13 +16,14 @@ if [[ ! -x "$ROOT/bin/cargo-fuzz" ]]; then
 fi
 export PATH="$ROOT/bin:$PATH"
 export CARGO_TARGET_DIR="$HOME/.cache/engine/target-fuzz"
+mkdir -p "$CARGO_TARGET_DIR"
 status=0
 for target in spec_loader template_parser; do
     echo "fuzz: $target for ${SECONDS_PER_TARGET}s"
     log="$CARGO_TARGET_DIR/fuzz-$target.log"
     if (cd fuzz && cargo +nightly fuzz run "$target" -- -max_total_time="$SECONDS_PER_TARGET" \
         -max_len=4096 -rss_limit_mb=2048) >"$log" 2>&1; then
-        grep -E "^#[0-9]+ +DONE" "$log" | tail -1 || true
+        grep -E "^Done [0-9]+ runs" "$log" | tail -1 || true
     else
         status=1
         grep -E "ERROR|SUMMARY|artifact|panicked" "$log" | head -10

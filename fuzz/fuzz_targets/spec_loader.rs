@@ -5,8 +5,7 @@
 use engine::spec::SpecSource;
 use libfuzzer_sys::fuzz_target;
 
-const SECTIONS: &[&str] =
-    &["globals", "network", "openbao", "eks", "bootstrap", "llm_platform"];
+const SECTIONS: &[&str] = &["globals", "network", "openbao", "eks", "bootstrap", "llm_platform"];
 
 fuzz_target!(|text: &str| {
     let spec = SpecSource::from_text("fuzz.toml", "fuzz", text);

@@ -60,6 +60,9 @@ fn apply_killed_at(moto: &Moto, spec: &str, state: &Path, point: usize) -> bool 
         if report.exists() {
             child.kill().unwrap();
             child.wait().unwrap();
+            // Calls the engine had in flight still land in the cloud; an operator's re-run comes
+            // seconds later, not within the same millisecond.
+            std::thread::sleep(Duration::from_secs(1));
             return true;
         }
         if let Some(status) = child.try_wait().unwrap() {

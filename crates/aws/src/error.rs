@@ -37,6 +37,20 @@ const RETRYABLE: &[&str] = &[
 /// Error codes of dependents still letting go: retried for minutes (`RetryPolicy::DRAIN`).
 const DRAINING: &[&str] = &["DependencyViolation", "ResourceInUse", "ResourceInUseException"];
 
+/// Error codes of a create whose resource exists already (the executor looks for it by its
+/// ownership tags before giving up).
+const ALREADY_EXISTS: &[&str] = &[
+    "ResourceAlreadyExistsException",
+    "EntityAlreadyExists",
+    "AlreadyExistsException",
+    "ResourceExistsException",
+    "HostedZoneAlreadyExists",
+    "DuplicateTargetGroupName",
+    "DuplicateLoadBalancerName",
+    "InvalidGroup.Duplicate",
+    "BucketAlreadyOwnedByYou",
+];
+
 /// An SDK error as a [`KindError`] naming the operation, the code and the message.
 pub(crate) fn api_error<E>(operation: &str, err: SdkError<E, HttpResponse>) -> KindError
 where
@@ -74,6 +88,7 @@ where
     // minutes to let go.
     error.draining = code.as_deref().is_some_and(|c| DRAINING.contains(&c));
     error.retryable |= error.draining;
+    error.already_exists = code.as_deref().is_some_and(|c| ALREADY_EXISTS.contains(&c));
     error.code = code;
     error.with_source(err)
 }

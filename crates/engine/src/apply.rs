@@ -435,9 +435,10 @@ async fn run_step_inner(
     }
 }
 
-/// One try of a create. When the answer was lost (the call may have made the resource), the
-/// resource is looked for by its ownership tags before the create is tried again: found, it is
-/// brought to the spec and is the create's result, so a lost answer never makes a duplicate.
+/// One try of a create. When the answer was lost (the call may have made the resource), or the
+/// cloud says the resource exists (a create of a run that died may have landed since), the
+/// resource is looked for by its ownership tags: found, it is brought to the spec and is the
+/// create's result, so a lost answer never makes a duplicate nor a failed run.
 async fn create_once(
     kind: &dyn Kind,
     ctx: &Context,
@@ -445,7 +446,7 @@ async fn create_once(
     desired: &Attrs,
 ) -> Result<Live, KindError> {
     let error = match kind.create(ctx, address, desired).await {
-        Err(e) if e.outcome_unknown => e,
+        Err(e) if e.outcome_unknown || e.already_exists => e,
         other => return other,
     };
     let request = ReadRequest {
@@ -458,8 +459,11 @@ async fn create_once(
         Ok(mut found) => found.pop().flatten(),
         Err(_) => None,
     };
-    let Some(live) = found else { return Err(error) };
-    tracing::info!(%address, id = %live.id, "the create took effect though its answer was lost");
+    let Some(live) = found else {
+        // Someone else's: trying again would only say the same.
+        return Err(if error.already_exists { error.permanent() } else { error });
+    };
+    tracing::info!(%address, id = %live.id, "found what an earlier create made");
     let fields = kind.fields();
     if crate::kind::changed_fields(fields, &live.attributes, desired).next().is_some() {
         kind.update(ctx, address, &live, desired).await

@@ -21,6 +21,10 @@ pub struct KindError {
     /// timed out after the request was sent): before trying a create again, the executor looks
     /// for what it may have made.
     pub outcome_unknown: bool,
+    /// The cloud says the resource exists already: it may be the one a create of an earlier
+    /// run made (its request still in flight when that run died). The executor takes it when
+    /// its ownership tags say it is this resource, and fails otherwise.
+    pub already_exists: bool,
     /// The error this one came from (an SDK or HTTP error), for callers that inspect it.
     #[source]
     pub source: Option<Arc<dyn std::error::Error + Send + Sync>>,
@@ -35,6 +39,7 @@ impl KindError {
             retryable: false,
             draining: false,
             outcome_unknown: false,
+            already_exists: false,
             source: None,
         }
     }

@@ -326,6 +326,7 @@ pub fn resources(
     // Nodes.
     let user_data = render(&UserData {
         version: &server.version,
+        package_sha256: server.package_sha256.as_deref(),
         plugin_url: &server.kms_plugin_url,
         plugin_sha256: server.kms_plugin_sha256.as_deref(),
         region: &globals.region,

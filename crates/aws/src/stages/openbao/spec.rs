@@ -22,6 +22,9 @@ pub struct ServerSpec {
     /// OpenBao release installed on the nodes.
     #[serde(default = "default_version")]
     pub version: String,
+    /// Expected SHA-256 of the OpenBao package the nodes install
+    /// (`bao_<version>_linux_<arch>.deb`, from the release's checksums); checked at boot.
+    pub package_sha256: Option<String>,
     /// Download URL of the `awskms` KMS plugin binary (OpenBao 2.7 ships `awskms` as a plugin).
     pub kms_plugin_url: String,
     /// Expected SHA-256 of the plugin binary; when absent the node records the hash of what it
@@ -240,12 +243,15 @@ pub fn validate(
             ),
         );
     }
-    if let Some(sha) = &server.kms_plugin_sha256
-        && (sha.len() != 64 || !sha.chars().all(|c| c.is_ascii_hexdigit()))
-    {
-        errors.push(
-            spec.error(&root.key("kms_plugin_sha256"), "a SHA-256 is 64 hexadecimal characters"),
-        );
+    for (field, sha) in [
+        ("package_sha256", &server.package_sha256),
+        ("kms_plugin_sha256", &server.kms_plugin_sha256),
+    ] {
+        if let Some(sha) = sha
+            && (sha.len() != 64 || !sha.chars().all(|c| c.is_ascii_hexdigit()))
+        {
+            errors.push(spec.error(&root.key(field), "a SHA-256 is 64 hexadecimal characters"));
+        }
     }
     if server.instance_type.is_empty() || !server.instance_type.contains('.') {
         errors.push(spec.error(
