@@ -60,3 +60,79 @@ async fn two_specs_of_the_same_name_never_take_each_other_over() {
         |v: &&aws_sdk_ec2::types::Vpc| v.tags().iter().any(|t| t.key() == Some("engine:lineage"));
     assert_eq!(vpcs.vpcs().iter().filter(tagged).count(), 1, "B's VPC alone is left");
 }
+
+/// A rule added out of band to a security group the engine owns whole is drift, named, and
+/// `apply` revokes it; in a group the spec marks as shared it is left alone.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_rule_added_out_of_band_is_drift_unless_the_group_is_shared() {
+    let moto = Moto::start();
+    let dir = tempfile::tempdir().unwrap();
+    let spec = spec_in(dir.path(), &network_spec_text());
+    let spec = spec.to_str().unwrap();
+    let state = dir.path().join("state.json");
+    let state = state.to_str().unwrap();
+    let (ok, out) = run(&moto, &["apply", spec, "--state", state, "--auto-approve"]);
+    assert!(ok, "{out}");
+    let doc = engine_state::LocalBackend::new(state).load().unwrap().unwrap();
+    let group = doc.resources["aws.network.security_group.private_access"].id.clone();
+    let ec2 = aws_sdk_ec2::Client::new(&moto.sdk_config().await);
+    let ssh = aws_sdk_ec2::types::IpPermission::builder()
+        .ip_protocol("tcp")
+        .from_port(22)
+        .to_port(22)
+        .ip_ranges(aws_sdk_ec2::types::IpRange::builder().cidr_ip("0.0.0.0/0").build())
+        .build();
+    let added = ec2
+        .authorize_security_group_ingress()
+        .group_id(&group)
+        .ip_permissions(ssh.clone())
+        .send()
+        .await
+        .unwrap();
+    let rule = added.security_group_rules()[0].security_group_rule_id().unwrap().to_string();
+
+    let drift = run_engine(&moto.endpoint(), &["drift", spec, "--state", state], &[]);
+    let shown = text(&drift);
+    assert_eq!(drift.status.code(), Some(2), "{shown}");
+    assert!(shown.contains("foreign_rules") && shown.contains(&rule), "{shown}");
+    let (ok, out) = run(&moto, &["apply", spec, "--state", state, "--auto-approve"]);
+    assert!(ok, "{out}");
+    let left = ec2
+        .describe_security_group_rules()
+        .filters(aws_sdk_ec2::types::Filter::builder().name("group-id").values(&group).build());
+    let left = left.send().await.unwrap();
+    assert!(
+        left.security_group_rules().iter().all(|r| r.security_group_rule_id() != Some(&rule)),
+        "the foreign rule is revoked"
+    );
+    let drift = run_engine(&moto.endpoint(), &["drift", spec, "--state", state], &[]);
+    assert_eq!(drift.status.code(), Some(0), "{}", text(&drift));
+
+    // A group the spec marks as shared: a rule added out of band is the controller's business.
+    let moto = Moto::start();
+    let dir = tempfile::tempdir().unwrap();
+    let shared = network_spec_text().replace(
+        "[globals.tags]",
+        "shared = [\"aws.network.security_group.private_access\"]\n\n[globals.tags]",
+    );
+    assert_ne!(shared, network_spec_text());
+    let spec = spec_in(dir.path(), &shared);
+    let spec = spec.to_str().unwrap();
+    let state = dir.path().join("state.json");
+    let state = state.to_str().unwrap();
+    let (ok, out) = run(&moto, &["apply", spec, "--state", state, "--auto-approve"]);
+    assert!(ok, "{out}");
+    let doc = engine_state::LocalBackend::new(state).load().unwrap().unwrap();
+    let group = doc.resources["aws.network.security_group.private_access"].id.clone();
+    let ec2 = aws_sdk_ec2::Client::new(&moto.sdk_config().await);
+    ec2.authorize_security_group_ingress()
+        .group_id(&group)
+        .ip_permissions(ssh)
+        .send()
+        .await
+        .unwrap();
+    let drift = run_engine(&moto.endpoint(), &["drift", spec, "--state", state], &[]);
+    assert_eq!(drift.status.code(), Some(0), "{}", text(&drift));
+    let (clean, plan) = run(&moto, &["plan", spec, "--state", state, "--detailed-exitcode"]);
+    assert!(clean, "{plan}");
+}

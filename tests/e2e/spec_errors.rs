@@ -90,6 +90,14 @@ const CASES: &[Case] = &[
         field: "globals",
     },
     Case {
+        name: "globals: a shared resource the spec does not make",
+        edits: &[("domain = ", "shared = [\"aws.network.security_group.nothing\"]\ndomain = ")],
+        overlay: "",
+        at: Spec("shared = "),
+        message: "`aws.network.security_group.nothing` is no resource of this spec",
+        field: "globals.shared[0]",
+    },
+    Case {
         name: "globals: unknown cloud",
         edits: &[("cloud = \"aws\"", "cloud = \"azure\"")],
         overlay: "",

@@ -53,6 +53,7 @@ impl Provider for AwsProvider {
         let mut resources = stages::network::expand(spec, &globals)?;
         resources.extend(stages::openbao::expand(spec, &globals)?);
         resources.extend(stages::eks::expand(spec, &globals)?);
+        share(spec, &globals, &mut resources)?;
         Ok(resources)
     }
 
@@ -63,6 +64,28 @@ impl Provider for AwsProvider {
     fn api_calls(&self) -> ApiCalls {
         self.counter.snapshot()
     }
+}
+
+/// Resources named in `[globals] shared` are not watched whole: their list of what was
+/// attached out of band (`foreign_rules`) is left out. An entry that names nothing is an error.
+fn share(
+    spec: &SpecSource,
+    globals: &engine::spec::Globals,
+    resources: &mut [ResourceSpec],
+) -> Result<(), SpecErrors> {
+    let mut errors = Vec::new();
+    for (i, prefix) in globals.shared.iter().enumerate() {
+        let mut matched = false;
+        for r in resources.iter_mut().filter(|r| r.address.matches_prefix(prefix)) {
+            matched = true;
+            r.attributes.remove("foreign_rules");
+        }
+        if !matched && prefix.starts_with("aws.") {
+            let path = engine::spec::FieldPath::root("globals").key("shared").index(i);
+            errors.push(spec.error(&path, format!("`{prefix}` is no resource of this spec")));
+        }
+    }
+    spec.errors(errors).into_result()
 }
 
 /// The SDK configuration from the environment's credential chain, with the engine's retry

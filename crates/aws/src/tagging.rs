@@ -15,8 +15,8 @@ pub const MAX_TAGS: usize = 50;
 /// AWS's limits on tag key and value lengths.
 pub const MAX_KEY_LEN: usize = 128;
 pub const MAX_VALUE_LEN: usize = 256;
-/// Tags the engine adds to every resource it owns (the three ownership tags and `Name`).
-pub const ENGINE_TAGS: usize = 4;
+/// Tags the engine adds to every resource it owns (the four ownership tags and `Name`).
+pub const ENGINE_TAGS: usize = 5;
 
 /// The ownership tags of `address` in `spec`.
 pub fn ownership(spec: &str, address: &Address) -> Tags {

@@ -28,6 +28,12 @@ pub struct Globals {
     pub versions: BTreeMap<String, String>,
     /// The GitOps repository Flux syncs.
     pub flux: Option<FluxGlobals>,
+    /// Addresses (or address prefixes) of resources the engine shares with a controller that
+    /// legitimately changes them (e.g. `aws.eks.security_group.node`, to which a load balancer
+    /// controller adds rules): what is attached to them out of band is neither drift nor
+    /// removed. Every other resource the engine makes is watched whole.
+    #[serde(default)]
+    pub shared: Vec<String>,
 }
 
 /// `[globals.flux]`.

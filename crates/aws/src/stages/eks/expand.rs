@@ -250,6 +250,7 @@ pub fn resources(
     let sg_name = format!("{cluster}-eks-cluster");
     out.push(
         ResourceSpec::new(sg.clone(), "aws_security_group")
+            .attr("foreign_rules", Value::List(vec![]))
             .attr("name", sg_name.as_str())
             .attr("description", format!("EKS control plane of {cluster}"))
             .attr("vpc_id", Value::reference(&network("vpc.main"), "id"))
@@ -298,6 +299,7 @@ pub fn resources(
     if eks.node_groups.values().any(|ng| ng.max_pods.is_some()) {
         out.push(
             ResourceSpec::new(node_sg.clone(), "aws_security_group")
+                .attr("foreign_rules", Value::List(vec![]))
                 .attr("name", node_sg_name.as_str())
                 .attr("description", format!("EKS nodes of {cluster}"))
                 .attr("vpc_id", Value::reference(&network("vpc.main"), "id"))

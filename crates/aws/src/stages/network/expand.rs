@@ -225,6 +225,7 @@ pub fn resources(spec_name: &str, globals: &Globals, net: &NetworkSpec) -> Vec<R
         let sg_name = format!("{cluster}-private-access");
         out.push(
             ResourceSpec::new(sg.clone(), "aws_security_group")
+                .attr("foreign_rules", Value::List(vec![]))
                 .attr("name", sg_name.as_str())
                 .attr("description", "Private access to the VPC from the operator network")
                 .attr("vpc_id", vpc_id.clone())

@@ -208,6 +208,7 @@ pub fn resources(
     let sg = addr("security_group.server");
     out.push(
         ResourceSpec::new(sg.clone(), "aws_security_group")
+            .attr("foreign_rules", Value::List(vec![]))
             .attr("name", base.as_str())
             .attr("description", "OpenBao nodes")
             .attr("vpc_id", vpc_id.clone())
@@ -217,6 +218,7 @@ pub fn resources(
     let lb_sg_name = format!("{base}-lb");
     out.push(
         ResourceSpec::new(lb_sg.clone(), "aws_security_group")
+            .attr("foreign_rules", Value::List(vec![]))
             .attr("name", lb_sg_name.as_str())
             .attr("description", "OpenBao load balancer")
             .attr("vpc_id", vpc_id.clone())
