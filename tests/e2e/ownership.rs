@@ -61,10 +61,11 @@ async fn two_specs_of_the_same_name_never_take_each_other_over() {
     assert_eq!(vpcs.vpcs().iter().filter(tagged).count(), 1, "B's VPC alone is left");
 }
 
-/// A rule added out of band to a security group the engine owns whole is drift, named, and
-/// `apply` revokes it; in a group the spec marks as shared it is left alone.
+/// A rule added out of band to a security group the engine owns whole, or a policy to one of its
+/// roles, is drift, named, and `apply` removes it; in a group the spec marks as shared it is
+/// left alone.
 #[tokio::test(flavor = "multi_thread")]
-async fn a_rule_added_out_of_band_is_drift_unless_the_group_is_shared() {
+async fn what_is_added_out_of_band_is_drift_unless_the_resource_is_shared() {
     let moto = Moto::start();
     let dir = tempfile::tempdir().unwrap();
     let spec = spec_in(dir.path(), &network_spec_text());
@@ -90,13 +91,27 @@ async fn a_rule_added_out_of_band_is_drift_unless_the_group_is_shared() {
         .await
         .unwrap();
     let rule = added.security_group_rules()[0].security_group_rule_id().unwrap().to_string();
+    // And to the flow logs' role: a managed policy attached, an inline policy put.
+    let iam = aws_sdk_iam::Client::new(&moto.sdk_config().await);
+    let (role, admin) = ("aws-0-vpc-flow-logs", "arn:aws:iam::aws:policy/AdministratorAccess");
+    iam.attach_role_policy().role_name(role).policy_arn(admin).send().await.unwrap();
+    let anything =
+        r#"{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"*","Resource":"*"}]}"#;
+    let put = iam.put_role_policy().role_name(role).policy_name("extra").policy_document(anything);
+    put.send().await.unwrap();
 
     let drift = run_engine(&moto.endpoint(), &["drift", spec, "--state", state], &[]);
     let shown = text(&drift);
     assert_eq!(drift.status.code(), Some(2), "{shown}");
     assert!(shown.contains("foreign_rules") && shown.contains(&rule), "{shown}");
+    assert!(shown.contains("foreign_policies") && shown.contains(admin), "{shown}");
+    assert!(shown.contains("inline:extra"), "{shown}");
     let (ok, out) = run(&moto, &["apply", spec, "--state", state, "--auto-approve"]);
     assert!(ok, "{out}");
+    let attached = iam.list_attached_role_policies().role_name(role).send().await.unwrap();
+    assert!(attached.attached_policies().is_empty(), "the attached policy is detached");
+    let inline = iam.list_role_policies().role_name(role).send().await.unwrap();
+    assert_eq!(inline.policy_names(), ["flow-logs-to-cloudwatch"], "the spec's own stays");
     let left = ec2
         .describe_security_group_rules()
         .filters(aws_sdk_ec2::types::Filter::builder().name("group-id").values(&group).build());

@@ -5,7 +5,8 @@ use crate::stages;
 use aws_config::SdkConfig;
 use aws_config::retry::RetryConfig;
 use engine::spec::{SpecErrors, SpecSource};
-use engine::{ApiCallCounter, ApiCalls, Kind, Provider, ResourceSpec};
+use engine::{Address, ApiCallCounter, ApiCalls, Kind, Provider, ResourceSpec, Value};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 /// The `aws` lane: its clients are made for the spec's regions when the provider is built, so
@@ -53,6 +54,7 @@ impl Provider for AwsProvider {
         let mut resources = stages::network::expand(spec, &globals)?;
         resources.extend(stages::openbao::expand(spec, &globals)?);
         resources.extend(stages::eks::expand(spec, &globals)?);
+        watch_roles(&mut resources);
         share(spec, &globals, &mut resources)?;
         Ok(resources)
     }
@@ -66,8 +68,33 @@ impl Provider for AwsProvider {
     }
 }
 
+/// Every role gets the policies the spec puts on it (`declared_policies`: its attachments'
+/// ARNs, its inline policies as `inline:<name>`) and wants nothing else (`foreign_policies`).
+fn watch_roles(resources: &mut [ResourceSpec]) {
+    let mut declared: HashMap<Address, Vec<Value>> = HashMap::new();
+    for r in resources.iter() {
+        let Some(Value::Ref(role)) = r.attributes.get("role_name") else { continue };
+        let entry = match r.kind.as_str() {
+            "aws_iam_role_policy_attachment" => r.attributes.get("policy_arn").cloned(),
+            "aws_iam_role_policy" => match r.attributes.get("name") {
+                Some(Value::Str(name)) => Some(Value::Str(format!("inline:{name}"))),
+                _ => None,
+            },
+            _ => None,
+        };
+        if let Some(entry) = entry {
+            declared.entry(role.address.clone()).or_default().push(entry);
+        }
+    }
+    for r in resources.iter_mut().filter(|r| r.kind == "aws_iam_role") {
+        let policies = declared.remove(&r.address).unwrap_or_default();
+        r.attributes.insert("declared_policies".into(), Value::List(policies));
+        r.attributes.insert("foreign_policies".into(), Value::List(vec![]));
+    }
+}
+
 /// Resources named in `[globals] shared` are not watched whole: their list of what was
-/// attached out of band (`foreign_rules`) is left out. An entry that names nothing is an error.
+/// attached out of band (`foreign_rules`, `foreign_policies`) is left out. An entry that names nothing is an error.
 fn share(
     spec: &SpecSource,
     globals: &engine::spec::Globals,
@@ -79,6 +106,7 @@ fn share(
         for r in resources.iter_mut().filter(|r| r.address.matches_prefix(prefix)) {
             matched = true;
             r.attributes.remove("foreign_rules");
+            r.attributes.remove("foreign_policies");
         }
         if !matched && prefix.starts_with("aws.") {
             let path = engine::spec::FieldPath::root("globals").key("shared").index(i);

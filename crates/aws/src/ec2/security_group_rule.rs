@@ -111,19 +111,15 @@ impl SecurityGroupRuleKind {
         ctx: &Context,
         desired: &SecurityGroupRule,
     ) -> KindResult<Option<Live<SecurityGroupRule>>> {
-        let request = ReadRequest {
-            address: ctx.address().cloned().unwrap_or_else(|| engine::Address::new("")),
-            id: None,
-            desired: Some(desired.clone()),
-            unknown: vec![],
-        };
-        let found = self.read(ctx, std::slice::from_ref(&request)).await?.pop().flatten();
-        let Some(bare) = found.filter(|l| address_tag(&l.attributes).is_none()) else {
+        let group = vec![desired.security_group_id.clone()];
+        let found = self.describe(filter("group-id", group)).await?;
+        let bare = |l: &&Live<_>| address_tag(&l.attributes).is_none();
+        let Some(bare) = found.iter().filter(bare).find(|l| l.attributes.same_rule(desired)) else {
             return Ok(None);
         };
         let changes =
             SecurityGroupRuleChanges { description: true, tags: true, ..Default::default() };
-        let update = Update { current: &bare, desired, changes: &changes };
+        let update = Update { current: bare, desired, changes: &changes };
         self.update(ctx, update).await.map(Some)
     }
 }
@@ -148,14 +144,9 @@ impl TypedKind for SecurityGroupRuleKind {
         if !missing.is_empty() {
             found.extend(self.describe(filter("security-group-rule-id", missing)).await?);
         }
-        // Not ours by id or tag: a rule without tags that is the one the spec wants.
-        let by_content = |r: &ReadRequest<SecurityGroupRule>| {
-            let d = r.desired.as_ref()?;
-            let bare = |l: &&Live<_>| address_tag(&l.attributes).is_none();
-            found.iter().filter(bare).find(|l| l.attributes.same_rule(d)).cloned()
-        };
-        let matched = match_requests(requests, &found);
-        Ok(requests.iter().zip(matched).map(|(r, m)| m.or_else(|| by_content(r))).collect())
+        // An untagged rule is not taken here: the group it is in calls it foreign and revokes
+        // it (or, in a shared group, the create takes it: `take_bare`).
+        Ok(match_requests(requests, &found))
     }
 
     async fn create(&self, ctx: &Context, desired: &Self::Attrs) -> Outcome<Self> {

@@ -89,6 +89,47 @@ impl TagApi for OidcProviderTags<'_> {
     }
 }
 
+/// The memo key of a role's attached managed policies.
+pub(crate) fn attached_key(role: &str) -> String {
+    format!("iam:attached:{role}")
+}
+
+/// The managed policies attached to `role` (`None`: no such role), listed once per run and
+/// role, shared by the role (what is foreign) and its attachments (what is there).
+pub(crate) async fn attached_policies(
+    clients: &crate::AwsClients,
+    ctx: &engine::Context,
+    role: &str,
+) -> KindResult<std::sync::Arc<Option<Vec<String>>>> {
+    ctx.memo(&attached_key(role), || async {
+        let pages = clients.iam.list_attached_role_policies().role_name(role).into_paginator();
+        let pages: Option<Vec<_>> = pages
+            .send()
+            .collect::<Result<_, _>>()
+            .await
+            .or_absent("iam:ListAttachedRolePolicies", &["NoSuchEntity"])?;
+        Ok(pages.map(|pages| {
+            let attached = pages.iter().flat_map(|p| p.attached_policies());
+            attached.filter_map(|a| a.policy_arn().map(str::to_string)).collect()
+        }))
+    })
+    .await
+}
+
+/// The names of `role`'s inline policies.
+pub(crate) async fn inline_policies(
+    clients: &crate::AwsClients,
+    role: &str,
+) -> KindResult<Vec<String>> {
+    let pages = clients.iam.list_role_policies().role_name(role).into_paginator();
+    let pages: Option<Vec<_>> = pages
+        .send()
+        .collect::<Result<_, _>>()
+        .await
+        .or_absent("iam:ListRolePolicies", &["NoSuchEntity"])?;
+    Ok(pages.into_iter().flatten().flat_map(|p| p.policy_names().to_vec()).collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

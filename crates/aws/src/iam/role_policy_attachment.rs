@@ -20,26 +20,10 @@ pub(crate) struct RolePolicyAttachment {
 
 pub(crate) struct RolePolicyAttachmentKind(pub Arc<AwsClients>);
 
-fn memo_key(role: &str) -> String {
-    format!("iam:attached:{role}")
-}
-
 impl RolePolicyAttachmentKind {
     /// The policy ARNs attached to `role` (`None`: no such role), read once per run and role.
     async fn attached(&self, ctx: &Context, role: &str) -> KindResult<Arc<Option<Vec<String>>>> {
-        ctx.memo(&memo_key(role), || async {
-            let pages = self.0.iam.list_attached_role_policies().role_name(role).into_paginator();
-            let pages: Option<Vec<_>> = pages
-                .send()
-                .collect::<Result<_, _>>()
-                .await
-                .or_absent("iam:ListAttachedRolePolicies", &["NoSuchEntity"])?;
-            Ok(pages.map(|pages| {
-                let attached = pages.iter().flat_map(|p| p.attached_policies());
-                attached.filter_map(|a| a.policy_arn().map(str::to_string)).collect()
-            }))
-        })
-        .await
+        super::attached_policies(&self.0, ctx, role).await
     }
 }
 
@@ -69,13 +53,13 @@ impl TypedKind for RolePolicyAttachmentKind {
         let (role, policy) = (&desired.role_name, &desired.policy_arn);
         let call = self.0.iam.attach_role_policy().role_name(role).policy_arn(policy);
         call.send().await.api("iam:AttachRolePolicy")?;
-        ctx.forget(&memo_key(role));
+        ctx.forget(&super::attached_key(role));
         Ok(to_live(role, policy))
     }
 
     async fn delete(&self, ctx: &Context, current: &LiveOf<Self>) -> KindResult<()> {
         let RolePolicyAttachment { role_name, policy_arn } = &current.attributes;
-        ctx.forget(&memo_key(role_name));
+        ctx.forget(&super::attached_key(role_name));
         let call = self.0.iam.detach_role_policy().role_name(role_name).policy_arn(policy_arn);
         call.send().await.or_gone("iam:DetachRolePolicy", &["NoSuchEntity"])
     }
