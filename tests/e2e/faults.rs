@@ -107,19 +107,29 @@ async fn killed_after_a_mutating_call_commits_the_rerun_converges_without_duplic
     assert!(killed >= points.len().min(15) - 1, "only {killed} of {} kills", points.len());
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn a_fifth_of_all_calls_throttled_apply_and_destroy_still_finish() {
+/// A cold apply of the network stage through a proxy with `rules` in front of a new moto; the
+/// moto, the proxy, the spec and the state (in `dir`), once the apply succeeded.
+async fn applied_through(
+    rules: ProxyRules,
+    dir: &Path,
+) -> (Moto, AwsProxy, std::path::PathBuf, std::path::PathBuf) {
     let moto = Moto::start();
-    let rules = ProxyRules { throttle: 0.2, seed: 7, ..Default::default() };
     let proxy = AwsProxy::start(&moto.endpoint(), &rules);
     let spec = network_spec_path();
-    let spec = spec.to_str().unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let state = dir.path().join("s.json");
-    let state = state.to_str().unwrap();
-    let (ok, out) = run(&proxy.endpoint(), &apply_args(spec, state));
+    let state = dir.join("s.json");
+    let (ok, out) =
+        run(&proxy.endpoint(), &apply_args(spec.to_str().unwrap(), state.to_str().unwrap()));
     assert!(ok, "{out}");
-    assert_eq!(owned(&moto).await, reference_counts(), "no duplicates");
+    assert_eq!(owned(&moto).await, reference_counts(), "one resource per create, no duplicate");
+    (moto, proxy, spec, state)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_fifth_of_all_calls_throttled_apply_and_destroy_still_finish() {
+    let dir = tempfile::tempdir().unwrap();
+    let rules = ProxyRules { throttle: 0.2, seed: 7, ..Default::default() };
+    let (moto, proxy, spec, state) = applied_through(rules, dir.path()).await;
+    let (spec, state) = (spec.to_str().unwrap(), state.to_str().unwrap());
     let (clean, out) =
         run(&proxy.endpoint(), &["plan", spec, "--state", state, "--detailed-exitcode"]);
     assert!(clean, "{out}");
@@ -130,19 +140,12 @@ async fn a_fifth_of_all_calls_throttled_apply_and_destroy_still_finish() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn connections_reset_after_creates_commit_leave_exactly_one_resource_each() {
-    let moto = Moto::start();
-    let resets = ["CreateVpc", "CreateSubnet", "CreateSecurityGroup", "CreateRouteTable"];
-    let rules =
-        ProxyRules { resets: resets.iter().map(|s| s.to_string()).collect(), ..Default::default() };
-    let proxy = AwsProxy::start(&moto.endpoint(), &rules);
-    let spec = network_spec_path();
-    let spec = spec.to_str().unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let state = dir.path().join("s.json");
-    let state = state.to_str().unwrap();
-    let (ok, out) = run(&proxy.endpoint(), &apply_args(spec, state));
-    assert!(ok, "{out}");
-    assert_eq!(owned(&moto).await, reference_counts(), "one resource per create, no duplicate");
+    let resets = ["CreateVpc", "CreateSubnet", "CreateSecurityGroup", "CreateRouteTable"];
+    let resets = resets.iter().map(|s| s.to_string()).collect();
+    let (moto, _proxy, spec, state) =
+        applied_through(ProxyRules { resets, ..Default::default() }, dir.path()).await;
+    let (spec, state) = (spec.to_str().unwrap(), state.to_str().unwrap());
     let (clean, out) =
         run(&moto.endpoint(), &["plan", spec, "--state", state, "--detailed-exitcode"]);
     assert!(clean, "{out}");
@@ -156,17 +159,12 @@ fn drain_seconds() -> u64 {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_security_group_delete_refused_for_a_while_still_finishes_the_destroy() {
-    let moto = Moto::start();
-    let spec = network_spec_path();
-    let spec = spec.to_str().unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let state = dir.path().join("s.json");
-    let state = state.to_str().unwrap();
-    let (ok, out) = run(&moto.endpoint(), &apply_args(spec, state));
-    assert!(ok, "{out}");
     let seconds = drain_seconds();
     let fails = vec![("DeleteSecurityGroup".into(), "DependencyViolation".into(), seconds)];
-    let proxy = AwsProxy::start(&moto.endpoint(), &ProxyRules { fails, ..Default::default() });
+    let (moto, proxy, spec, state) =
+        applied_through(ProxyRules { fails, ..Default::default() }, dir.path()).await;
+    let (spec, state) = (spec.to_str().unwrap(), state.to_str().unwrap());
     let started = Instant::now();
     let (ok, out) = run(&proxy.endpoint(), &["destroy", spec, "--state", state, "--auto-approve"]);
     assert!(ok, "{out}");
