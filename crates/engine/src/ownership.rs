@@ -26,15 +26,6 @@ pub fn adoptable<A: Attributes>(request: &ReadRequest<A>, found: &A) -> bool {
     address_tag(found) == Some(request.address.as_str()) && lineage_tag(found) == Some(lineage)
 }
 
-/// Whether `found` is the resource `request` is about: the one state records, else one
-/// [`adoptable`] by its tags.
-pub fn is_ours<A: Attributes>(request: &ReadRequest<A>, id: &str, found: &A) -> bool {
-    match &request.id {
-        Some(recorded) => recorded == id,
-        None => adoptable(request, found),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -73,13 +64,5 @@ mod tests {
         assert!(!adoptable(&r, &thing("aws.network.vpc.other", Some("L1"))), "other address");
         let unknown = ReadRequest::<Thing> { desired: None, ..r.clone() };
         assert!(!adoptable(&unknown, &thing("aws.network.vpc.main", Some("L1"))));
-    }
-
-    #[test]
-    fn a_recorded_resource_is_found_by_id_only() {
-        let mut r = request("a", "L1");
-        r.id = Some("vpc-1".into());
-        assert!(is_ours(&r, "vpc-1", &thing("x", None)));
-        assert!(!is_ours(&r, "vpc-2", &thing("a", Some("L1"))));
     }
 }
