@@ -8,7 +8,7 @@
 #
 # Prints the one-graph apply wall time next to the graph's critical path and next to the time the
 # same latencies take when each stage waits for the previous one (as the OpenTofu + Terramate
-# stacks run), with the ratio. See tests/benches/critical_path.rs and testenv/aws_proxy.py.
+# stacks run), with the ratio. See tests/benches/critical_path.rs and testenv/fault_proxy.py.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

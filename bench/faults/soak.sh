@@ -1,25 +1,37 @@
 #!/usr/bin/env bash
-# Soak (not a test) of the fault-injection suite, tests/e2e/faults.rs, at full length:
+# Soak (not a test) of the fault-injection suite (tests/e2e/faults.rs, tests/e2e/outages.rs) at
+# full length:
 # - the engine SIGKILLed right after each mutating call of a cold apply of the network stage
 #   commits, one run per call (the test suite does a spread of 15), each followed by a re-run
 #   that must converge with no duplicate and an empty second plan;
-# - a security group's delete refused with DependencyViolation for 3 minutes (the suite: 20 s).
+# - a security group's delete refused with DependencyViolation for 3 minutes (the suite: 20 s);
+# - the cluster's API server unreachable for 3 minutes after a release write (the suite: 60 s).
 #
 #   bench/faults/soak.sh
 #
-# Uses the fault proxy (testenv/aws_proxy.py --kill-after) in front of moto; see
-# tests/e2e/faults.rs. Prints the number of kill points and how long the soak took.
+# Uses the fault proxy (testenv/fault_proxy.py) in front of moto, OpenBao and kube-apiserver.
+# Prints the kill points and how long the soak took.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 testenv/install-moto.sh >/dev/null
 export ENGINE_MOTO_SERVER="$PWD/testenv/moto-server"
+ENGINE_BAO_BIN="$(testenv/install-openbao.sh)"
+ENGINE_HELM_BIN="$(testenv/install-helm.sh)"
+ENGINE_REGISTRY_BIN="$(testenv/install-registry.sh)"
+export ENGINE_BAO_BIN ENGINE_HELM_BIN ENGINE_REGISTRY_BIN
+set -a
+eval "$(testenv/install-kube.sh)"
+set +a
+ENGINE_FLUX_CRDS="$(testenv/install-flux-crds.sh)"
+export ENGINE_FLUX_CRDS
 RUSTC_VERSION="$(rustc --version | awk '{print $2}')"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/engine/target-rustc-$RUSTC_VERSION}"
 
 cargo build --quiet --locked -p engine-cli
 started=$(date +%s)
 ENGINE_FAULT_KILL_POINTS=all ENGINE_FAULT_DRAIN_SECONDS=180 \
+    ENGINE_FAULT_OUTAGE_SECONDS=180 \
     cargo test --quiet --locked -p engine-tests --test e2e -- --test-threads 2 --nocapture \
-    faults::killed_after faults::a_security_group_delete 2>&1 | grep -E "kills over|test |test result"
+    faults:: outages:: 2>&1 | grep -E "kills|test |test result"
 echo "soak: $(( $(date +%s) - started )) s"

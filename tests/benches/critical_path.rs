@@ -1,7 +1,7 @@
 //! Benchmark (not a test): what one graph saves over the per-stage ordering.
 //!
 //! The whole AWS lane runs against the local peers (see `engine_tests::lane`) with moto behind
-//! `testenv/aws_proxy.py`, which delays the slow AWS operations by their production duration
+//! `testenv/fault_proxy.py`, which delays the slow AWS operations by their production duration
 //! divided by a scale (default 100: EKS's 540 s control plane takes 5.4 s). Two fresh runs:
 //!
 //! 1. one graph: `engine apply` of the whole spec; its wall time is printed next to the graph's
@@ -18,7 +18,7 @@
 
 use engine::{Address, ApplyReport};
 use engine_tests::lane::{self, Run};
-use engine_tests::{AwsProxy, ProxyRules};
+use engine_tests::{FaultProxy, ProxyRules};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
@@ -45,11 +45,11 @@ fn main() {
 }
 
 async fn run(scale: f64) {
-    println!("injected latencies: production seconds / {scale} (testenv/aws_proxy.py)");
+    println!("injected latencies: production seconds / {scale} (testenv/fault_proxy.py)");
 
     // 1. One graph, one run.
     let peers = lane::peers().await;
-    let proxy = AwsProxy::start(
+    let proxy = FaultProxy::start(
         &peers.moto.endpoint(),
         &ProxyRules { latency_scale: scale, ..Default::default() },
     );
@@ -78,7 +78,7 @@ async fn run(scale: f64) {
 
     // 2. The per-stage ordering, measured on fresh peers.
     let peers = lane::peers().await;
-    let proxy = AwsProxy::start(
+    let proxy = FaultProxy::start(
         &peers.moto.endpoint(),
         &ProxyRules { latency_scale: scale, ..Default::default() },
     );
@@ -120,7 +120,7 @@ async fn run(scale: f64) {
     }
 }
 
-fn proxy_run(proxy: &AwsProxy, targets: &[&str], excludes: &[&str]) -> Run {
+fn proxy_run(proxy: &FaultProxy, targets: &[&str], excludes: &[&str]) -> Run {
     Run {
         aws_endpoint: Some(proxy.endpoint()),
         targets: targets.iter().map(|t| t.to_string()).collect(),

@@ -2,7 +2,7 @@
 
 use crate::support::{REFERENCE_RESOURCES, owned, reference_counts};
 use engine_tests::{
-    AwsProxy, BaoServer, Moto, ProxyRules, engine_command, network_spec_path, run_engine, text,
+    BaoServer, FaultProxy, Moto, ProxyRules, engine_command, network_spec_path, run_engine, text,
 };
 use std::time::{Duration, Instant};
 
@@ -38,7 +38,7 @@ async fn killed_between_create_and_state_write_is_adopted_not_duplicated() {
         holds: vec![("DescribeSubnets".into(), "Filter.1.Name=subnet-id".into())],
         ..Default::default()
     };
-    let proxy = AwsProxy::start(&moto.endpoint(), &rules);
+    let proxy = FaultProxy::start(&moto.endpoint(), &rules);
     let dir = tempfile::tempdir().unwrap();
     let state = dir.path().join("aws.state.json");
     let spec = network_spec_path();
@@ -167,7 +167,7 @@ async fn killed_between_openbao_init_and_the_secret_store_write_loses_no_credent
         holds: vec![("CreateSecret".into(), "openbao/aws-0/root-token".into())],
         ..Default::default()
     };
-    let proxy = AwsProxy::start(&moto.endpoint(), &rules);
+    let proxy = FaultProxy::start(&moto.endpoint(), &rules);
     let mut child = spawn_quiet(&proxy.endpoint(), &args);
     let started = Instant::now();
     while !escrow.exists() {
@@ -244,7 +244,7 @@ async fn sigterm_mid_apply_finishes_the_steps_in_flight_releases_the_lock_and_ex
     let moto = Moto::start();
     // The NAT gateway's create answers 3 s after the gateway is made (production 90 s / 30):
     // the step is in flight when the signal comes.
-    let proxy = AwsProxy::start(
+    let proxy = FaultProxy::start(
         &moto.endpoint(),
         &ProxyRules { latency_scale: 30.0, ..Default::default() },
     );

@@ -1,14 +1,14 @@
-//! Fault injection through the fault proxy (testenv/aws_proxy.py) in front of moto: the engine
+//! Fault injection through the fault proxy (testenv/fault_proxy.py) in front of moto: the engine
 //! killed right after the N-th mutating call commits, connections reset after creates commit,
 //! and throttling on every service. Each time, the run (or a re-run) converges with no duplicate
 //! and an empty second plan.
 //!
-//! The test spreads its kill points over the calls of a cold apply of the network stage
-//! (`ENGINE_FAULT_KILL_POINTS`, default 15); `bench/faults/soak.sh` runs it with
-//! `all`, one run per mutating call.
+//! One test spreads its kill points over the calls of a cold apply of the network stage
+//! (`ENGINE_FAULT_KILL_POINTS`, default 15, each from empty); `bench/faults/soak.sh` runs it
+//! with `all`, one run per mutating call.
 
 use crate::support::{owned, reference_counts};
-use engine_tests::{AwsProxy, Moto, ProxyRules, engine_command, network_spec_path, text};
+use engine_tests::{FaultProxy, Moto, ProxyRules, engine_command, network_spec_path, text};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -41,18 +41,18 @@ fn kill_points(total: usize) -> Vec<usize> {
     points
 }
 
-/// A cold apply through a proxy that stops answering after the `point`-th mutating call
-/// commits; the engine is then SIGKILLed. `true` when the kill happened (the apply may end
-/// first when the engine makes fewer calls than counted).
-fn apply_killed_at(moto: &Moto, spec: &str, state: &Path, point: usize) -> bool {
+/// The engine with `args`, through a proxy in front of moto that stops answering after the
+/// `point`-th mutating call commits; the engine is then SIGKILLed. The call killed at (`N
+/// OPERATION`), or `None` when the run ended first (it must have succeeded).
+fn run_killed_at(moto: &Moto, args: &[&str], point: usize) -> Option<String> {
     let dir = tempfile::tempdir().unwrap();
     let report = dir.path().join("killed");
     let rules = ProxyRules { kill_after: Some((point, report.clone())), ..Default::default() };
-    let proxy = AwsProxy::start(&moto.endpoint(), &rules);
-    let state = state.to_str().unwrap();
-    let mut child = engine_command(&proxy.endpoint(), &apply_args(spec, state))
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
+    let proxy = FaultProxy::start(&moto.endpoint(), &rules);
+    let (out, err) = (dir.path().join("stdout"), dir.path().join("stderr"));
+    let mut child = engine_command(&proxy.endpoint(), args)
+        .stdout(std::fs::File::create(&out).unwrap())
+        .stderr(std::fs::File::create(&err).unwrap())
         .spawn()
         .expect("start the engine");
     let started = Instant::now();
@@ -63,13 +63,15 @@ fn apply_killed_at(moto: &Moto, spec: &str, state: &Path, point: usize) -> bool 
             // Calls the engine had in flight still land in the cloud; an operator's re-run comes
             // seconds later, not within the same millisecond.
             std::thread::sleep(Duration::from_secs(1));
-            return true;
+            return Some(std::fs::read_to_string(&report).unwrap().trim().to_string());
         }
         if let Some(status) = child.try_wait().unwrap() {
-            assert!(status.success(), "kill point {point}: the apply failed before it");
-            return false;
+            let shown =
+                std::fs::read_to_string(&out).unwrap() + &std::fs::read_to_string(&err).unwrap();
+            assert!(status.success(), "kill point {point}: the run failed before it:\n{shown}");
+            return None;
         }
-        assert!(started.elapsed() < Duration::from_secs(120), "kill point {point}: no progress");
+        assert!(started.elapsed() < Duration::from_secs(300), "kill point {point}: no progress");
         std::thread::sleep(Duration::from_millis(5));
     }
 }
@@ -94,8 +96,8 @@ async fn killed_after_a_mutating_call_commits_the_rerun_converges_without_duplic
         let moto = Moto::start();
         let dir = tempfile::tempdir().unwrap();
         let state = dir.path().join("s.json");
-        killed += usize::from(apply_killed_at(&moto, spec, &state, point));
         let state = state.to_str().unwrap();
+        killed += usize::from(run_killed_at(&moto, &apply_args(spec, state), point).is_some());
         let (ok, out) = run(&moto.endpoint(), &apply_args(spec, state));
         assert!(ok, "kill point {point}/{total}: the re-run failed:\n{out}");
         assert_eq!(owned(&moto).await, reference_counts(), "kill point {point}: duplicates");
@@ -112,9 +114,9 @@ async fn killed_after_a_mutating_call_commits_the_rerun_converges_without_duplic
 async fn applied_through(
     rules: ProxyRules,
     dir: &Path,
-) -> (Moto, AwsProxy, std::path::PathBuf, std::path::PathBuf) {
+) -> (Moto, FaultProxy, std::path::PathBuf, std::path::PathBuf) {
     let moto = Moto::start();
-    let proxy = AwsProxy::start(&moto.endpoint(), &rules);
+    let proxy = FaultProxy::start(&moto.endpoint(), &rules);
     let spec = network_spec_path();
     let state = dir.join("s.json");
     let (ok, out) =

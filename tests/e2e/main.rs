@@ -8,6 +8,7 @@ mod faults;
 mod lock;
 mod network;
 mod openbao_aws;
+mod outages;
 mod ownership;
 mod security;
 mod spec_errors;

@@ -4,8 +4,8 @@ use engine::spec::SpecSource;
 use engine::{Engine, EngineBuilder, LocalBackend};
 use engine_aws::AwsProvider;
 use engine_lanes::{Lane, LaneBuilder};
-use engine_tests::Moto;
-use std::path::Path;
+use engine_tests::{BaoServer, Moto};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -170,3 +170,40 @@ pub fn reference_counts() -> Owned {
 
 /// Resources in the reference spec's plan.
 pub const REFERENCE_RESOURCES: usize = 44;
+
+/// A fresh offline PKI in `dir/pki` and a server certificate for `localhost` under it: the
+/// root, and the files of the leaf's chain and key.
+pub fn localhost_leaf(dir: &Path) -> (engine_pki::RootCa, PathBuf, PathBuf) {
+    let root = engine_pki::init_root(&dir.join("pki")).unwrap();
+    let inter = engine_pki::intermediate(&root, "aws").unwrap();
+    let leaf = engine_pki::server_leaf(&inter, &["localhost"]).unwrap();
+    let (chain, key) = (dir.join("leaf-chain.pem"), dir.join("leaf-key.pem"));
+    std::fs::write(&chain, &leaf.chain_pem).unwrap();
+    std::fs::write(&key, leaf.key_pem().expose()).unwrap();
+    (root, chain, key)
+}
+
+/// A real OpenBao (raft, TLS from [`localhost_leaf`], transit auto-unseal), uninitialised; the
+/// transit server must live as long as it; the leaf's chain and key files.
+pub async fn openbao(dir: &Path) -> (BaoServer, BaoServer, engine_pki::RootCa, PathBuf, PathBuf) {
+    let (root, chain, key) = localhost_leaf(dir);
+    let chain_pem = std::fs::read_to_string(&chain).unwrap();
+    let key_pem = std::fs::read_to_string(&key).unwrap();
+    let (server, transit) = BaoServer::auto_unsealed(&chain_pem, &key_pem, &root.cert_pem).await;
+    (server, transit, root, chain, key)
+}
+
+/// A spec (in `dir`) that initialises the OpenBao at `address` and enables `mounts`.
+pub fn openbao_spec(dir: &Path, address: &str, mounts: &[&str]) -> PathBuf {
+    let mut text = format!(
+        "[globals]\ncloud = \"aws\"\nregion = \"eu-west-3\"\ncluster_name = \"aws-0\"\n\
+         domain = \"example.test\"\n\n[openbao]\naddress = \"{address}\"\n\
+         ca_file = \"pki/root-ca.crt\"\n\n[openbao.init]\nsecret_prefix = \"openbao/aws-0\"\n"
+    );
+    for mount in mounts {
+        text.push_str(&format!("\n[openbao.mounts.{mount}]\ntype = \"kv-v2\"\n"));
+    }
+    let spec = dir.join("aws.toml");
+    std::fs::write(&spec, text).unwrap();
+    spec
+}

@@ -9,8 +9,8 @@ use std::sync::Arc;
 pub mod lane;
 
 pub use engine_testpeers::{
-    AwsProxy, BaoServer, KubeCluster, Moto, ProxyRules, Registry, Seal, fixtures, free_port, moto,
-    workspace,
+    BaoServer, FaultProxy, KubeCluster, Moto, ProxyRules, Registry, Seal, fixtures, free_port,
+    moto, workspace,
 };
 
 /// Pushes the fixture charts named (`cilium-1.20.0.tgz`, ...) into `registry` over the OCI API.

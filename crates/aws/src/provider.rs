@@ -55,7 +55,6 @@ impl Provider for AwsProvider {
         resources.extend(stages::openbao::expand(spec, &globals)?);
         resources.extend(stages::eks::expand(spec, &globals)?);
         watch_roles(&mut resources);
-        share(spec, &globals, &mut resources)?;
         Ok(resources)
     }
 
@@ -91,29 +90,6 @@ fn watch_roles(resources: &mut [ResourceSpec]) {
         r.attributes.insert("declared_policies".into(), Value::List(policies));
         r.attributes.insert("foreign_policies".into(), Value::List(vec![]));
     }
-}
-
-/// Resources named in `[globals] shared` are not watched whole: their list of what was
-/// attached out of band (`foreign_rules`, `foreign_policies`) is left out. An entry that names nothing is an error.
-fn share(
-    spec: &SpecSource,
-    globals: &engine::spec::Globals,
-    resources: &mut [ResourceSpec],
-) -> Result<(), SpecErrors> {
-    let mut errors = Vec::new();
-    for (i, prefix) in globals.shared.iter().enumerate() {
-        let mut matched = false;
-        for r in resources.iter_mut().filter(|r| r.address.matches_prefix(prefix)) {
-            matched = true;
-            r.attributes.remove("foreign_rules");
-            r.attributes.remove("foreign_policies");
-        }
-        if !matched && prefix.starts_with("aws.") {
-            let path = engine::spec::FieldPath::root("globals").key("shared").index(i);
-            errors.push(spec.error(&path, format!("`{prefix}` is no resource of this spec")));
-        }
-    }
-    spec.errors(errors).into_result()
 }
 
 /// The SDK configuration from the environment's credential chain, with the engine's retry

@@ -16,7 +16,7 @@ use clap::Parser;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    restore_sigpipe();
+    quiet_on_closed_stdout();
     let cli = match args::Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => return usage_error(e),
@@ -74,12 +74,23 @@ fn init_tracing(verbose: u8) {
         .init();
 }
 
-/// `engine plan ... | head` should end quietly like other Unix tools, not panic on a closed pipe:
-/// restore the default SIGPIPE action that the Rust runtime replaces.
-fn restore_sigpipe() {
-    #[cfg(unix)]
-    // SAFETY: called first thing in main, before any thread exists; SIG_DFL is a valid action.
-    unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-    }
+/// `engine plan ... | head` ends quietly like other Unix tools when the reader closes stdout.
+/// SIGPIPE stays ignored (the Rust runtime's choice): with its default action, a peer that
+/// resets a connection while the engine writes to it (OpenBao, the cluster's API server) would
+/// kill the process mid-step, before the state write and the lock release. Printing to a closed
+/// stdout panics instead; this hook turns that panic into a quiet exit 1.
+fn quiet_on_closed_stdout() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let message = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or_default();
+        if message.starts_with("failed printing to stdout") {
+            std::process::exit(1);
+        }
+        default(info);
+    }));
 }

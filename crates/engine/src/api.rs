@@ -198,6 +198,7 @@ impl EngineBuilder {
         if let Some(e) = expand_errors {
             return Err(e.into());
         }
+        crate::ownership::unwatch_shared(&spec, &globals, &mut resources)?;
         let graph = ResourceGraph::build(resources).map_err(|errors| {
             let located =
                 errors.into_iter().map(|(address, m)| spec.error(&section_of(&address), m));

@@ -4,8 +4,13 @@
 //! run killed before it wrote state) is taken over only when it carries both this request's
 //! `engine:address` tag and this state's `engine:lineage` tag: a resource of another
 //! deployment, even from a spec of the same name in the same account, is never adopted.
+//!
+//! What the engine makes it owns whole: kinds report what was attached out of band in
+//! `foreign_*` attributes whose desired value is empty, so it is drift and apply removes it.
+//! [`unwatch_shared`] drops those attributes from the resources `[globals] shared` names.
 
-use crate::{Attributes, ReadRequest, TAG_ADDRESS, TAG_LINEAGE};
+use crate::spec::{FieldPath, Globals, SpecErrors, SpecSource};
+use crate::{Attributes, ReadRequest, ResourceSpec, TAG_ADDRESS, TAG_LINEAGE};
 
 /// The `engine:address` tag of a resource, if it has one.
 pub fn address_tag<A: Attributes>(attrs: &A) -> Option<&str> {
@@ -24,6 +29,29 @@ pub fn adoptable<A: Attributes>(request: &ReadRequest<A>, found: &A) -> bool {
         return false;
     };
     address_tag(found) == Some(request.address.as_str()) && lineage_tag(found) == Some(lineage)
+}
+
+/// Resources under a prefix of `[globals] shared` are shared with something else (a controller
+/// in the cluster adds rules to a security group): what it attaches is not watched, so their
+/// `foreign_*` attributes go. An entry that names no resource is an error at its line.
+pub(crate) fn unwatch_shared(
+    spec: &SpecSource,
+    globals: &Globals,
+    resources: &mut [ResourceSpec],
+) -> Result<(), SpecErrors> {
+    let mut errors = Vec::new();
+    for (i, prefix) in globals.shared.iter().enumerate() {
+        let mut matched = false;
+        for r in resources.iter_mut().filter(|r| r.address.matches_prefix(prefix)) {
+            matched = true;
+            r.attributes.retain(|name, _| !name.starts_with("foreign_"));
+        }
+        if !matched {
+            let path = FieldPath::root("globals").key("shared").index(i);
+            errors.push(spec.error(&path, format!("`{prefix}` is no resource of this spec")));
+        }
+    }
+    spec.errors(errors).into_result()
 }
 
 #[cfg(test)]

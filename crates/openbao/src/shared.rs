@@ -87,8 +87,16 @@ impl Shared {
         if status.get("initialized").and_then(Json::as_bool) == Some(false) {
             return Ok(None);
         }
-        client.require_token(op)?;
-        Ok(Some(client))
+        // Initialised, and no token stored or in escrow: never read as empty.
+        Err(KindError::new(format!(
+            "{op}: OpenBao at {} is initialised, but no token for it is in the secret store or \
+             in escrow: the credentials of its initialisation were lost or are kept elsewhere. \
+             If you hold them, store the root token and keys under the spec's \
+             `[openbao.init] secret_prefix` (`<prefix>/root-token`, `<prefix>/recovery-keys`) \
+             and run again; otherwise make a new root token from the recovery keys \
+             (`bao operator generate-root`), or wipe the server's storage and apply again",
+            client.address()
+        )))
     }
 
     /// GET the `data` of `path`; `None` when absent, or when OpenBao answers "sealed" because it

@@ -1,5 +1,5 @@
 //! The real local peers the tests talk to, each started on free loopback ports and stopped when
-//! its guard drops: [`Moto`] (the AWS emulator, with the project's EKS extension), [`AwsProxy`]
+//! its guard drops: [`Moto`] (the AWS emulator, with the project's EKS extension), [`FaultProxy`]
 //! (a proxy in front of it that injects production latencies or holds chosen calls),
 //! [`Registry`] (an OCI distribution registry), [`KubeCluster`] (kube-apiserver, etcd,
 //! controller-manager, scheduler and kwok nodes), and OpenBao servers ([`openbao`]).
@@ -17,7 +17,7 @@ pub mod registry;
 pub use kube::KubeCluster;
 pub use moto::Moto;
 pub use openbao::{BaoServer, Seal};
-pub use proxy::{AwsProxy, ProxyRules};
+pub use proxy::{FaultProxy, ProxyRules};
 pub use registry::Registry;
 
 use std::net::TcpListener;

@@ -1,15 +1,18 @@
-//! [`AwsProxy`]: `testenv/aws_proxy.py` in front of moto, which answers the slow AWS operations
-//! after their production duration (scaled down), or never answers chosen calls so a test can
-//! kill the engine between a create and the state write that follows it.
+//! [`FaultProxy`]: `testenv/fault_proxy.py` in front of a peer (moto, OpenBao, kube-apiserver),
+//! which answers the slow AWS operations after their production duration (scaled down), never
+//! answers chosen calls so a test can kill the engine at a known point, loses answers, throttles,
+//! or makes the peer unreachable for a while.
 
 use crate::workspace;
 use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 
 /// A running proxy; killed on drop.
-pub struct AwsProxy {
+pub struct FaultProxy {
     child: Child,
     port: u16,
+    tls: bool,
 }
 
 /// What the proxy does besides forwarding.
@@ -22,7 +25,7 @@ pub struct ProxyRules {
     pub holds: Vec<(String, String)>,
     /// After the N-th mutating call commits, never answer it and write `N OPERATION` to the
     /// file: the moment to kill the engine.
-    pub kill_after: Option<(usize, std::path::PathBuf)>,
+    pub kill_after: Option<(usize, PathBuf)>,
     /// Fraction of calls answered with the service's throttling error (0: none).
     pub throttle: f64,
     /// Seed of the throttling draws (runs are repeatable).
@@ -32,13 +35,21 @@ pub struct ProxyRules {
     /// (operation, error code, seconds): the operation is answered with that error for that
     /// long after its first call.
     pub fails: Vec<(String, String, u64)>,
+    /// (operation, seconds, report file): the first call of the operation is forwarded, then
+    /// its connection and every other is reset for that long; `down OPERATION` is written to
+    /// the file when the outage starts.
+    pub down_after: Option<(String, u64, PathBuf)>,
+    /// Serve HTTPS with this certificate chain and key (PEM files).
+    pub tls: Option<(PathBuf, PathBuf)>,
+    /// The CA bundle an https upstream is verified with.
+    pub upstream_ca: Option<PathBuf>,
 }
 
-impl AwsProxy {
+impl FaultProxy {
     /// Starts the proxy in front of `upstream` (e.g. moto's endpoint).
-    pub fn start(upstream: &str, rules: &ProxyRules) -> AwsProxy {
+    pub fn start(upstream: &str, rules: &ProxyRules) -> FaultProxy {
         let mut cmd = Command::new("python3");
-        cmd.arg(workspace().join("testenv/aws_proxy.py")).arg(upstream);
+        cmd.arg(workspace().join("testenv/fault_proxy.py")).arg(upstream);
         if rules.latency_scale > 0.0 {
             cmd.args(["--latency-scale", &rules.latency_scale.to_string()]);
         }
@@ -56,6 +67,17 @@ impl AwsProxy {
         for operation in &rules.resets {
             cmd.args(["--reset-after", operation]);
         }
+        if let Some((operation, seconds, report)) = &rules.down_after {
+            cmd.args(["--down-after", &format!("{operation}:{seconds}")])
+                .arg("--report")
+                .arg(report);
+        }
+        if let Some((chain, key)) = &rules.tls {
+            cmd.arg("--tls-cert").arg(chain).arg("--tls-key").arg(key);
+        }
+        if let Some(ca) = &rules.upstream_ca {
+            cmd.arg("--upstream-ca").arg(ca);
+        }
         if rules.throttle > 0.0 {
             cmd.args([
                 "--throttle",
@@ -68,7 +90,7 @@ impl AwsProxy {
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
-            .expect("python3 testenv/aws_proxy.py");
+            .expect("python3 testenv/fault_proxy.py");
         let mut line = String::new();
         BufReader::new(child.stdout.take().expect("the proxy's stdout"))
             .read_line(&mut line)
@@ -78,16 +100,22 @@ impl AwsProxy {
             .strip_prefix("port ")
             .and_then(|p| p.parse().ok())
             .unwrap_or_else(|| panic!("the proxy printed `{line}`"));
-        AwsProxy { child, port }
+        FaultProxy { child, port, tls: rules.tls.is_some() }
     }
 
-    /// `http://127.0.0.1:PORT`.
+    /// `http://127.0.0.1:PORT` (`https://` when it serves TLS).
     pub fn endpoint(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
+        self.endpoint_at("127.0.0.1")
+    }
+
+    /// The proxy's URL with `host` (a name its certificate holds, e.g. `localhost`).
+    pub fn endpoint_at(&self, host: &str) -> String {
+        let scheme = if self.tls { "https" } else { "http" };
+        format!("{scheme}://{host}:{}", self.port)
     }
 }
 
-impl Drop for AwsProxy {
+impl Drop for FaultProxy {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();

@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
-"""An HTTP proxy in front of the AWS emulator that makes it behave like the real cloud in time,
-or holds chosen calls so a test can kill the engine at a known point.
+"""The fault proxy: an HTTP(S) proxy in front of a test peer (moto, OpenBao, kube-apiserver) that
+makes it behave like the real cloud in time, or injects faults at chosen calls so a test can kill
+the engine at a known point, lose an answer, or make the peer unreachable for a while.
 
-    aws_proxy.py UPSTREAM_URL [--latency-scale SCALE] [--hold OPERATION[:TEXT]]...
+    fault_proxy.py UPSTREAM_URL [--latency-scale SCALE] [--hold OPERATION[:TEXT]]...
                  [--kill-after N --report FILE] [--throttle RATE] [--seed SEED]
                  [--reset-after OPERATION]... [--fail-for OPERATION:CODE:SECONDS]...
+                 [--down-after OPERATION:SECONDS [--report FILE]]
+                 [--tls-cert CHAIN --tls-key KEY] [--upstream-ca FILE]
 
 Listens on a free 127.0.0.1 port (printed on stdout as `port N` once ready) and forwards every
 request to UPSTREAM_URL unchanged, except:
@@ -26,11 +29,20 @@ request to UPSTREAM_URL unchanged, except:
                          group's DependencyViolation) for SECONDS after its first call.
   --throttle RATE        answers this fraction of calls (0 to 1) with the service's throttling
                          error, in the service's own error shape, without forwarding them.
+  --down-after OPERATION:SECONDS  forwards the first call of OPERATION, then resets its
+                         connection and every other for SECONDS: the call committed, then the
+                         peer became unreachable (its answer is lost). Writes `down OPERATION`
+                         to the --report FILE when the outage starts.
+
+TLS: with --tls-cert/--tls-key the proxy serves HTTPS with that certificate chain and key (the
+client must trust its issuer); an https UPSTREAM_URL is reached over TLS trusting --upstream-ca.
 
 Operations are recognised from the request, whatever the protocol:
   - query protocol (EC2, ELBv2, Auto Scaling, IAM): `Action=` in the form body;
   - JSON protocol (KMS, Secrets Manager, ...): the `X-Amz-Target` header;
-  - REST (EKS): the method and path.
+  - REST (EKS): the method and path;
+  - any other peer (OpenBao, kube-apiserver): `METHOD /path` without the query, e.g.
+    `PUT /v1/sys/init`; a rule whose name ends in `*` matches every path it starts.
 
 Hand-written: a per-operation rule needs the request parsed, which a TCP-level tool (toxiproxy,
 tc netem) does not do.
@@ -40,6 +52,7 @@ import argparse
 import json
 import random
 import socket
+import ssl
 import struct
 
 import http.client
@@ -89,14 +102,25 @@ def operation(method, path, headers, body):
             return action[0]
     query = urllib.parse.urlparse(path).query
     action = urllib.parse.parse_qs(query).get("Action")
-    return action[0] if action else None
+    if action:
+        return action[0]
+    if "AWS4-HMAC-SHA256" in headers.get("Authorization", ""):
+        return None
+    return f"{method} {route}"
+
+
+def matches(rule, op):
+    """Whether operation `op` is named by `rule` (exactly, or by a prefix ending in `*`)."""
+    if op is None:
+        return False
+    return op.startswith(rule[:-1]) if rule.endswith("*") else op == rule
 
 
 def mutating(op, method):
-    """Whether a call changes something: by its operation name, else by its HTTP method."""
-    if op:
+    """Whether a call changes something: by its AWS operation name, else by its HTTP method."""
+    if op and " " not in op:
         return not op.startswith(READ_PREFIXES)
-    return method not in ("GET", "HEAD")
+    return method not in ("GET", "HEAD", "OPTIONS")
 
 
 def service(headers):
@@ -161,6 +185,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
     # first call.
     fails = {}
     failing_since = {}
+    upstream_tls = None
+    # Operation -> seconds of outage after its first call; when the outage ends.
+    down_after = {}
+    down_until = 0.0
 
     def log_message(self, *args):
         pass
@@ -181,10 +209,26 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def held(self, op, body):
         text = body.decode("utf-8", "replace")
-        return any(op == name and (not needle or needle in text) for name, needle in self.holds)
+        return any(matches(name, op) and (not needle or needle in text)
+                   for name, needle in self.holds)
+
+    def reset(self):
+        """Closes the client's connection with a TCP reset, answering nothing."""
+        self.request.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        self.close_connection = True
+        self.request.close()
+
+    def upstream_connection(self):
+        host, port = self.upstream.hostname, self.upstream.port
+        if self.upstream.scheme == "https":
+            return http.client.HTTPSConnection(host, port, timeout=300, context=self.upstream_tls)
+        return http.client.HTTPConnection(host, port, timeout=300)
 
     def forward(self):
         body = self.read_body()
+        if self.down():
+            self.reset()
+            return
         op = operation(self.command, self.path, self.headers, body)
         if self.held(op, body):
             self.hang()
@@ -199,22 +243,23 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.answer(*aws_error(self.headers, failing, f"{op}: {failing} (fault proxy)", 400))
             return
         started = time.monotonic()
-        connection = http.client.HTTPConnection(self.upstream.hostname, self.upstream.port,
-                                                timeout=300)
+        connection = self.upstream_connection()
         headers = {k: v for k, v in self.headers.items() if k.lower() not in HOP_BY_HOP}
         headers["Content-Length"] = str(len(body))
         connection.request(self.command, self.path, body=body, headers=headers)
         response = connection.getresponse()
         data = response.read()
-        if op in self.resets and response.status < 300:
+        if self.outage_starts(op, response.status):
+            self.reset()
+            connection.close()
+            return
+        rule = next((r for r in self.resets if matches(r, op)), None)
+        if rule and response.status < 300:
             with self.lock:
-                reset = op in Handler.resets
-                Handler.resets.discard(op)
+                reset = rule in Handler.resets
+                Handler.resets.discard(rule)
             if reset:
-                self.request.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
-                                        struct.pack("ii", 1, 0))
-                self.close_connection = True
-                self.request.close()
+                self.reset()
                 connection.close()
                 return
         if self.kill_after and mutating(op, self.command) and response.status < 300:
@@ -243,6 +288,25 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if not head:
             self.wfile.write(data)
         connection.close()
+
+    def down(self):
+        """Whether the peer is unreachable now."""
+        return time.monotonic() < Handler.down_until
+
+    def outage_starts(self, op, status):
+        """Whether the answer to `op` starts an outage (--down-after): once per rule."""
+        rule = next((r for r in self.down_after if matches(r, op)), None)
+        if rule is None or status >= 300:
+            return False
+        with self.lock:
+            seconds = Handler.down_after.pop(rule, None)
+            if seconds is None:
+                return False
+            Handler.down_until = time.monotonic() + seconds
+        if self.report:
+            with open(self.report, "w") as f:
+                f.write(f"down {op}\n")
+        return True
 
     def failing(self, op):
         """The error code `op` is answered with now, if any."""
@@ -281,6 +345,10 @@ def main():
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--reset-after", action="append", default=[])
     parser.add_argument("--fail-for", action="append", default=[])
+    parser.add_argument("--down-after", action="append", default=[])
+    parser.add_argument("--tls-cert")
+    parser.add_argument("--tls-key")
+    parser.add_argument("--upstream-ca")
     args = parser.parse_args()
     for rule in args.fail_for:
         op, code, seconds = rule.split(":")
@@ -293,8 +361,17 @@ def main():
     Handler.upstream = urllib.parse.urlparse(args.upstream)
     Handler.scale = args.latency_scale
     Handler.holds = [tuple(h.split(":", 1)) if ":" in h else (h, "") for h in args.hold]
+    for rule in args.down_after:
+        op, seconds = rule.rsplit(":", 1)
+        Handler.down_after[op] = float(seconds)
+    if Handler.upstream.scheme == "https":
+        Handler.upstream_tls = ssl.create_default_context(cafile=args.upstream_ca)
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
+    if args.tls_cert:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(args.tls_cert, args.tls_key)
+        server.socket = context.wrap_socket(server.socket, server_side=True)
     print(f"port {server.server_address[1]}", flush=True)
     server.serve_forever()
 
