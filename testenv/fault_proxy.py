@@ -7,7 +7,7 @@ the engine at a known point, lose an answer, or make the peer unreachable for a 
                  [--kill-after N --report FILE] [--throttle RATE] [--seed SEED]
                  [--reset-after OPERATION]... [--fail-for OPERATION:CODE:SECONDS]...
                  [--down-after OPERATION:SECONDS [--report FILE]]
-                 [--tls-cert CHAIN --tls-key KEY] [--upstream-ca FILE]
+                 [--tls-cert CHAIN --tls-key KEY] [--upstream-ca FILE] [--journal FILE]
 
 Listens on a free 127.0.0.1 port (printed on stdout as `port N` once ready) and forwards every
 request to UPSTREAM_URL unchanged, except:
@@ -34,6 +34,10 @@ request to UPSTREAM_URL unchanged, except:
                          peer became unreachable (its answer is lost). Writes `down OPERATION`
                          to the --report FILE when the outage starts.
 
+  --journal FILE         appends `sent OPERATION` to FILE when a call is forwarded and
+                         `answered OPERATION STATUS` once its answer is written back: a test that
+                         kills the engine learns which calls were in flight.
+
 TLS: with --tls-cert/--tls-key the proxy serves HTTPS with that certificate chain and key (the
 client must trust its issuer); an https UPSTREAM_URL is reached over TLS trusting --upstream-ca.
 
@@ -54,6 +58,7 @@ import random
 import socket
 import ssl
 import struct
+import sys
 
 import http.client
 import http.server
@@ -189,6 +194,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
     # Operation -> seconds of outage after its first call; when the outage ends.
     down_after = {}
     down_until = 0.0
+    journal = None
 
     def log_message(self, *args):
         pass
@@ -224,6 +230,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return http.client.HTTPSConnection(host, port, timeout=300, context=self.upstream_tls)
         return http.client.HTTPConnection(host, port, timeout=300)
 
+    def note(self, line):
+        """Appends `line` to the --journal file."""
+        if self.journal:
+            with self.lock, open(self.journal, "a") as f:
+                f.write(line + "\n")
+
     def forward(self):
         body = self.read_body()
         if self.down():
@@ -243,6 +255,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.answer(*aws_error(self.headers, failing, f"{op}: {failing} (fault proxy)", 400))
             return
         started = time.monotonic()
+        self.note(f"sent {op}")
         connection = self.upstream_connection()
         headers = {k: v for k, v in self.headers.items() if k.lower() not in HOP_BY_HOP}
         headers["Content-Length"] = str(len(body))
@@ -287,6 +300,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         if not head:
             self.wfile.write(data)
+        self.wfile.flush()
+        self.note(f"answered {op} {response.status}")
         connection.close()
 
     def down(self):
@@ -334,6 +349,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
     do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = do_PATCH = forward
 
 
+class Server(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address):
+        """A client that went away (a killed engine, a reset by a rule) is expected here."""
+        if isinstance(sys.exc_info()[1], (ConnectionError, ssl.SSLError)):
+            return
+        super().handle_error(request, client_address)
+
+
 def main():
     parser = argparse.ArgumentParser(description="HTTP proxy in front of the AWS emulator")
     parser.add_argument("upstream")
@@ -349,6 +374,7 @@ def main():
     parser.add_argument("--tls-cert")
     parser.add_argument("--tls-key")
     parser.add_argument("--upstream-ca")
+    parser.add_argument("--journal")
     args = parser.parse_args()
     for rule in args.fail_for:
         op, code, seconds = rule.split(":")
@@ -356,6 +382,7 @@ def main():
     Handler.resets = set(args.reset_after)
     Handler.kill_after = args.kill_after
     Handler.report = args.report
+    Handler.journal = args.journal
     Handler.throttle = args.throttle
     Handler.rng = random.Random(args.seed)
     Handler.upstream = urllib.parse.urlparse(args.upstream)
@@ -366,8 +393,7 @@ def main():
         Handler.down_after[op] = float(seconds)
     if Handler.upstream.scheme == "https":
         Handler.upstream_tls = ssl.create_default_context(cafile=args.upstream_ca)
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
+    server = Server(("127.0.0.1", 0), Handler)
     if args.tls_cert:
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.load_cert_chain(args.tls_cert, args.tls_key)

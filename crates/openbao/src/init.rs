@@ -260,13 +260,13 @@ impl InitKind {
         client.has_token() && !held
     }
 
-    /// Keeps a new server's credentials: in escrow first (durable, owner-only), then in the
-    /// secret store, then the escrow is released.
-    async fn keep(&self, client: &BaoClient, entries: &[(String, Secret)]) -> KindResult<()> {
-        if let Some(escrow) = &self.0.escrow {
-            escrow.hold(client.address(), entries).map_err(|e| escrow.failed(e))?;
+    /// Puts a new server's credentials in escrow (durable, owner-only) before anything else
+    /// happens; [`Self::store_held`] later hands them to the secret store.
+    fn hold(&self, client: &BaoClient, entries: &[(String, Secret)]) -> KindResult<()> {
+        match &self.0.escrow {
+            Some(escrow) => escrow.hold(client.address(), entries).map_err(|e| escrow.failed(e)),
+            None => Ok(()),
         }
-        self.store_held(entries).await
     }
 
     /// Hands `entries` to the secret store, then releases the escrow.
@@ -345,10 +345,14 @@ impl InitKind {
         let admin = client.with_token(init.root_token.clone());
         let Some(snapshot) = snapshot else {
             let root = (format!("{prefix}/root-token"), init.root_token.clone());
-            self.keep(client, &[root, (keys_name, keys_json(keys))]).await?;
+            let entries = [root, (keys_name, keys_json(keys))];
+            self.hold(client, &entries)?;
+            // Unsealed before the slower secret-store writes: a run stopped during them leaves
+            // an unsealed server whose contents the next plan can read.
             if !auto {
                 self.unseal(client, keys, threshold).await?;
             }
+            self.store_held(&entries).await?;
             return self.wait_active(ctx, &admin, None).await;
         };
         if !auto {

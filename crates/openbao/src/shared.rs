@@ -114,6 +114,8 @@ impl Shared {
                     client.read("GetSealStatus", "sys/seal-status").await?.unwrap_or_default();
                 if status.get("initialized").and_then(Json::as_bool) == Some(false) {
                     Ok(None)
+                } else if status.get("sealed").and_then(Json::as_bool) == Some(true) {
+                    Err(sealed(client, op))
                 } else {
                     Err(e.into())
                 }
@@ -138,6 +140,18 @@ impl Shared {
         });
         Ok(client)
     }
+}
+
+/// A read refused because the server is sealed: what it holds cannot be known, so the plan
+/// stops, naming how to unseal it.
+fn sealed(client: &BaoClient, op: &str) -> KindError {
+    KindError::new(format!(
+        "{op}: OpenBao at {} is sealed, so what it holds cannot be read. With an auto-unseal \
+         seal, wait until it unseals; with Shamir keys, apply only the `openbao_init` resource \
+         (`--target` its address), which unseals it with the keys stored under the spec's \
+         `[openbao.init] secret_prefix`, or unseal it with `bao operator unseal`; then run again",
+        client.address()
+    ))
 }
 
 /// Memo key for a batched read of `what` on the server of `client`.

@@ -43,6 +43,9 @@ pub struct ProxyRules {
     pub tls: Option<(PathBuf, PathBuf)>,
     /// The CA bundle an https upstream is verified with.
     pub upstream_ca: Option<PathBuf>,
+    /// A file that gets `sent OPERATION` and `answered OPERATION STATUS` for every forwarded
+    /// call: which calls were in flight when the engine was killed.
+    pub journal: Option<PathBuf>,
 }
 
 impl FaultProxy {
@@ -77,6 +80,9 @@ impl FaultProxy {
         }
         if let Some(ca) = &rules.upstream_ca {
             cmd.arg("--upstream-ca").arg(ca);
+        }
+        if let Some(journal) = &rules.journal {
+            cmd.arg("--journal").arg(journal);
         }
         if rules.throttle > 0.0 {
             cmd.args([

@@ -230,6 +230,18 @@ async fn shamir_init_unseals_and_a_sealed_server_is_drift() {
     // After a restart a Shamir server stays sealed: drift on `sealed`, repaired by an update
     // that unseals with the stored keys.
     server.restart().await;
+    // What a sealed server holds cannot be read: a plan that needs it stops and says how to
+    // unseal, rather than reading it as empty.
+    let other = tempfile::tempdir().unwrap();
+    let with_mount = format!("{spec}\n[openbao.mounts.apps]\ntype = \"kv-v2\"\n");
+    let reader = crate::support::engine(
+        provider(&server, &secrets, None),
+        &with_mount,
+        other.path(),
+        other.path(),
+    );
+    let err = format!("{:?}", reader.plan().await.unwrap_err());
+    assert!(err.contains("is sealed") && err.contains("--target"), "{err}");
     let drift = engine.drift().await.unwrap();
     assert_eq!(drift.drifted.len(), 1, "{drift:#?}");
     match &drift.drifted[0].status {
