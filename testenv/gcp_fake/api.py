@@ -33,7 +33,8 @@ def new_id(bits=64):
 
 def fingerprint(resource, skip=("fingerprint", "labelFingerprint")):
     data = json.dumps({k: v for k, v in resource.items() if k not in skip}, sort_keys=True)
-    return base64.b64encode(hashlib.sha256(data.encode()).digest()[:8]).decode()
+    # URL-safe, as Compute sends `format: byte` fields (Google's Rust client decodes no other).
+    return base64.urlsafe_b64encode(hashlib.sha256(data.encode()).digest()[:8]).decode()
 
 
 def merge(target, patch):

@@ -5,6 +5,7 @@ mod cli;
 mod crash;
 mod eks;
 mod faults;
+mod gcp_network;
 mod lock;
 mod network;
 mod openbao_aws;

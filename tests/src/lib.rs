@@ -9,8 +9,8 @@ use std::sync::Arc;
 pub mod lane;
 
 pub use engine_testpeers::{
-    BaoServer, FaultProxy, KubeCluster, Moto, ProxyRules, Registry, Seal, fixtures, free_port,
-    moto, workspace,
+    BaoServer, FaultProxy, GcpFake, KubeCluster, Moto, ProxyRules, Registry, Seal, fixtures,
+    free_port, moto, workspace,
 };
 
 /// Pushes the fixture charts named (`cilium-1.20.0.tgz`, ...) into `registry` over the OCI API.
@@ -132,6 +132,7 @@ pub fn engine_command(endpoint: &str, args: &[&str]) -> Command {
         .env_remove("ENGINE_OVERLAY")
         .env_remove("ENGINE_STATE")
         .env_remove("ENGINE_LLM_PLATFORM_ENABLED")
+        .env_remove("ENGINE_GCP_ENDPOINT")
         .env("AWS_ENDPOINT_URL", endpoint)
         .env("AWS_ACCESS_KEY_ID", "test")
         .env("AWS_SECRET_ACCESS_KEY", "test")

@@ -43,8 +43,8 @@ pub(crate) fn attribute_of(live: &Live, attribute: &str) -> Option<Json> {
     live.attributes.get(attribute).cloned()
 }
 
-/// Resolves a resource's desired attributes with `lookup`. A resource that carries the
-/// engine's ownership tags also gets the state's `lineage` tag.
+/// Resolves a resource's desired attributes with `lookup`. The tag map that carries the
+/// engine's ownership tags (whatever its name) also gets the state's `lineage` tag.
 pub(crate) fn resolve(
     spec: &ResourceSpec,
     lineage: &str,
@@ -54,8 +54,8 @@ pub(crate) fn resolve(
         .iter()
         .map(|(k, v)| {
             let mut value = v.resolve(lookup);
-            if k == "tags"
-                && let Some(Json::Object(tags)) = &mut value
+            // The tag map (AWS `tags`, GCP `labels`): whichever carries the ownership tags.
+            if let Some(Json::Object(tags)) = &mut value
                 && tags.contains_key(TAG_MANAGED_BY)
             {
                 tags.insert(TAG_LINEAGE.to_string(), Json::String(lineage.to_string()));

@@ -13,6 +13,7 @@ use engine::{EngineBuilder, Provider};
 use engine_aws::AwsProvider;
 use engine_bootstrap::kube::{Kube, KubeConnector, OutputsConnector};
 use engine_bootstrap::{BootstrapProvider, ClusterProfile, kubeconfig_connector};
+use engine_gcp::GcpProvider;
 use engine_helm::PullOptions;
 use engine_openbao::{
     BaoConnector, ClusterIssuer, Escrow, NoConnector, OpenBao, OpenBaoProvider, SecretSink,
@@ -32,10 +33,16 @@ pub const BOOTSTRAP_PREFIX: &str = "aws.bootstrap";
 pub trait SecretStore: SecretSource + SecretSink {}
 impl<T: SecretSource + SecretSink> SecretStore for T {}
 
-/// The providers of the AWS lane.
+/// Environment variable naming one endpoint for every GCP service (a local GCP such as
+/// `testenv/gcp-fake-server`); requests then carry no credentials.
+pub const GCP_ENDPOINT_ENV: &str = "ENGINE_GCP_ENDPOINT";
+
+/// The providers of a spec's lane.
 pub struct Lane {
     /// The AWS resources: network, OpenBao's servers, EKS.
     pub aws: Arc<AwsProvider>,
+    /// The GCP resources (network), for a spec with `cloud = "gcp"`.
+    pub gcp: Option<Arc<GcpProvider>>,
     /// OpenBao's configuration, through its API.
     pub openbao: Arc<OpenBaoProvider>,
     /// What goes inside the new cluster.
@@ -47,7 +54,12 @@ pub struct Lane {
 impl Lane {
     /// Every provider of the lane, in the order the engine is given them.
     pub fn providers(&self) -> Vec<Arc<dyn Provider>> {
-        vec![self.aws.clone(), self.openbao.clone(), self.bootstrap.clone()]
+        let mut providers: Vec<Arc<dyn Provider>> =
+            vec![self.aws.clone(), self.openbao.clone(), self.bootstrap.clone()];
+        if let Some(gcp) = &self.gcp {
+            providers.push(gcp.clone());
+        }
+        providers
     }
 
     /// `builder` with every provider of the lane.
@@ -79,6 +91,7 @@ pub struct LaneBuilder<'a> {
     kube_poll_interval: Option<Duration>,
     pull: PullOptions,
     escrow: Option<PathBuf>,
+    gcp_endpoint: Option<String>,
 }
 
 impl<'a> LaneBuilder<'a> {
@@ -95,7 +108,15 @@ impl<'a> LaneBuilder<'a> {
             kube_poll_interval: None,
             pull: PullOptions { cache_dir: chart_cache(), ..PullOptions::default() },
             escrow: None,
+            gcp_endpoint: std::env::var(GCP_ENDPOINT_ENV).ok().filter(|e| !e.is_empty()),
         }
+    }
+
+    /// Every GCP service at `endpoint` (a local GCP), without credentials, instead of Google's
+    /// endpoints with Application Default Credentials (default: `$ENGINE_GCP_ENDPOINT`).
+    pub fn gcp_endpoint(mut self, endpoint: &str) -> Self {
+        self.gcp_endpoint = Some(endpoint.to_string());
+        self
     }
 
     /// AWS through `config` (e.g. an emulator's endpoint) instead of the environment's.
@@ -213,7 +234,20 @@ impl<'a> LaneBuilder<'a> {
             bootstrap = bootstrap.cluster(outputs);
         }
 
-        Lane { aws, openbao: Arc::new(openbao), bootstrap: Arc::new(bootstrap.build()), secrets }
+        let gcp = match self.spec.globals() {
+            Ok(g) if g.cloud == "gcp" => {
+                let config = GcpProvider::config_for(self.spec, self.gcp_endpoint);
+                Some(Arc::new(GcpProvider::new(&config).await))
+            }
+            _ => None,
+        };
+        Lane {
+            aws,
+            gcp,
+            openbao: Arc::new(openbao),
+            bootstrap: Arc::new(bootstrap.build()),
+            secrets,
+        }
     }
 }
 

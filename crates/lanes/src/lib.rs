@@ -25,4 +25,6 @@ mod builder;
 pub mod profiles;
 
 pub use bridges::SecretsManager;
-pub use builder::{BOOTSTRAP_PREFIX, Lane, LaneBuilder, OPENBAO_PREFIX, SecretStore};
+pub use builder::{
+    BOOTSTRAP_PREFIX, GCP_ENDPOINT_ENV, Lane, LaneBuilder, OPENBAO_PREFIX, SecretStore,
+};

@@ -8,12 +8,14 @@
 //! (`testenv/install-*.sh`; `testenv/test` installs them all). This crate depends on no engine
 //! crate: it speaks to the peers the way any client would.
 
+pub mod gcp;
 pub mod kube;
 pub mod moto;
 pub mod openbao;
 pub mod proxy;
 pub mod registry;
 
+pub use gcp::GcpFake;
 pub use kube::KubeCluster;
 pub use moto::Moto;
 pub use openbao::{BaoServer, Seal};

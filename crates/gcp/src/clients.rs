@@ -1,0 +1,77 @@
+//! The GCP API clients every kind shares, made once per run for the spec's project and region,
+//! and the counting of their calls.
+
+use engine::{ApiCall, ApiCallCounter};
+use google_cloud_compute_v1::client as compute;
+use google_cloud_dns_v1::client as dns;
+
+/// Where and how the clients reach GCP.
+#[derive(Debug, Clone, Default)]
+pub struct GcpConfig {
+    /// The project every resource lives in, e.g. `ogenki-435905`.
+    pub project: String,
+    /// The region of regional resources, e.g. `europe-west4`.
+    pub region: String,
+    /// One endpoint for every service instead of Google's (a local fake): the services are
+    /// told apart by their paths, and requests carry no credentials.
+    pub endpoint: Option<String>,
+}
+
+/// A client could not be made (bad credentials file, no default credentials).
+#[derive(Debug, thiserror::Error)]
+#[error("making the GCP {service} client: {message}")]
+pub struct ClientError {
+    pub service: &'static str,
+    pub message: String,
+}
+
+/// The clients, the project and region they serve, and the call counter.
+pub struct GcpClients {
+    pub project: String,
+    pub region: String,
+    pub networks: compute::Networks,
+    pub subnetworks: compute::Subnetworks,
+    pub routers: compute::Routers,
+    pub firewalls: compute::Firewalls,
+    pub managed_zones: dns::ManagedZones,
+    pub policies: dns::Policies,
+    calls: ApiCallCounter,
+}
+
+/// Builds one client with the config's endpoint and, for a local endpoint, no credentials;
+/// otherwise Application Default Credentials, as every Google tool finds them.
+macro_rules! client {
+    ($type:ty, $service:literal, $config:expr) => {{
+        let mut builder = <$type>::builder();
+        if let Some(endpoint) = &$config.endpoint {
+            let anonymous = google_cloud_auth::credentials::anonymous::Builder::new().build();
+            builder = builder.with_endpoint(endpoint.clone()).with_credentials(anonymous);
+        }
+        builder
+            .build()
+            .await
+            .map_err(|e| ClientError { service: $service, message: e.to_string() })?
+    }};
+}
+
+impl GcpClients {
+    /// Clients for `config`, counting into `calls`. Makes no API call.
+    pub async fn new(config: &GcpConfig, calls: ApiCallCounter) -> Result<Self, ClientError> {
+        Ok(GcpClients {
+            project: config.project.clone(),
+            region: config.region.clone(),
+            networks: client!(compute::Networks, "compute", config),
+            subnetworks: client!(compute::Subnetworks, "compute", config),
+            routers: client!(compute::Routers, "compute", config),
+            firewalls: client!(compute::Firewalls, "compute", config),
+            managed_zones: client!(dns::ManagedZones, "dns", config),
+            policies: client!(dns::Policies, "dns", config),
+            calls,
+        })
+    }
+
+    /// Counts one call of `service` (`compute`, `dns`), e.g. `InsertNetwork` or `ListRouters`.
+    pub(crate) fn count(&self, service: &str, operation: &str) {
+        self.calls.record(&ApiCall { service: service.into(), operation: operation.into() });
+    }
+}

@@ -1,0 +1,19 @@
+//! The one list of every GCP kind.
+
+use crate::GcpClients;
+use crate::compute::{firewall, network, router, router_nat, subnetwork};
+use crate::dns::{managed_zone, policy};
+use engine::{Kind, Typed};
+use std::sync::Arc;
+
+pub(crate) fn all(c: &Arc<GcpClients>) -> Vec<Arc<dyn Kind>> {
+    vec![
+        Arc::new(Typed(network::NetworkKind(c.clone()))),
+        Arc::new(Typed(subnetwork::SubnetworkKind(c.clone()))),
+        Arc::new(Typed(router::RouterKind(c.clone()))),
+        Arc::new(Typed(router_nat::RouterNatKind(c.clone()))),
+        Arc::new(Typed(firewall::FirewallKind(c.clone()))),
+        Arc::new(Typed(managed_zone::ManagedZoneKind(c.clone()))),
+        Arc::new(Typed(policy::PolicyKind(c.clone()))),
+    ]
+}

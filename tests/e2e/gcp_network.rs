@@ -1,0 +1,370 @@
+//! The GCP network stage (`specs/gcp.toml`) against the project's GCP fake: from empty, a
+//! no-op second run, drift by field and its repair, a kill after every mutating call, bad
+//! specs refused before any call, and a destroy that leaves nothing.
+
+use engine::spec::SpecSource;
+use engine::{Action, DriftStatus, Engine, LocalBackend};
+use engine_lanes::LaneBuilder;
+use engine_tests::{FaultProxy, GcpFake, ProxyRules, engine_command, text, workspace};
+use serde_json::{Value as Json, json};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+const PROJECT: &str = "ogenki-435905";
+const REGION: &str = "europe-west4";
+
+/// What the test adds to the reference spec: a firewall rule, so the kind is exercised.
+const OVERLAY: &str = r#"
+[network.firewalls.allow-internal]
+source_ranges = ["10.10.0.0/16"]
+allow = [{ protocol = "tcp", ports = ["443", "8000-8999"] }, { protocol = "icmp" }]
+"#;
+
+fn spec_path() -> std::path::PathBuf {
+    workspace().join("specs/gcp.toml")
+}
+
+fn write_overlay(dir: &Path) -> std::path::PathBuf {
+    let path = dir.join("overlay.toml");
+    std::fs::write(&path, OVERLAY).unwrap();
+    path
+}
+
+/// The lane of `specs/gcp.toml` (+ the overlay) against the fake at `endpoint`.
+async fn engine(endpoint: &str, dir: &Path) -> Engine {
+    let spec = SpecSource::from_file(&spec_path())
+        .unwrap()
+        .with_overlay(SpecSource::from_text("overlay.toml", "overlay", OVERLAY))
+        .unwrap();
+    let lane = LaneBuilder::new(&spec).gcp_endpoint(endpoint).build().await;
+    lane.add_to(Engine::builder().spec(spec))
+        .state(LocalBackend::new(dir.join("gcp.state.json")))
+        .selection(engine::Selection::decide(Some("gcp"), &[], &|_| None).unwrap())
+        .retry_backoff(Duration::from_millis(100))
+        .build()
+        .unwrap_or_else(|e| panic!("{e:?}"))
+}
+
+/// A REST call to the fake, as someone working beside the engine would make it.
+async fn call(method: reqwest::Method, url: &str, body: Option<Json>) -> Json {
+    let client = reqwest::Client::new();
+    let mut request = client.request(method, url);
+    if let Some(b) = body {
+        request = request.json(&b);
+    }
+    let response = request.send().await.unwrap();
+    let status = response.status();
+    let answer: Json = response.json().await.unwrap_or(Json::Null);
+    assert!(status.is_success(), "{url}: {status} {answer}");
+    answer
+}
+
+/// Names of what the fake holds, by collection.
+async fn inventory(endpoint: &str) -> BTreeMap<&'static str, Vec<String>> {
+    let compute = format!("{endpoint}/compute/v1/projects/{PROJECT}");
+    let dns = format!("{endpoint}/dns/v1/projects/{PROJECT}");
+    let lists = [
+        ("networks", format!("{compute}/global/networks"), "items"),
+        ("firewalls", format!("{compute}/global/firewalls"), "items"),
+        ("subnetworks", format!("{compute}/regions/{REGION}/subnetworks"), "items"),
+        ("routers", format!("{compute}/regions/{REGION}/routers"), "items"),
+        ("zones", format!("{dns}/managedZones"), "managedZones"),
+        ("policies", format!("{dns}/policies"), "policies"),
+    ];
+    let mut out = BTreeMap::new();
+    for (what, url, field) in lists {
+        let answer = call(reqwest::Method::GET, &url, None).await;
+        let mut names: Vec<String> = answer[field]
+            .as_array()
+            .map(|items| {
+                items.iter().map(|i| i["name"].as_str().unwrap_or("").to_string()).collect()
+            })
+            .unwrap_or_default();
+        names.sort();
+        out.insert(what, names);
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn gcp_network_from_empty_no_op_drift_repaired_and_destroyed() {
+    let fake = GcpFake::start();
+    let endpoint = fake.endpoint();
+    let dir = tempfile::tempdir().unwrap();
+    let engine = engine(&endpoint, dir.path()).await;
+
+    let plan = engine.plan().await.unwrap();
+    let mut created: Vec<(String, &str)> = plan
+        .changes
+        .iter()
+        .map(|c| {
+            (c.address.to_string(), if c.action == Action::Create { "create" } else { "other" })
+        })
+        .collect();
+    created.sort();
+    let expected = [
+        "gcp.network.dns_managed_zone.private",
+        "gcp.network.dns_policy.inbound",
+        "gcp.network.firewall[\"allow-internal\"]",
+        "gcp.network.network.main",
+        "gcp.network.router.main",
+        "gcp.network.router_nat.main",
+        "gcp.network.subnetwork.nodes",
+    ];
+    assert_eq!(created, expected.iter().map(|a| (a.to_string(), "create")).collect::<Vec<_>>());
+    let report = engine.apply(&plan).await.unwrap();
+    assert!(report.is_success(), "{:#?}", report.failures().collect::<Vec<_>>());
+
+    // The reference's names, as the fake holds them.
+    let held = inventory(&endpoint).await;
+    assert_eq!(held["networks"], ["vpc-europe-west4-dev"]);
+    assert_eq!(held["subnetworks"], ["vpc-europe-west4-dev-nodes"]);
+    assert_eq!(held["routers"], ["router-europe-west4-dev"]);
+    assert_eq!(held["zones"], ["priv-gcp-ogenki-io"]);
+    assert_eq!(held["firewalls"], ["allow-internal"]);
+    let compute = format!("{endpoint}/compute/v1/projects/{PROJECT}");
+    let router = format!("{compute}/regions/{REGION}/routers/router-europe-west4-dev");
+    let nat = &call(reqwest::Method::GET, &router, None).await["nats"][0];
+    assert_eq!(nat["name"], "nat-europe-west4-dev");
+    assert_eq!(nat["sourceSubnetworkIpRangesToNat"], "ALL_SUBNETWORKS_ALL_IP_RANGES");
+    assert_eq!(nat["logConfig"], json!({ "enable": true, "filter": "ERRORS_ONLY" }));
+    let zone = call(
+        reqwest::Method::GET,
+        &format!("{endpoint}/dns/v1/projects/{PROJECT}/managedZones/priv-gcp-ogenki-io"),
+        None,
+    )
+    .await;
+    assert_eq!(zone["dnsName"], "priv.gcp.ogenki.io.");
+    assert_eq!(zone["labels"]["engine-managed-by"], "engine");
+    assert!(
+        zone["labels"]["engine-address"]
+            .as_str()
+            .unwrap()
+            .starts_with("gcp_network_dns_managed_zone_private-")
+    );
+
+    // Second run: nothing to do, and no mutating call; one list call per kind at most.
+    let before = engine.api_calls();
+    let again = engine.plan().await.unwrap();
+    assert!(!again.has_changes(), "{:#?}", again.actions().collect::<Vec<_>>());
+    let noop = engine.apply(&again).await.unwrap();
+    assert!(noop.steps.is_empty());
+    let calls = engine.api_calls().since(&before);
+    assert_eq!(calls.mutating(), 0, "{:?}", calls.mutating_operations());
+    assert!(calls.total() <= 6, "one list per kind: {:?}", calls.by_operation);
+
+    // Out of band: a firewall source range, the pods range, a label on the zone.
+    let firewall = format!("{compute}/global/firewalls/allow-internal");
+    call(
+        reqwest::Method::PATCH,
+        &firewall,
+        Some(json!({ "sourceRanges": ["10.10.0.0/16", "0.0.0.0/0"] })),
+    )
+    .await;
+    let subnet = format!("{compute}/regions/{REGION}/subnetworks/vpc-europe-west4-dev-nodes");
+    let fingerprint = call(reqwest::Method::GET, &subnet, None).await["fingerprint"].clone();
+    let ranges = json!([
+        { "rangeName": "vpc-europe-west4-dev-nodes-pods", "ipCidrRange": "100.66.0.0/16" },
+        { "rangeName": "vpc-europe-west4-dev-nodes-services", "ipCidrRange": "10.11.0.0/20" },
+    ]);
+    call(
+        reqwest::Method::PATCH,
+        &subnet,
+        Some(json!({ "fingerprint": fingerprint, "secondaryIpRanges": ranges })),
+    )
+    .await;
+    let mut labels = zone["labels"].clone();
+    labels["team"] = json!("someone-else");
+    let zone_url = format!("{endpoint}/dns/v1/projects/{PROJECT}/managedZones/priv-gcp-ogenki-io");
+    call(reqwest::Method::PATCH, &zone_url, Some(json!({ "labels": labels }))).await;
+
+    let drift = engine.drift().await.unwrap();
+    let mut fields: Vec<(String, String)> = drift
+        .drifted
+        .iter()
+        .flat_map(|d| match &d.status {
+            DriftStatus::Modified { fields } => {
+                fields.iter().map(|f| (d.address.to_string(), f.name.clone())).collect::<Vec<_>>()
+            }
+            DriftStatus::Deleted => vec![(d.address.to_string(), "deleted".into())],
+        })
+        .collect();
+    fields.sort();
+    assert_eq!(
+        fields,
+        [
+            ("gcp.network.dns_managed_zone.private".to_string(), "labels".to_string()),
+            ("gcp.network.firewall[\"allow-internal\"]".into(), "source_ranges".into()),
+            ("gcp.network.subnetwork.nodes".into(), "secondary_ip_ranges".into()),
+        ]
+    );
+    let (_, repaired) = engine.plan_and_apply().await.unwrap();
+    assert!(repaired.is_success(), "{:#?}", repaired.failures().collect::<Vec<_>>());
+    assert_eq!(repaired.count(Action::Update), 3);
+    assert!(engine.drift().await.unwrap().is_clean());
+    let ranges = call(reqwest::Method::GET, &subnet, None).await["secondaryIpRanges"].clone();
+    assert_eq!(ranges[0]["ipCidrRange"], "100.65.0.0/16");
+
+    // Destroy leaves nothing.
+    let destroy = engine.plan_destroy().await.unwrap();
+    let report = engine.apply(&destroy).await.unwrap();
+    assert!(report.is_success(), "{:#?}", report.failures().collect::<Vec<_>>());
+    assert_eq!(report.count(Action::Delete), expected.len());
+    assert!(
+        inventory(&endpoint).await.values().all(Vec::is_empty),
+        "{:?}",
+        inventory(&endpoint).await
+    );
+}
+
+/// `engine` with `args` on the GCP lane at `endpoint`.
+fn gcp_command(endpoint: &str, args: &[&str]) -> std::process::Command {
+    let mut cmd = engine_command("http://127.0.0.1:9", args);
+    cmd.env("ENGINE_GCP_ENDPOINT", endpoint).env("ENGINE_CLOUD", "gcp");
+    cmd
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn gcp_network_killed_after_each_mutating_call_converges() {
+    let dir = tempfile::tempdir().unwrap();
+    let overlay = write_overlay(dir.path());
+    let spec = spec_path();
+    let mut point = 1;
+    loop {
+        let fake = GcpFake::start();
+        let state = dir.path().join(format!("s{point}.json"));
+        let args = [
+            "apply",
+            spec.to_str().unwrap(),
+            "--overlay",
+            overlay.to_str().unwrap(),
+            "--state",
+            state.to_str().unwrap(),
+            "--auto-approve",
+        ];
+        let report = dir.path().join(format!("killed-{point}"));
+        let rules = ProxyRules { kill_after: Some((point, report.clone())), ..Default::default() };
+        let proxy = FaultProxy::start(&fake.endpoint(), &rules);
+        let mut child = gcp_command(&proxy.endpoint(), &args)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let started = Instant::now();
+        let killed = loop {
+            if report.exists() {
+                child.kill().unwrap();
+                child.wait().unwrap();
+                break true;
+            }
+            if let Some(status) = child.try_wait().unwrap() {
+                assert!(status.success(), "kill point {point}: the run failed before it");
+                break false;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(120),
+                "kill point {point}: no progress"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        };
+        if !killed {
+            assert!(
+                point > 7,
+                "a cold apply makes at least 7 writes; it ended after {}",
+                point - 1
+            );
+            break;
+        }
+        let out = gcp_command(&fake.endpoint(), &args).output().unwrap();
+        assert!(out.status.success(), "kill point {point}: the re-run failed:\n{}", text(&out));
+        let mut plan = args.to_vec();
+        plan[0] = "plan";
+        plan.pop();
+        plan.push("--detailed-exitcode");
+        let out = gcp_command(&fake.endpoint(), &plan).output().unwrap();
+        assert!(
+            out.status.success(),
+            "kill point {point}: the plan after it is not empty:\n{}",
+            text(&out)
+        );
+        let held = inventory(&fake.endpoint()).await;
+        assert_eq!(
+            held["networks"].len() + held["subnetworks"].len() + held["zones"].len(),
+            3,
+            "{held:?}"
+        );
+        point += 1;
+    }
+}
+
+#[test]
+fn invalid_gcp_specs_are_refused_with_file_line_and_no_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let journal = dir.path().join("journal");
+    let fake = GcpFake::start();
+    let rules = ProxyRules { journal: Some(journal.clone()), ..Default::default() };
+    let proxy = FaultProxy::start(&fake.endpoint(), &rules);
+    let reference = std::fs::read_to_string(spec_path()).unwrap();
+    let cases = [
+        (
+            "pods_cidr = \"100.65.0.0/16\"",
+            "pods_cidr = \"10.10.128.0/17\"",
+            "network.pods_cidr",
+            "overlaps `subnet_cidr`",
+        ),
+        (
+            "zone = \"europe-west4-a\"",
+            "zone = \"europe-west1-b\"",
+            "gcp.zone",
+            "is not a zone of region europe-west4",
+        ),
+        (
+            "dns_inbound_forwarding = true",
+            "dns_inbound_forwarding = true\nsubnet_size = 3",
+            "network.subnet_size",
+            "unknown field",
+        ),
+        (
+            "name = \"vpc-europe-west4-dev\"",
+            "name = \"VPC_dev\"",
+            "network.name",
+            "is not a usable network name",
+        ),
+        (
+            "project = \"ogenki-435905\"",
+            "project = \"Ogenki_1\"",
+            "gcp.project",
+            "is not a project id",
+        ),
+    ];
+    for (from, to, field, message) in cases {
+        assert!(reference.contains(from), "{from}");
+        let spec = dir.path().join("gcp.toml");
+        std::fs::write(&spec, reference.replacen(from, to, 1)).unwrap();
+        let line = reference
+            .replacen(from, to, 1)
+            .lines()
+            .position(|l| l.contains(to.lines().last().unwrap()))
+            .unwrap()
+            + 1;
+        let out = gcp_command(
+            &proxy.endpoint(),
+            &[
+                "plan",
+                spec.to_str().unwrap(),
+                "--state",
+                dir.path().join("s.json").to_str().unwrap(),
+            ],
+        )
+        .output()
+        .unwrap();
+        let shown = text(&out);
+        assert_eq!(out.status.code(), Some(1), "{shown}");
+        assert!(shown.contains(message), "{field}: {shown}");
+        assert!(shown.contains(&format!("gcp.toml:{line}")), "{field}: line {line}: {shown}");
+        assert!(!dir.path().join("s.json").exists(), "nothing written");
+    }
+    let calls = std::fs::read_to_string(&journal).unwrap_or_default();
+    assert!(calls.is_empty(), "no call may reach GCP:\n{calls}");
+}
