@@ -5,7 +5,7 @@ mod cli;
 mod crash;
 mod eks;
 mod faults;
-mod gcp_network;
+mod gcp_lane;
 mod lock;
 mod network;
 mod openbao_aws;

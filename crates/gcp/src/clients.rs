@@ -3,6 +3,7 @@
 
 use engine::{ApiCall, ApiCallCounter};
 use google_cloud_compute_v1::client as compute;
+use google_cloud_container_v1::client as container;
 use google_cloud_dns_v1::client as dns;
 
 /// Where and how the clients reach GCP.
@@ -35,6 +36,7 @@ pub struct GcpClients {
     pub firewalls: compute::Firewalls,
     pub managed_zones: dns::ManagedZones,
     pub policies: dns::Policies,
+    pub clusters: container::ClusterManager,
     calls: ApiCallCounter,
 }
 
@@ -66,6 +68,7 @@ impl GcpClients {
             firewalls: client!(compute::Firewalls, "compute", config),
             managed_zones: client!(dns::ManagedZones, "dns", config),
             policies: client!(dns::Policies, "dns", config),
+            clusters: client!(container::ClusterManager, "container", config),
             calls,
         })
     }

@@ -2,6 +2,7 @@
 
 use crate::GcpClients;
 use crate::compute::{firewall, network, router, router_nat, subnetwork};
+use crate::container::{cluster, node_pool};
 use crate::dns::{managed_zone, policy};
 use engine::{Kind, Typed};
 use std::sync::Arc;
@@ -15,5 +16,7 @@ pub(crate) fn all(c: &Arc<GcpClients>) -> Vec<Arc<dyn Kind>> {
         Arc::new(Typed(firewall::FirewallKind(c.clone()))),
         Arc::new(Typed(managed_zone::ManagedZoneKind(c.clone()))),
         Arc::new(Typed(policy::PolicyKind(c.clone()))),
+        Arc::new(Typed(cluster::ClusterKind(c.clone()))),
+        Arc::new(Typed(node_pool::NodePoolKind(c.clone()))),
     ]
 }

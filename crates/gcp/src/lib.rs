@@ -3,6 +3,7 @@
 
 mod clients;
 mod compute;
+mod container;
 mod dns;
 mod error;
 mod kinds;

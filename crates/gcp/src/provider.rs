@@ -43,7 +43,7 @@ impl Provider for GcpProvider {
     }
 
     fn sections(&self) -> &'static [&'static str] {
-        &["gcp", "network"]
+        &["gcp", "network", "gke"]
     }
 
     fn expand(&self, spec: &SpecSource) -> Result<Vec<ResourceSpec>, SpecErrors> {
@@ -52,7 +52,21 @@ impl Provider for GcpProvider {
         if let Err(e) = &self.clients {
             return Err(spec.errors(vec![spec.error(&FieldPath::root("gcp"), e.to_string())]));
         }
-        stages::network::expand(spec, &globals, &gcp)
+        // Every stage's errors at once.
+        match (
+            stages::network::expand(spec, &globals, &gcp),
+            stages::gke::expand(spec, &globals, &gcp),
+        ) {
+            (Ok(mut network), Ok(gke)) => {
+                network.extend(gke);
+                Ok(network)
+            }
+            (Err(mut network), Err(gke)) => {
+                network.extend(gke);
+                Err(network)
+            }
+            (Err(e), Ok(_)) | (Ok(_), Err(e)) => Err(e),
+        }
     }
 
     fn kinds(&self) -> Vec<Arc<dyn Kind>> {

@@ -1,6 +1,6 @@
-//! The GCP network stage (`specs/gcp.toml`) against the project's GCP fake: from empty, a
-//! no-op second run, drift by field and its repair, a kill after every mutating call, bad
-//! specs refused before any call, and a destroy that leaves nothing.
+//! The GCP lane's network and GKE stages (`specs/gcp.toml`) against the project's GCP fake:
+//! from empty, a no-op second run, drift by field and its repair, a kill after every mutating
+//! call, bad specs refused before any call, and a destroy that leaves nothing.
 
 use engine::spec::SpecSource;
 use engine::{Action, DriftStatus, Engine, LocalBackend};
@@ -71,6 +71,7 @@ async fn inventory(endpoint: &str) -> BTreeMap<&'static str, Vec<String>> {
         ("routers", format!("{compute}/regions/{REGION}/routers"), "items"),
         ("zones", format!("{dns}/managedZones"), "managedZones"),
         ("policies", format!("{dns}/policies"), "policies"),
+        ("clusters", format!("{endpoint}/v1/projects/{PROJECT}/locations/-/clusters"), "clusters"),
     ];
     let mut out = BTreeMap::new();
     for (what, url, field) in lists {
@@ -88,7 +89,7 @@ async fn inventory(endpoint: &str) -> BTreeMap<&'static str, Vec<String>> {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn gcp_network_from_empty_no_op_drift_repaired_and_destroyed() {
+async fn gcp_lane_from_empty_no_op_drift_repaired_and_destroyed() {
     let fake = GcpFake::start();
     let endpoint = fake.endpoint();
     let dir = tempfile::tempdir().unwrap();
@@ -104,6 +105,8 @@ async fn gcp_network_from_empty_no_op_drift_repaired_and_destroyed() {
         .collect();
     created.sort();
     let expected = [
+        "gcp.gke.cluster.main",
+        "gcp.gke.node_pool[\"static\"]",
         "gcp.network.dns_managed_zone.private",
         "gcp.network.dns_policy.inbound",
         "gcp.network.firewall[\"allow-internal\"]",
@@ -123,6 +126,36 @@ async fn gcp_network_from_empty_no_op_drift_repaired_and_destroyed() {
     assert_eq!(held["routers"], ["router-europe-west4-dev"]);
     assert_eq!(held["zones"], ["priv-gcp-ogenki-io"]);
     assert_eq!(held["firewalls"], ["allow-internal"]);
+    assert_eq!(held["clusters"], ["gcp-0"]);
+    let cluster_url =
+        format!("{endpoint}/v1/projects/{PROJECT}/locations/europe-west4-a/clusters/gcp-0");
+    let cluster = call(reqwest::Method::GET, &cluster_url, None).await;
+    let pools: Vec<&str> = cluster["nodePools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(pools, ["static"], "the default pool is gone");
+    assert_eq!(cluster["privateClusterConfig"]["masterIpv4CidrBlock"], "172.16.0.0/28");
+    assert_eq!(
+        cluster["ipAllocationPolicy"]["clusterSecondaryRangeName"],
+        "vpc-europe-west4-dev-nodes-pods"
+    );
+    assert_eq!(cluster["workloadIdentityConfig"]["workloadPool"], "ogenki-435905.svc.id.goog");
+    assert_eq!(cluster["releaseChannel"]["channel"], "REGULAR");
+    assert_eq!(cluster["loggingService"], "none");
+    let pool = &cluster["nodePools"][0];
+    assert_eq!(pool["config"]["spot"], true);
+    assert_eq!(pool["config"]["taints"][0]["key"], "node.cilium.io/agent-not-ready");
+    let state = engine.state_document().unwrap();
+    let outputs = &state.resources["gcp.gke.cluster.main"].attributes;
+    assert!(outputs["endpoint"].as_str().is_some_and(|e| !e.is_empty()), "{outputs:?}");
+    assert!(outputs["ca_certificate"].as_str().is_some_and(|c| !c.is_empty()), "{outputs:?}");
+    assert_eq!(
+        outputs["issuer"],
+        "https://container.googleapis.com/v1/projects/ogenki-435905/locations/europe-west4-a/clusters/gcp-0"
+    );
     let compute = format!("{endpoint}/compute/v1/projects/{PROJECT}");
     let router = format!("{compute}/regions/{REGION}/routers/router-europe-west4-dev");
     let nat = &call(reqwest::Method::GET, &router, None).await["nats"][0];
@@ -152,7 +185,7 @@ async fn gcp_network_from_empty_no_op_drift_repaired_and_destroyed() {
     assert!(noop.steps.is_empty());
     let calls = engine.api_calls().since(&before);
     assert_eq!(calls.mutating(), 0, "{:?}", calls.mutating_operations());
-    assert!(calls.total() <= 6, "one list per kind: {:?}", calls.by_operation);
+    assert!(calls.total() <= 8, "one list per kind: {:?}", calls.by_operation);
 
     // Out of band: a firewall source range, the pods range, a label on the zone.
     let firewall = format!("{compute}/global/firewalls/allow-internal");
@@ -178,6 +211,14 @@ async fn gcp_network_from_empty_no_op_drift_repaired_and_destroyed() {
     labels["team"] = json!("someone-else");
     let zone_url = format!("{endpoint}/dns/v1/projects/{PROJECT}/managedZones/priv-gcp-ogenki-io");
     call(reqwest::Method::PATCH, &zone_url, Some(json!({ "labels": labels }))).await;
+    let scaling =
+        json!({ "autoscaling": { "enabled": true, "minNodeCount": 2, "maxNodeCount": 5 } });
+    call(
+        reqwest::Method::POST,
+        &format!("{cluster_url}/nodePools/static:setAutoscaling"),
+        Some(scaling),
+    )
+    .await;
 
     let drift = engine.drift().await.unwrap();
     let mut fields: Vec<(String, String)> = drift
@@ -194,14 +235,15 @@ async fn gcp_network_from_empty_no_op_drift_repaired_and_destroyed() {
     assert_eq!(
         fields,
         [
-            ("gcp.network.dns_managed_zone.private".to_string(), "labels".to_string()),
+            ("gcp.gke.node_pool[\"static\"]".to_string(), "max_node_count".to_string()),
+            ("gcp.network.dns_managed_zone.private".into(), "labels".into()),
             ("gcp.network.firewall[\"allow-internal\"]".into(), "source_ranges".into()),
             ("gcp.network.subnetwork.nodes".into(), "secondary_ip_ranges".into()),
         ]
     );
     let (_, repaired) = engine.plan_and_apply().await.unwrap();
     assert!(repaired.is_success(), "{:#?}", repaired.failures().collect::<Vec<_>>());
-    assert_eq!(repaired.count(Action::Update), 3);
+    assert_eq!(repaired.count(Action::Update), 4);
     assert!(engine.drift().await.unwrap().is_clean());
     let ranges = call(reqwest::Method::GET, &subnet, None).await["secondaryIpRanges"].clone();
     assert_eq!(ranges[0]["ipCidrRange"], "100.65.0.0/16");
@@ -226,7 +268,7 @@ fn gcp_command(endpoint: &str, args: &[&str]) -> std::process::Command {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn gcp_network_killed_after_each_mutating_call_converges() {
+async fn gcp_lane_killed_after_each_mutating_call_converges() {
     let dir = tempfile::tempdir().unwrap();
     let overlay = write_overlay(dir.path());
     let spec = spec_path();
