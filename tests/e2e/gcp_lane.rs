@@ -1,6 +1,8 @@
 //! The GCP lane's network and GKE stages (`specs/gcp.toml`) against the project's GCP fake:
 //! from empty, a no-op second run, drift by field and its repair, a kill after every mutating
-//! call, bad specs refused before any call, and a destroy that leaves nothing.
+//! call, bad specs refused before any call, and a destroy that leaves nothing. What goes inside
+//! the cluster is left out here: `testenv/sandbox up --cloud gcp` (run by `testenv/test`) applies
+//! the whole lane against a real API server.
 
 use engine::spec::SpecSource;
 use engine::{Action, DriftStatus, Engine, LocalBackend};
@@ -41,6 +43,8 @@ async fn engine(endpoint: &str, dir: &Path) -> Engine {
     lane.add_to(Engine::builder().spec(spec))
         .state(LocalBackend::new(dir.join("gcp.state.json")))
         .selection(engine::Selection::decide(Some("gcp"), &[], &|_| None).unwrap())
+        // What goes inside the cluster is `testenv/sandbox up --cloud gcp`'s (a real API server).
+        .exclude("gcp.bootstrap")
         .retry_backoff(Duration::from_millis(100))
         .build()
         .unwrap_or_else(|e| panic!("{e:?}"))
@@ -283,6 +287,8 @@ async fn gcp_lane_killed_after_each_mutating_call_converges() {
             overlay.to_str().unwrap(),
             "--state",
             state.to_str().unwrap(),
+            "--exclude",
+            "gcp.bootstrap",
             "--auto-approve",
         ];
         let report = dir.path().join(format!("killed-{point}"));
@@ -409,4 +415,19 @@ fn invalid_gcp_specs_are_refused_with_file_line_and_no_call() {
     }
     let calls = std::fs::read_to_string(&journal).unwrap_or_default();
     assert!(calls.is_empty(), "no call may reach GCP:\n{calls}");
+}
+
+#[test]
+fn the_gcp_spec_outside_its_lane_is_one_skip_line() {
+    let spec = spec_path();
+    let out =
+        engine_command("http://127.0.0.1:9", &["plan", spec.to_str().unwrap()]).output().unwrap();
+    let shown = text(&out);
+    assert!(out.status.success(), "{shown}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        stdout.trim(),
+        format!("[skip] gcp lane not selected (cloud: aws): {}", spec.display()),
+        "{shown}"
+    );
 }

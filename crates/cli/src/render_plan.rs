@@ -109,7 +109,9 @@ pub fn plan_text(plan: &Plan, style: &Style) -> String {
             Action::Update => "will be updated in place",
             Action::Replace => "must be replaced",
             Action::Delete => "will be destroyed",
-            Action::Adopt => "exists (found by its ownership tags) and will be recorded in state",
+            Action::Adopt => {
+                "exists (found by its ownership tags or its name) and will be recorded in state"
+            }
             Action::NoOp => "",
         };
         let id = c.id.as_deref().map(|i| format!(" [{i}]")).unwrap_or_default();

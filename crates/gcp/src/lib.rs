@@ -11,6 +11,8 @@ pub mod labels;
 mod operation;
 mod provider;
 pub mod stages;
+mod token;
 
 pub use clients::{ClientError, GcpClients, GcpConfig};
 pub use provider::GcpProvider;
+pub use token::access_token;

@@ -90,3 +90,16 @@ impl TokenSource for EksTokenSource {
             .map_err(ConnectError)
     }
 }
+
+/// GKE bearer tokens: an OAuth2 access token of the environment's Google credentials.
+pub(crate) struct GkeTokenSource;
+
+#[async_trait::async_trait]
+impl engine_bootstrap::kube::TokenSource for GkeTokenSource {
+    async fn token(
+        &self,
+        _cluster: &str,
+    ) -> Result<engine::Secret, engine_bootstrap::kube::ConnectError> {
+        engine_gcp::access_token().await.map_err(engine_bootstrap::kube::ConnectError)
+    }
+}

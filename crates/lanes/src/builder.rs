@@ -6,13 +6,15 @@
 //! then only computes resources. A spec error met here is left for the expansion to report,
 //! with every other error of the spec and before any API call.
 
-use crate::bridges::{EksTokenSource, S3Snapshots, SecretsManager, snapshot_location};
-use crate::profiles::{eks_outputs, eks_profile};
+use crate::bridges::{
+    EksTokenSource, GkeTokenSource, S3Snapshots, SecretsManager, snapshot_location,
+};
+use crate::profiles::{eks_outputs, eks_profile, gke_outputs, gke_profile};
 use engine::spec::SpecSource;
 use engine::{EngineBuilder, Provider};
 use engine_aws::AwsProvider;
 use engine_bootstrap::kube::{Kube, KubeConnector, OutputsConnector};
-use engine_bootstrap::{BootstrapProvider, ClusterProfile, kubeconfig_connector};
+use engine_bootstrap::{BootstrapProvider, kubeconfig_connector};
 use engine_gcp::GcpProvider;
 use engine_helm::PullOptions;
 use engine_openbao::{
@@ -27,6 +29,8 @@ use std::time::Duration;
 pub const OPENBAO_PREFIX: &str = "aws.openbao.config";
 /// Where the AWS lane addresses what goes inside the cluster.
 pub const BOOTSTRAP_PREFIX: &str = "aws.bootstrap";
+/// Where the GCP lane addresses what goes inside the cluster.
+pub const GCP_BOOTSTRAP_PREFIX: &str = "gcp.bootstrap";
 
 /// A store of secrets both ways: OpenBao writes its credentials to it, and OpenBao's token and
 /// the bootstrap's Secrets are read from it (production: AWS Secrets Manager).
@@ -86,7 +90,8 @@ pub struct LaneBuilder<'a> {
     secrets: Option<Arc<dyn SecretStore>>,
     openbao: Option<OpenBaoAccess>,
     kube: Option<Arc<dyn KubeConnector>>,
-    profile: ClusterProfile,
+    /// The issuer OpenBao's cluster JWT mounts trust, instead of the cluster's.
+    jwt_issuer: Option<ClusterIssuer>,
     openbao_ready_timeout: Duration,
     kube_poll_interval: Option<Duration>,
     pull: PullOptions,
@@ -103,7 +108,7 @@ impl<'a> LaneBuilder<'a> {
             secrets: None,
             openbao: None,
             kube: None,
-            profile: eks_profile(),
+            jwt_issuer: None,
             openbao_ready_timeout: Duration::from_secs(600),
             kube_poll_interval: None,
             pull: PullOptions { cache_dir: chart_cache(), ..PullOptions::default() },
@@ -166,7 +171,7 @@ impl<'a> LaneBuilder<'a> {
 
     /// The issuer OpenBao's cluster JWT mounts trust, instead of the EKS cluster's.
     pub fn cluster_issuer(mut self, issuer: ClusterIssuer) -> Self {
-        self.profile.jwt_issuer = Some(issuer);
+        self.jwt_issuer = Some(issuer);
         self
     }
 
@@ -209,18 +214,28 @@ impl<'a> LaneBuilder<'a> {
             .snapshots(snapshots)
             .ready_timeout(self.openbao_ready_timeout)
             .build();
+        let on_gcp = self.spec.globals().is_ok_and(|g| g.cloud == "gcp");
+        let mut profile = if on_gcp { gke_profile() } else { eks_profile() };
+        if let Some(issuer) = self.jwt_issuer {
+            profile.jwt_issuer = Some(issuer);
+        }
         let builder = OpenBaoProvider::builder("aws", OPENBAO_PREFIX, bao)
             .after(engine_aws::stages::openbao::serving());
-        let openbao = match self.profile.jwt_issuer.clone() {
+        let openbao = match profile.jwt_issuer.clone() {
             Some(issuer) => builder.cluster_issuer(issuer).build(),
             None => builder.build(),
         };
 
-        // A harness's connector stands for the cluster when the spec makes none.
-        let outputs = (self.kube.is_none() || self.spec.has_section("eks")).then(eks_outputs);
+        // The cluster the spec makes (EKS or GKE), its outputs referenced by the bootstrap; a
+        // harness's connector stands for the cluster when the spec makes none.
+        let (cluster_section, outputs) =
+            if on_gcp { ("gke", gke_outputs()) } else { ("eks", eks_outputs()) };
+        let outputs =
+            (self.kube.is_none() || self.spec.has_section(cluster_section)).then_some(outputs);
         let cluster: Arc<dyn KubeConnector> = match (self.kube, kubeconfig_connector(self.spec)) {
             (Some(connector), _) => connector,
             (None, Ok(Some(kubeconfig))) => Arc::new(kubeconfig),
+            (None, Ok(None) | Err(_)) if on_gcp => Arc::new(OutputsConnector(GkeTokenSource)),
             (None, Ok(None) | Err(_)) => Arc::new(OutputsConnector(EksTokenSource { sdk, region })),
         };
         let mut kube =
@@ -228,10 +243,16 @@ impl<'a> LaneBuilder<'a> {
         if let Some(interval) = self.kube_poll_interval {
             kube = kube.poll_interval(interval);
         }
-        let mut bootstrap =
-            BootstrapProvider::builder("aws", BOOTSTRAP_PREFIX, kube.build()).profile(self.profile);
+        let (lane, prefix) =
+            if on_gcp { ("gcp", GCP_BOOTSTRAP_PREFIX) } else { ("aws", BOOTSTRAP_PREFIX) };
+        let mut bootstrap = BootstrapProvider::builder(lane, prefix, kube.build()).profile(profile);
         if let Some(outputs) = outputs {
             bootstrap = bootstrap.cluster(outputs);
+        }
+        if on_gcp {
+            for (key, value) in engine_gcp::stages::flux_vars(self.spec) {
+                bootstrap = bootstrap.output_var(&key, value);
+            }
         }
 
         let gcp = match self.spec.globals() {

@@ -68,14 +68,40 @@ pub fn eks_profile() -> ClusterProfile {
     }
 }
 
-/// What the bootstrap does on GKE, for the GCP lane once it has a cluster: Cilium with
-/// Kubernetes IPAM in GKE's CNI directory, `gke-<cluster>-vars`, Flux's `gcp` cluster type.
+/// The GKE cluster of the spec: references to its outputs (GKE installs nothing the bootstrap
+/// patches).
+pub fn gke_outputs() -> ClusterOutputs {
+    let cluster = engine_gcp::stages::gke_cluster();
+    ClusterOutputs {
+        section: "gke",
+        endpoint: Value::reference(&cluster, "endpoint_url"),
+        ca_pem: Value::reference(&cluster, "ca_pem"),
+        host: Value::reference(&cluster, "endpoint"),
+        installed_by: vec![],
+    }
+}
+
+/// What the bootstrap does on GKE: Cilium with Kubernetes IPAM and native routing, installed
+/// in GKE's CNI directory (COS's default is read-only) and taking the CNI over exclusively, on
+/// GKE's `ens` interfaces, without WireGuard; `gke-<cluster>-vars`; Flux's `gcp` cluster type.
+/// The pods range (`ipv4NativeRoutingCIDR`) comes from the spec's Cilium values.
 pub fn gke_profile() -> ClusterProfile {
-    let mut profile = ClusterProfile {
+    ClusterProfile {
         vars_config_map: "gke-{cluster}-vars".into(),
+        cilium_values: json!({
+            "kubeProxyReplacement": true,
+            "k8sServicePort": 443,
+            "ipam": {"mode": "kubernetes"},
+            "routingMode": "native",
+            "cni": {"binPath": "/home/kubernetes/bin", "exclusive": true},
+            "devices": "ens+",
+            "egressMasqueradeInterfaces": "ens4",
+            "bandwidthManager": {"enabled": true},
+            "gatewayAPI": {"enabled": true},
+            "hubble": {"enabled": true, "relay": {"enabled": true}},
+            "operator": {"replicas": 1},
+        }),
         flux_cluster_type: "gcp".into(),
         ..ClusterProfile::default()
-    };
-    profile.cilium_values["cni"] = json!({"binPath": "/home/kubernetes/bin", "exclusive": true});
-    profile
+    }
 }

@@ -29,6 +29,12 @@ pub struct ConnectError(pub String);
 #[async_trait]
 pub trait KubeConnector: Send + Sync {
     async fn config(&self, target: &ClusterTarget) -> Result<kube::Config, ConnectError>;
+
+    /// Whether the cluster is reached through its outputs: then a resource whose cluster has
+    /// no endpoint yet (the cluster is still to be made) cannot exist.
+    fn needs_outputs(&self) -> bool {
+        false
+    }
 }
 
 /// Mints bearer tokens for a cluster (EKS: a presigned STS URL; GKE: an OAuth2 access token).
@@ -52,6 +58,10 @@ impl<T: TokenSource> KubeConnector for OutputsConnector<T> {
         };
         let token = self.0.token(&target.name).await?;
         config_from_parts(endpoint, Some(ca), Some(&token))
+    }
+
+    fn needs_outputs(&self) -> bool {
+        true
     }
 }
 

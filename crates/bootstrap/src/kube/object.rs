@@ -135,6 +135,13 @@ impl KubeObjectKind {
             }
             (None, None) => return Ok(None),
         };
+        if r.desired.is_some()
+            && wanted.cluster_endpoint.is_none()
+            && self.0.connector.needs_outputs()
+        {
+            // The spec's cluster is still to be made: nothing is in it yet.
+            return Ok(None);
+        }
         let target = self.0.target(
             &wanted.cluster,
             wanted.cluster_endpoint.as_deref(),

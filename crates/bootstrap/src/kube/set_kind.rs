@@ -79,6 +79,10 @@ impl<S: SetSource> SetKind<S> {
         let (target, at) = match (desired, id) {
             (Some(d), _) => {
                 let (name, endpoint, ca) = S::cluster(d);
+                if endpoint.is_none() && self.0.connector.needs_outputs() {
+                    // The spec's cluster is still to be made: nothing is in it yet.
+                    return Ok(None);
+                }
                 (self.0.target(name, endpoint, ca), S::record_ref(d))
             }
             (None, Some(id)) => {

@@ -79,6 +79,14 @@ pub(crate) struct Cluster {
     #[attr(computed)]
     #[serde(default)]
     pub ca_certificate: Option<String>,
+    /// `https://<endpoint>`: where the bootstrap reaches the API server.
+    #[attr(computed)]
+    #[serde(default)]
+    pub endpoint_url: Option<String>,
+    /// The cluster CA as PEM text.
+    #[attr(computed)]
+    #[serde(default)]
+    pub ca_pem: Option<String>,
     #[attr(computed)]
     #[serde(default)]
     pub master_version: Option<String>,
@@ -98,6 +106,13 @@ pub(crate) struct AuthorizedNetwork {
 }
 
 pub(crate) struct ClusterKind(pub Arc<GcpClients>);
+
+/// GKE's base64 CA as PEM text (`None` when there is none or it does not decode).
+fn pem(ca_base64: &str) -> Option<String> {
+    use base64::Engine as _;
+    let bytes = base64::engine::general_purpose::STANDARD.decode(ca_base64.trim()).ok()?;
+    String::from_utf8(bytes).ok().filter(|p| p.contains("BEGIN CERTIFICATE"))
+}
 
 fn channel(name: &str) -> ReleaseChannel {
     ReleaseChannel::new().set_channel(Channel::from(name))
@@ -164,6 +179,10 @@ impl ClusterKind {
                 .as_ref()
                 .map(|a| a.cluster_ca_certificate.clone())
                 .filter(|ca| !ca.is_empty()),
+            endpoint_url: Some(c.endpoint.clone())
+                .filter(|e| !e.is_empty())
+                .map(|e| format!("https://{e}")),
+            ca_pem: c.master_auth.as_ref().and_then(|a| pem(&a.cluster_ca_certificate)),
             master_version: Some(c.current_master_version.clone()).filter(|v| !v.is_empty()),
             issuer: Some(format!(
                 "https://container.googleapis.com/v1/{}",
