@@ -35,9 +35,15 @@ fn write_overlay(dir: &Path) -> std::path::PathBuf {
 
 /// The lane of `specs/gcp.toml` (+ the overlay) against the fake at `endpoint`.
 async fn engine(endpoint: &str, dir: &Path) -> Engine {
+    engine_with(endpoint, dir, "").await
+}
+
+/// [`engine`] with `more` added to the overlay.
+async fn engine_with(endpoint: &str, dir: &Path, more: &str) -> Engine {
+    let overlay = format!("{OVERLAY}\n{more}");
     let spec = SpecSource::from_file(&spec_path())
         .unwrap()
-        .with_overlay(SpecSource::from_text("overlay.toml", "overlay", OVERLAY))
+        .with_overlay(SpecSource::from_text("overlay.toml", "overlay", &overlay))
         .unwrap();
     let lane = LaneBuilder::new(&spec).gcp_endpoint(endpoint).build().await;
     lane.add_to(Engine::builder().spec(spec))
@@ -249,8 +255,41 @@ async fn gcp_lane_from_empty_no_op_drift_repaired_and_destroyed() {
     assert!(repaired.is_success(), "{:#?}", repaired.failures().collect::<Vec<_>>());
     assert_eq!(repaired.count(Action::Update), 4);
     assert!(engine.drift().await.unwrap().is_clean());
+    let after = engine.plan().await.unwrap();
+    assert!(!after.has_changes(), "{:#?}", after.actions().collect::<Vec<_>>());
     let ranges = call(reqwest::Method::GET, &subnet, None).await["secondaryIpRanges"].clone();
     assert_eq!(ranges[0]["ipCidrRange"], "100.65.0.0/16");
+
+    // A version pinned: the control plane is upgraded, then the pool, in one run.
+    let pinned = engine_with(&endpoint, dir.path(), "[gke]\nversion = \"1.34\"\n").await;
+    let plan = pinned.plan().await.unwrap();
+    let mut upgrades: Vec<(String, Vec<String>)> = plan
+        .actions()
+        .map(|c| (c.address.to_string(), c.fields.iter().map(|f| f.name.clone()).collect()))
+        .collect();
+    upgrades.sort();
+    assert_eq!(
+        upgrades,
+        [
+            ("gcp.gke.cluster.main".to_string(), vec!["version".to_string()]),
+            ("gcp.gke.node_pool[\"static\"]".into(), vec!["version".into()]),
+        ]
+    );
+    let report = pinned.apply(&plan).await.unwrap();
+    assert!(report.is_success(), "{:#?}", report.failures().collect::<Vec<_>>());
+    let cluster = call(reqwest::Method::GET, &cluster_url, None).await;
+    assert!(cluster["currentMasterVersion"].as_str().unwrap().starts_with("1.34."), "{cluster}");
+    assert!(cluster["nodePools"][0]["version"].as_str().unwrap().starts_with("1.34."), "{cluster}");
+    let ops = format!("{endpoint}/v1/projects/{PROJECT}/locations/europe-west4-a/operations");
+    let kinds: Vec<String> = call(reqwest::Method::GET, &ops, None).await["operations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["operationType"].as_str().unwrap_or("").to_string())
+        .filter(|k| k.starts_with("UPGRADE"))
+        .collect();
+    assert_eq!(kinds, ["UPGRADE_MASTER", "UPGRADE_NODES"], "control plane first");
+    assert!(!pinned.plan().await.unwrap().has_changes(), "the pinned version is reached");
 
     // Destroy leaves nothing.
     let destroy = engine.plan_destroy().await.unwrap();

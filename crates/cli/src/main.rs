@@ -31,7 +31,12 @@ fn main() -> ExitCode {
         )
     }));
     init_tracing(cli.verbose);
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    // Cloud SDK messages (GKE's `Cluster` is 21 KB) make deep futures: 8 MiB per worker, not 2.
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .thread_stack_size(8 << 20)
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("error: cannot start the async runtime: {e}");

@@ -4,6 +4,7 @@
 
 use engine::KindError;
 use google_cloud_gax::error::Error;
+use google_cloud_gax::error::rpc::Code;
 
 /// A call's result with the error mapped for the engine.
 pub(crate) trait GcpResult<T> {
@@ -39,9 +40,13 @@ pub(crate) fn kind_error(op: &str, e: &Error) -> KindError {
     };
     let lost =
         (e.is_transport() || e.is_timeout() || e.is_io()) && !e.is_transient_and_before_rpc();
+    // Another operation holds the resource (GKE: "the cluster is running an incompatible
+    // operation"; Compute: a resource not ready yet): it passes once that one ends.
+    let busy = e.status().is_some_and(|s| s.code == Code::FailedPrecondition);
     let mut error = if lost {
         KindError::outcome_unknown(message)
-    } else if e.is_connect()
+    } else if busy
+        || e.is_connect()
         || e.is_transient_and_before_rpc()
         || matches!(status, Some(429 | 500..=599))
     {

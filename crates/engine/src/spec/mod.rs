@@ -5,6 +5,7 @@
 //! (`[network]`, ...) and deserializes them with [`SpecSource::section`], keeping spans so its
 //! validation errors point at the offending value.
 
+pub mod cidr;
 mod error;
 mod globals;
 pub mod names;

@@ -2,7 +2,7 @@
 
 use super::by_name;
 use crate::GcpClients;
-use crate::error::{GcpResult, kind_error};
+use crate::error::GcpResult;
 use crate::operation::finish;
 use engine::prelude::*;
 use google_cloud_compute_v1::model::firewall::{Allowed, Direction};
@@ -97,12 +97,7 @@ impl FirewallKind {
         ctx.memo(&key, || async {
             self.0.count("compute", "ListFirewalls");
             let mut items = self.0.firewalls.list().set_project(&self.0.project).by_item();
-            let mut out = HashMap::new();
-            while let Some(f) = items.next().await {
-                let f = f.map_err(|e| kind_error("compute:ListFirewalls", &e))?;
-                out.insert(f.name.clone().unwrap_or_default(), f);
-            }
-            Ok::<_, KindError>(out)
+            Ok::<_, KindError>(collect_by_name!(items, "compute:ListFirewalls"))
         })
         .await
     }

@@ -2,7 +2,7 @@
 
 use super::by_name;
 use crate::GcpClients;
-use crate::error::{GcpResult, kind_error};
+use crate::error::GcpResult;
 use crate::operation::finish;
 use engine::prelude::*;
 use google_cloud_compute_v1::model::network_routing_config::RoutingMode;
@@ -50,12 +50,7 @@ impl NetworkKind {
         ctx.memo(&key, || async {
             self.0.count("compute", "ListNetworks");
             let mut items = self.0.networks.list().set_project(&self.0.project).by_item();
-            let mut out = HashMap::new();
-            while let Some(n) = items.next().await {
-                let n = n.map_err(|e| kind_error("compute:ListNetworks", &e))?;
-                out.insert(n.name.clone().unwrap_or_default(), n);
-            }
-            Ok::<_, KindError>(out)
+            Ok::<_, KindError>(collect_by_name!(items, "compute:ListNetworks"))
         })
         .await
     }

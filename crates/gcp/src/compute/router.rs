@@ -3,7 +3,7 @@
 
 use super::by_name;
 use crate::GcpClients;
-use crate::error::{GcpResult, kind_error};
+use crate::error::GcpResult;
 use crate::operation::finish;
 use engine::prelude::*;
 use google_cloud_compute_v1::model::{Operation, Router as Body};
@@ -39,12 +39,7 @@ pub(crate) async fn routers(
         clients.count("compute", "ListRouters");
         let call = clients.routers.list().set_project(&clients.project).set_region(region);
         let mut items = call.by_item();
-        let mut out = HashMap::new();
-        while let Some(r) = items.next().await {
-            let r = r.map_err(|e| kind_error("compute:ListRouters", &e))?;
-            out.insert(r.name.clone().unwrap_or_default(), r);
-        }
-        Ok::<_, KindError>(out)
+        Ok::<_, KindError>(collect_by_name!(items, "compute:ListRouters"))
     })
     .await
 }

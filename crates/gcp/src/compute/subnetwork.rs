@@ -3,7 +3,7 @@
 
 use super::by_name;
 use crate::GcpClients;
-use crate::error::{GcpResult, kind_error};
+use crate::error::GcpResult;
 use crate::operation::finish;
 use engine::prelude::*;
 use google_cloud_compute_v1::model::subnetwork_log_config::Metadata;
@@ -117,12 +117,7 @@ impl SubnetworkKind {
             self.0.count("compute", "ListSubnetworks");
             let call = self.0.subnetworks.list().set_project(&self.0.project).set_region(region);
             let mut items = call.by_item();
-            let mut out = HashMap::new();
-            while let Some(s) = items.next().await {
-                let s = s.map_err(|e| kind_error("compute:ListSubnetworks", &e))?;
-                out.insert(s.name.clone().unwrap_or_default(), s);
-            }
-            Ok::<_, KindError>(out)
+            Ok::<_, KindError>(collect_by_name!(items, "compute:ListSubnetworks"))
         })
         .await
     }

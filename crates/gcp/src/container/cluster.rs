@@ -8,7 +8,7 @@
 //! through them, and taking those over reads them the same way.
 #![allow(deprecated)]
 
-use super::{cluster_path, finish, parent};
+use super::{cluster_path, finish, parent, shown_version};
 use crate::GcpClients;
 use crate::error::{GcpResult, kind_error};
 use crate::labels::{from_labels, to_labels};
@@ -72,6 +72,11 @@ pub(crate) struct Cluster {
     pub monitoring_service: String,
     #[attr(in_place, tags)]
     pub labels: Tags,
+    /// The control plane's Kubernetes version (`1.34` follows its patches); `None`: the
+    /// release channel's.
+    #[attr(in_place)]
+    #[serde(default)]
+    pub version: Option<String>,
     #[attr(computed)]
     #[serde(default)]
     pub endpoint: Option<String>,
@@ -127,7 +132,7 @@ fn authorized(nets: &[AuthorizedNetwork]) -> MasterAuthorizedNetworksConfig {
 }
 
 impl ClusterKind {
-    fn attrs(&self, c: &Body, address: Option<&engine::Address>) -> Cluster {
+    fn attrs(&self, c: &Body, address: Option<&engine::Address>, version: Option<&str>) -> Cluster {
         let private = c.private_cluster_config.clone().unwrap_or_default();
         let ip = c.ip_allocation_policy.clone().unwrap_or_default();
         let mut authorized: Vec<AuthorizedNetwork> = c
@@ -173,6 +178,7 @@ impl ClusterKind {
             logging_service: c.logging_service.clone(),
             monitoring_service: c.monitoring_service.clone(),
             labels: from_labels(&c.resource_labels, address),
+            version: shown_version(&c.current_master_version, version),
             endpoint: Some(c.endpoint.clone()).filter(|e| !e.is_empty()),
             ca_certificate: c
                 .master_auth
@@ -212,19 +218,32 @@ impl ClusterKind {
         Box::pin(call.send()).await.api("container:GetCluster")
     }
 
-    async fn get(&self, ctx: &Context, location: &str, name: &str) -> KindResult<Live<Cluster>> {
-        let body = self.body(location, name).await?;
-        Ok(Live::new(name, self.attrs(&body, ctx.address())))
+    async fn get(&self, ctx: &Context, d: &Cluster, name: &str) -> KindResult<Live<Cluster>> {
+        let body = self.body(&d.location, name).await?;
+        Ok(Live::new(name, self.attrs(&body, ctx.address(), d.version.as_deref())))
     }
 
     /// One `updateCluster` call with `update`, waited for (GKE takes one change at a time).
-    async fn apply(&self, ctx: &Context, c: &Cluster, update: ClusterUpdate) -> KindResult<()> {
+    async fn apply(
+        &self,
+        ctx: &Context,
+        c: &Cluster,
+        update: Box<ClusterUpdate>,
+    ) -> KindResult<()> {
         self.0.count("container", "UpdateCluster");
         let call =
             self.0.clusters.update_cluster().set_name(cluster_path(&self.0, &c.location, &c.name));
-        let op = Box::pin(call.set_update(update).send()).await.api("container:UpdateCluster")?;
+        let op = Box::pin(call.set_update(*update).send()).await.api("container:UpdateCluster")?;
         finish(&self.0, ctx, &c.location, "container:UpdateCluster", op).await
     }
+}
+
+/// One `updateCluster` change, made on the heap: GKE's `ClusterUpdate` is a large value, and
+/// a debug build's worker stack is small.
+fn change(set: impl FnOnce(&mut ClusterUpdate)) -> Box<ClusterUpdate> {
+    let mut update = Box::<ClusterUpdate>::default();
+    set(&mut update);
+    update
 }
 
 /// The create request's cluster. GKE's `Cluster` is a large value: it is filled in place on the
@@ -259,6 +278,7 @@ fn create_body(d: &Cluster) -> Box<Body> {
     body.monitoring_service = d.monitoring_service.clone();
     body.resource_labels = to_labels(&d.labels);
     body.node_pools = vec![NodePool::new().set_name(DEFAULT_POOL).set_initial_node_count(1)];
+    body.initial_cluster_version = d.version.clone().unwrap_or_default();
     body
 }
 
@@ -271,13 +291,17 @@ impl TypedKind for ClusterKind {
         Ok(requests
             .iter()
             .map(|r| {
+                let version = r.desired.as_ref().and_then(|d| d.version.as_deref());
                 if let Some(c) = r.id.as_ref().and_then(|id| all.get(id)) {
-                    return Some(Live::new(c.name.clone(), self.attrs(c, Some(&r.address))));
+                    return Some(Live::new(
+                        c.name.clone(),
+                        self.attrs(c, Some(&r.address), version),
+                    ));
                 }
                 // Not recorded: ours only when its labels say it is this resource of this state.
                 let d = r.desired.as_ref()?;
                 let c = all.get(&d.name).filter(|c| c.location == d.location)?;
-                let found = self.attrs(c, Some(&r.address));
+                let found = self.attrs(c, Some(&r.address), version);
                 adoptable(r, &found).then(|| Live::new(d.name.clone(), found))
             })
             .collect())
@@ -300,44 +324,42 @@ impl TypedKind for ClusterKind {
         {
             finish(&self.0, ctx, &d.location, "container:DeleteNodePool", op).await?;
         }
-        self.get(ctx, &d.location, &d.name).await
+        self.get(ctx, d, &d.name).await
     }
 
     async fn update(&self, ctx: &Context, update: Update<'_, Self>) -> Outcome<Self> {
         let Update { current, desired: d, changes } = update;
-        if changes.authorized_networks {
-            let u = ClusterUpdate::new()
-                .set_desired_master_authorized_networks_config(authorized(&d.authorized_networks));
-            self.apply(ctx, d, u).await?;
+        // The control plane first: its node pools follow in their own steps, after it.
+        if changes.version
+            && let Some(version) = &d.version
+        {
+            ctx.waiting(format!("upgrading the control plane to {version}"));
+            self.apply(ctx, d, change(|u| u.desired_master_version = version.clone())).await?;
         }
-        if changes.release_channel {
+        if changes.authorized_networks {
+            let networks = authorized(&d.authorized_networks);
             self.apply(
                 ctx,
                 d,
-                ClusterUpdate::new().set_desired_release_channel(channel(&d.release_channel)),
+                change(|u| u.desired_master_authorized_networks_config = Some(networks)),
             )
             .await?;
+        }
+        if changes.release_channel {
+            let channel = channel(&d.release_channel);
+            self.apply(ctx, d, change(|u| u.desired_release_channel = Some(channel))).await?;
         }
         if changes.workload_pool {
             let pool = WorkloadIdentityConfig::new().set_workload_pool(&d.workload_pool);
-            self.apply(ctx, d, ClusterUpdate::new().set_desired_workload_identity_config(pool))
-                .await?;
+            self.apply(ctx, d, change(|u| u.desired_workload_identity_config = Some(pool))).await?;
         }
         if changes.logging_service {
-            self.apply(
-                ctx,
-                d,
-                ClusterUpdate::new().set_desired_logging_service(&d.logging_service),
-            )
-            .await?;
+            let service = d.logging_service.clone();
+            self.apply(ctx, d, change(|u| u.desired_logging_service = service)).await?;
         }
         if changes.monitoring_service {
-            self.apply(
-                ctx,
-                d,
-                ClusterUpdate::new().set_desired_monitoring_service(&d.monitoring_service),
-            )
-            .await?;
+            let service = d.monitoring_service.clone();
+            self.apply(ctx, d, change(|u| u.desired_monitoring_service = service)).await?;
         }
         if changes.network_policy {
             self.0.count("container", "SetNetworkPolicy");
@@ -364,7 +386,7 @@ impl TypedKind for ClusterKind {
             let op = Box::pin(call.send()).await.api("container:SetLabels")?;
             finish(&self.0, ctx, &d.location, "container:SetLabels", op).await?;
         }
-        self.get(ctx, &d.location, &current.id).await
+        self.get(ctx, d, &current.id).await
     }
 
     async fn delete(&self, ctx: &Context, current: &LiveOf<Self>) -> KindResult<()> {

@@ -15,6 +15,18 @@ use std::time::Duration;
 /// How long a GKE operation may take (a cluster create is 5 to 15 minutes).
 const TIMEOUT: Duration = Duration::from_secs(45 * 60);
 
+/// A live GKE version as the spec asks for it: `None` when the spec pins none (the release
+/// channel moves it), the spec's own text when the live version is that version or a patch of
+/// it (`1.34` for `1.34.5-gke.1200`), else the live version in full (drift).
+pub(crate) fn shown_version(live: &str, wanted: Option<&str>) -> Option<String> {
+    let wanted = wanted?;
+    let matches = live == wanted
+        || live
+            .strip_prefix(wanted)
+            .is_some_and(|rest| rest.starts_with('.') || rest.starts_with('-'));
+    Some(if matches { wanted.to_string() } else { live.to_string() })
+}
+
 /// `projects/P/locations/L`.
 pub(crate) fn parent(clients: &GcpClients, location: &str) -> String {
     format!("projects/{}/locations/{location}", clients.project)
@@ -65,5 +77,19 @@ pub(crate) async fn finish(
             Err(KindError::new(format!("{what}: {}", e.message)).with_code(e.code.to_string()))
         }
         _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_compare_at_the_precision_the_spec_asks() {
+        assert_eq!(shown_version("1.34.5-gke.1200", Some("1.34")), Some("1.34".into()));
+        assert_eq!(shown_version("1.34.5-gke.1200", Some("1.34.5")), Some("1.34.5".into()));
+        assert_eq!(shown_version("1.34.5-gke.1200", Some("1.3")), Some("1.34.5-gke.1200".into()));
+        assert_eq!(shown_version("1.33.9-gke.1", Some("1.34")), Some("1.33.9-gke.1".into()));
+        assert_eq!(shown_version("1.33.9-gke.1", None), None);
     }
 }

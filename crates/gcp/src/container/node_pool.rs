@@ -57,7 +57,8 @@ pub(crate) struct NodePool {
     pub auto_repair: bool,
     #[attr(in_place)]
     pub auto_upgrade: bool,
-    #[attr(computed)]
+    /// The nodes' Kubernetes version (`1.34` follows its patches); `None`: the cluster's.
+    #[attr(in_place)]
     #[serde(default)]
     pub version: Option<String>,
 }
@@ -89,7 +90,7 @@ fn taints(taints: &[Taint]) -> Vec<NodeTaint> {
         .collect()
 }
 
-fn attrs(cluster: &str, location: &str, p: &Body) -> NodePool {
+fn attrs(cluster: &str, location: &str, p: &Body, version: Option<&str>) -> NodePool {
     let config = p.config.clone().unwrap_or_default();
     let scaling = p.autoscaling.clone().unwrap_or_default();
     let management = p.management.clone().unwrap_or_default();
@@ -126,7 +127,7 @@ fn attrs(cluster: &str, location: &str, p: &Body) -> NodePool {
             .into(),
         auto_repair: management.auto_repair,
         auto_upgrade: management.auto_upgrade,
-        version: Some(p.version.clone()).filter(|v| !v.is_empty()),
+        version: super::shown_version(&p.version, version),
     }
 }
 
@@ -165,7 +166,8 @@ impl NodePoolKind {
         let body = Box::pin(self.0.clusters.get_node_pool().set_name(self.path(p)).send())
             .await
             .api("container:GetNodePool")?;
-        Ok(Live::new(id(&p.location, &p.cluster, &p.name), attrs(&p.cluster, &p.location, &body)))
+        let live = attrs(&p.cluster, &p.location, &body, p.version.as_deref());
+        Ok(Live::new(id(&p.location, &p.cluster, &p.name), live))
     }
 }
 
@@ -192,11 +194,10 @@ impl TypedKind for NodePoolKind {
                 continue;
             };
             let pools = self.pools(ctx, &location, &cluster).await?;
-            out.push(
-                pools.get(&name).map(|p| {
-                    Live::new(id(&location, &cluster, &name), attrs(&cluster, &location, p))
-                }),
-            );
+            let version = r.desired.as_ref().and_then(|d| d.version.as_deref());
+            out.push(pools.get(&name).map(|p| {
+                Live::new(id(&location, &cluster, &name), attrs(&cluster, &location, p, version))
+            }));
         }
         Ok(out)
     }
@@ -218,6 +219,7 @@ impl TypedKind for NodePoolKind {
             .set_name(&d.name)
             .set_config(config)
             .set_initial_node_count(count(d.initial_node_count))
+            .set_version(d.version.clone().unwrap_or_default())
             .set_autoscaling(
                 NodePoolAutoscaling::new()
                     .set_enabled(true)
@@ -272,6 +274,16 @@ impl TypedKind for NodePoolKind {
                 .set_management(management);
             let op = Box::pin(call.send()).await.api("container:SetNodePoolManagement")?;
             finish(&self.0, ctx, &d.location, "container:SetNodePoolManagement", op).await?;
+        }
+        if changes.version
+            && let Some(version) = &d.version
+        {
+            ctx.waiting(format!("upgrading the nodes to {version}"));
+            self.0.count("container", "UpdateNodePool");
+            let call = self.0.clusters.update_node_pool().set_name(&path);
+            let call = call.set_node_version(version).set_image_type(&d.image_type);
+            let op = Box::pin(call.send()).await.api("container:UpdateNodePool")?;
+            finish(&self.0, ctx, &d.location, "container:UpdateNodePool", op).await?;
         }
         if changes.taints || changes.node_labels || changes.workload_metadata {
             let mut call = self.0.clusters.update_node_pool().set_name(&path);

@@ -1,7 +1,7 @@
 //! `gcp_dns_managed_zone`: a Cloud DNS zone, private to the networks it names.
 
 use crate::GcpClients;
-use crate::error::{GcpResult, kind_error};
+use crate::error::GcpResult;
 use crate::labels::{from_labels, to_labels};
 use engine::ownership::adoptable;
 use engine::prelude::*;
@@ -82,12 +82,7 @@ impl ManagedZoneKind {
         ctx.memo(&key, || async {
             self.0.count("dns", "ListManagedZones");
             let mut items = self.0.managed_zones.list().set_project(&self.0.project).by_item();
-            let mut out = HashMap::new();
-            while let Some(z) = items.next().await {
-                let z = z.map_err(|e| kind_error("dns:ListManagedZones", &e))?;
-                out.insert(z.name.clone().unwrap_or_default(), z);
-            }
-            Ok::<_, KindError>(out)
+            Ok::<_, KindError>(collect_by_name!(items, "dns:ListManagedZones"))
         })
         .await
     }
@@ -136,12 +131,19 @@ impl TypedKind for ManagedZoneKind {
 
     async fn update(&self, ctx: &Context, update: Update<'_, Self>) -> Outcome<Self> {
         let Update { current, desired, .. } = update;
-        let mut body = Body::new();
+        // A whole update, not a patch: a patch merges maps, so a label added out of band would
+        // stay.
+        self.0.count("dns", "GetManagedZone");
+        let call = self.0.managed_zones.get().set_project(&self.0.project);
+        let mut body = call.set_managed_zone(&current.id).send().await.api("dns:GetManagedZone")?;
         Self::changeable(&mut body, desired);
-        self.0.count("dns", "PatchManagedZone");
-        let call =
-            self.0.managed_zones.patch().set_project(&self.0.project).set_managed_zone(&current.id);
-        call.set_body(body).send().await.api("dns:PatchManagedZone")?;
+        self.0.count("dns", "UpdateManagedZone");
+        let call = self.0.managed_zones.update().set_project(&self.0.project);
+        call.set_managed_zone(&current.id)
+            .set_body(body)
+            .send()
+            .await
+            .api("dns:UpdateManagedZone")?;
         self.get(ctx, &current.id).await
     }
 

@@ -3,7 +3,7 @@
 
 use crate::GcpClients;
 use crate::compute::by_name;
-use crate::error::{GcpResult, kind_error};
+use crate::error::GcpResult;
 use engine::prelude::*;
 use google_cloud_dns_v1::model::{Policy as Body, PolicyNetwork};
 use google_cloud_gax::paginator::ItemPaginator;
@@ -57,12 +57,7 @@ impl PolicyKind {
         ctx.memo(&key, || async {
             self.0.count("dns", "ListPolicies");
             let mut items = self.0.policies.list().set_project(&self.0.project).by_item();
-            let mut out = HashMap::new();
-            while let Some(p) = items.next().await {
-                let p = p.map_err(|e| kind_error("dns:ListPolicies", &e))?;
-                out.insert(p.name.clone().unwrap_or_default(), p);
-            }
-            Ok::<_, KindError>(out)
+            Ok::<_, KindError>(collect_by_name!(items, "dns:ListPolicies"))
         })
         .await
     }

@@ -1,6 +1,7 @@
 //! The `[network]` section and its validation (all before any API call).
 
 use crate::tagging::{ENGINE_TAGS, MAX_KEY_LEN, MAX_TAGS, MAX_VALUE_LEN};
+use engine::spec::cidr::ipv4_network;
 use engine::spec::{FieldPath, Globals, SpecError, SpecSource, names};
 use ipnet::Ipv4Net;
 use serde::Deserialize;
@@ -130,29 +131,6 @@ struct Cidr {
     path: FieldPath,
 }
 
-/// Parses a CIDR that must be a network address (no host bits).
-fn parse_cidr(
-    spec: &SpecSource,
-    path: &FieldPath,
-    text: &str,
-    errors: &mut Vec<SpecError>,
-) -> Option<Ipv4Net> {
-    match text.parse::<Ipv4Net>() {
-        Ok(net) if net.trunc() == net => Some(net),
-        Ok(net) => {
-            errors.push(spec.error(
-                path,
-                format!("`{text}` has host bits set; did you mean `{}`?", net.trunc()),
-            ));
-            None
-        }
-        Err(_) => {
-            errors.push(spec.error(path, format!("`{text}` is not an IPv4 CIDR (a.b.c.d/n)")));
-            None
-        }
-    }
-}
-
 /// Whether `region` looks like an AWS region name (`eu-west-3`, `us-gov-west-1`).
 pub fn valid_region(region: &str) -> bool {
     let parts: Vec<&str> = region.split('-').collect();
@@ -226,7 +204,7 @@ pub fn validate(spec: &SpecSource, globals: &Globals, net: &NetworkSpec) -> Vec<
 
     // CIDRs of the VPC.
     let mut vpc_nets = Vec::new();
-    if let Some(n) = parse_cidr(spec, &root.key("vpc_cidr"), &net.vpc_cidr, &mut errors) {
+    if let Some(n) = ipv4_network(spec, &root.key("vpc_cidr"), &net.vpc_cidr, &mut errors) {
         if !(16..=28).contains(&n.prefix_len()) {
             errors
                 .push(spec.error(&root.key("vpc_cidr"), "a VPC CIDR must be between /16 and /28"));
@@ -235,7 +213,7 @@ pub fn validate(spec: &SpecSource, globals: &Globals, net: &NetworkSpec) -> Vec<
     }
     for (i, c) in net.secondary_cidrs.iter().enumerate() {
         let p = root.key("secondary_cidrs").index(i);
-        if let Some(n) = parse_cidr(spec, &p, c, &mut errors) {
+        if let Some(n) = ipv4_network(spec, &p, c, &mut errors) {
             if vpc_nets.iter().any(|v| v.contains(&n) || n.contains(v)) {
                 errors.push(spec.error(&p, format!("`{c}` overlaps another VPC CIDR")));
             }
@@ -293,7 +271,7 @@ pub fn validate(spec: &SpecSource, globals: &Globals, net: &NetworkSpec) -> Vec<
         }
         for (i, c) in tier.cidrs.iter().enumerate() {
             let p = tp.key("cidrs").index(i);
-            let Some(n) = parse_cidr(spec, &p, c, &mut errors) else {
+            let Some(n) = ipv4_network(spec, &p, c, &mut errors) else {
                 continue;
             };
             if !(16..=28).contains(&n.prefix_len()) {
@@ -347,7 +325,7 @@ pub fn validate(spec: &SpecSource, globals: &Globals, net: &NetworkSpec) -> Vec<
     }
     if let Some(pa) = &net.private_access {
         for (i, c) in pa.allowed_cidrs.iter().enumerate() {
-            parse_cidr(
+            ipv4_network(
                 spec,
                 &root.key("private_access").key("allowed_cidrs").index(i),
                 c,

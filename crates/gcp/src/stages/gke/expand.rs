@@ -43,6 +43,10 @@ pub fn resources(
     } else {
         "ADVANCED_DATAPATH"
     };
+    let version = match gke.version.as_deref() {
+        None | Some("latest") => Value::Null,
+        Some(v) => Value::from(v),
+    };
     let mut out = vec![
         ResourceSpec::new(cluster.clone(), "gcp_container_cluster")
             .attr("name", name.as_str())
@@ -61,7 +65,8 @@ pub fn resources(
             .attr("workload_pool", format!("{}.svc.id.goog", gcp.project))
             .attr("logging_service", service(&gke.logging))
             .attr("monitoring_service", service(&gke.monitoring))
-            .attr("labels", Value::string_map(labels.iter())),
+            .attr("labels", Value::string_map(labels.iter()))
+            .attr("version", version.clone()),
     ];
     for (pool, p) in &gke.node_pools {
         let taints: Vec<serde_json::Value> = p
@@ -90,7 +95,8 @@ pub fn resources(
                 .attr("node_labels", Value::Json(json!(p.labels)))
                 .attr("workload_metadata", "GKE_METADATA")
                 .attr("auto_repair", p.auto_repair)
-                .attr("auto_upgrade", p.auto_upgrade),
+                .attr("auto_upgrade", p.auto_upgrade)
+                .attr("version", version.clone()),
         );
     }
     out

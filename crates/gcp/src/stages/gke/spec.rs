@@ -16,6 +16,10 @@ pub struct GkeSpec {
     /// `RAPID`, `REGULAR` (default), `STABLE` or `EXTENDED`.
     #[serde(default = "regular")]
     pub release_channel: String,
+    /// The Kubernetes version of the control plane and the node pools (`1.34`, or a full
+    /// `1.34.5-gke.1200`); absent or `latest`: the release channel's. A new value upgrades the
+    /// control plane, then the pools.
+    pub version: Option<String>,
     /// The control plane's private range, a /28 outside the network's ranges.
     pub master_cidr: String,
     /// Only a private endpoint (reached through the tailnet's subnet router).
@@ -125,6 +129,17 @@ pub fn valid_machine_type(text: &str) -> bool {
         })
 }
 
+/// Whether `v` reads as a GKE version: `1.34`, `1.34.5` or `1.34.5-gke.1200`.
+pub fn valid_version(v: &str) -> bool {
+    let (numbers, suffix) = v.split_once("-gke.").map_or((v, None), |(n, s)| (n, Some(s)));
+    let parts: Vec<&str> = numbers.split('.').collect();
+    (2..=3).contains(&parts.len())
+        && parts.iter().all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()))
+        && suffix.is_none_or(|s| {
+            parts.len() == 3 && !s.is_empty() && s.chars().all(|c| c.is_ascii_digit())
+        })
+}
+
 /// Validates `[gke]` with the network it runs on. Returns every problem found.
 pub fn validate(
     spec: &SpecSource,
@@ -147,6 +162,14 @@ pub fn validate(
         errors.push(spec.error(
             &root.key("release_channel"),
             "expected `RAPID`, `REGULAR`, `STABLE` or `EXTENDED`",
+        ));
+    }
+    if let Some(v) = gke.version.as_deref().filter(|v| *v != "latest")
+        && !valid_version(v)
+    {
+        errors.push(spec.error(
+            &root.key("version"),
+            format!("`{v}` is not a GKE version (like 1.34 or 1.34.5-gke.1200)"),
         ));
     }
     if !["legacy", "dataplane-v2"].contains(&gke.datapath.as_str()) {
@@ -272,5 +295,9 @@ mod tests {
         for bad in ["e2", "E2-standard-4", "e2--4", "standard 4", "e2-standard-4 ", ""] {
             assert!(!valid_machine_type(bad), "{bad}");
         }
+        assert!(
+            valid_version("1.34") && valid_version("1.34.5") && valid_version("1.34.5-gke.1200")
+        );
+        assert!(!valid_version("1") && !valid_version("1.34-gke.1") && !valid_version("v1.34"));
     }
 }

@@ -1,6 +1,7 @@
 //! The GCP `[network]` section and its validation (all before any API call).
 
 use crate::stages::project::{check_labels, valid_name};
+use engine::spec::cidr::ipv4_network;
 use engine::spec::{FieldPath, SpecError, SpecSource, names};
 use ipnet::Ipv4Net;
 use serde::Deserialize;
@@ -106,29 +107,6 @@ pub struct AllowSpec {
     pub ports: Vec<String>,
 }
 
-/// Parses a CIDR that must be a network address (no host bits).
-fn cidr(
-    spec: &SpecSource,
-    path: &FieldPath,
-    text: &str,
-    errors: &mut Vec<SpecError>,
-) -> Option<Ipv4Net> {
-    match text.parse::<Ipv4Net>() {
-        Ok(net) if net.trunc() == net => Some(net),
-        Ok(net) => {
-            errors.push(spec.error(
-                path,
-                format!("`{text}` has host bits set; did you mean `{}`?", net.trunc()),
-            ));
-            None
-        }
-        Err(_) => {
-            errors.push(spec.error(path, format!("`{text}` is not an IPv4 CIDR (a.b.c.d/n)")));
-            None
-        }
-    }
-}
-
 /// Whether `port` is a port (`443`) or a range (`8000-8999`).
 fn valid_port(port: &str) -> bool {
     let bounds: Vec<&str> = port.split('-').collect();
@@ -167,7 +145,7 @@ pub fn validate(spec: &SpecSource, net: &NetworkSpec) -> Vec<SpecError> {
     let mut parsed: Vec<(&str, Ipv4Net)> = Vec::new();
     for (field, text) in ranges {
         let path = root.key(field);
-        let Some(n) = cidr(spec, &path, text, &mut errors) else { continue };
+        let Some(n) = ipv4_network(spec, &path, text, &mut errors) else { continue };
         if n.prefix_len() < 8 || n.prefix_len() > 29 {
             errors.push(spec.error(&path, format!("`{text}`: GCP ranges are /8 to /29")));
         }
@@ -210,7 +188,7 @@ pub fn validate(spec: &SpecSource, net: &NetworkSpec) -> Vec<SpecError> {
                 .push(spec.error(&path, "an ingress rule needs `source_ranges` or `source_tags`"));
         }
         for (i, r) in rule.source_ranges.iter().enumerate() {
-            cidr(spec, &path.key("source_ranges").index(i), r, &mut errors);
+            ipv4_network(spec, &path.key("source_ranges").index(i), r, &mut errors);
         }
         if !(0..=65535).contains(&rule.priority) {
             errors.push(spec.error(&path.key("priority"), "a priority is 0 to 65535"));
