@@ -128,6 +128,20 @@ def test_cluster_update_and_labels(gke, name, network):
     got = gke.get_cluster(name=full)
     assert got.current_master_version.startswith("1.34.")
     assert got.logging_service == "none"
+    # What the engine changes in place, one update at a time.
+    networks = container_v1.MasterAuthorizedNetworksConfig(enabled=True, cidr_blocks=[container_v1.MasterAuthorizedNetworksConfig.CidrBlock(display_name="tailnet", cidr_block="10.10.0.0/16")])
+    for update in (
+        container_v1.ClusterUpdate(desired_master_authorized_networks_config=networks),
+        container_v1.ClusterUpdate(desired_release_channel=container_v1.ReleaseChannel(channel=container_v1.ReleaseChannel.Channel.STABLE)),
+        container_v1.ClusterUpdate(desired_workload_identity_config=container_v1.WorkloadIdentityConfig(workload_pool=f"{PROJECT}.svc.id.goog")),
+        container_v1.ClusterUpdate(desired_monitoring_service="none"),
+    ):
+        wait(gke, gke.update_cluster(name=full, update=update))
+    wait(gke, gke.set_network_policy(request=container_v1.SetNetworkPolicyRequest(name=full, network_policy=container_v1.NetworkPolicy(enabled=False))))
+    got = gke.get_cluster(name=full)
+    assert got.master_authorized_networks_config.cidr_blocks[0].cidr_block == "10.10.0.0/16"
+    assert got.release_channel.channel == container_v1.ReleaseChannel.Channel.STABLE
+    assert got.monitoring_service == "none" and not got.network_policy.enabled
 
     wait(gke, gke.set_labels(request=container_v1.SetLabelsRequest(name=full, resource_labels={"owner": "engine", "env": "test"}, label_fingerprint=cluster.label_fingerprint)))
     got = gke.get_cluster(name=full)
@@ -168,6 +182,14 @@ def test_node_pools(gke, name, network):
     auto = container_v1.NodePoolAutoscaling(enabled=True, min_node_count=1, max_node_count=10)
     wait(gke, gke.set_node_pool_autoscaling(request=container_v1.SetNodePoolAutoscalingRequest(name=f"{cluster}/nodePools/workers", autoscaling=auto)))
     assert gke.get_node_pool(name=f"{cluster}/nodePools/workers").autoscaling.max_node_count == 10
+    management = container_v1.NodeManagement(auto_repair=True, auto_upgrade=False)
+    wait(gke, gke.set_node_pool_management(request=container_v1.SetNodePoolManagementRequest(name=f"{cluster}/nodePools/workers", management=management)))
+    assert gke.get_node_pool(name=f"{cluster}/nodePools/workers").management.auto_upgrade is False
+    taints = container_v1.NodeTaints(taints=[container_v1.NodeTaint(key="node.cilium.io/agent-not-ready", value="true", effect=container_v1.NodeTaint.Effect.NO_SCHEDULE)])
+    wait(gke, gke.update_node_pool(request=container_v1.UpdateNodePoolRequest(name=f"{cluster}/nodePools/workers", taints=taints, workload_metadata_config=container_v1.WorkloadMetadataConfig(mode=container_v1.WorkloadMetadataConfig.Mode.GKE_METADATA))))
+    got = gke.get_node_pool(name=f"{cluster}/nodePools/workers")
+    assert got.config.taints[0].key == "node.cilium.io/agent-not-ready"
+    assert got.config.workload_metadata_config.mode == container_v1.WorkloadMetadataConfig.Mode.GKE_METADATA
 
     wait(gke, gke.delete_node_pool(name=f"{cluster}/nodePools/workers"))
     with pytest.raises(exceptions.NotFound):

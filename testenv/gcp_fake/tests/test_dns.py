@@ -142,3 +142,54 @@ def test_response_policy_rules(http, client_kwargs, name):
     assert http("GET", f"{base}/{name}/rules/api")[1]["dnsName"] == "api.example."
     assert http("DELETE", f"{base}/{name}/rules/api") == (204, None)
     assert http("DELETE", f"{base}/{name}") == (204, None)
+
+
+@pytest.fixture
+def dns_api(endpoint):
+    """Google's discovery-based client (google-api-python-client), which covers what
+    google-cloud-dns does not: private zones, `managedZones.update`, policies."""
+    from googleapiclient.discovery import build
+
+    return build("dns", "v1", credentials=AnonymousCredentials(), client_options={"api_endpoint": endpoint}, static_discovery=True)
+
+
+def test_private_zone_update_replaces_labels(dns_api, client_kwargs, name):
+    nets = compute_v1.NetworksClient(**client_kwargs)
+    nets.insert(project=PROJECT, network_resource=compute_v1.Network(name=name, auto_create_subnetworks=False)).result(timeout=10)
+    net_url = f"https://www.googleapis.com/compute/v1/projects/{PROJECT}/global/networks/{name}"
+    zones = dns_api.managedZones()
+    body = {
+        "name": name, "dnsName": f"{name}.internal.", "description": "private", "visibility": "private",
+        "labels": {"engine-managed-by": "engine", "team": "other"},
+        "privateVisibilityConfig": {"networks": [{"networkUrl": net_url}]},
+    }
+    zone = zones.create(project=PROJECT, body=body).execute()
+    assert zone["visibility"] == "private" and zone["privateVisibilityConfig"]["networks"][0]["networkUrl"] == net_url
+    assert name in [z["name"] for z in zones.list(project=PROJECT).execute()["managedZones"]]
+    # A patch merges maps; an update replaces the whole zone, so a label goes.
+    zones.patch(project=PROJECT, managedZone=name, body={"labels": {"extra": "x"}}).execute()
+    assert zones.get(project=PROJECT, managedZone=name).execute()["labels"]["team"] == "other"
+    current = zones.get(project=PROJECT, managedZone=name).execute()
+    op = zones.update(project=PROJECT, managedZone=name, body={**current, "labels": {"engine-managed-by": "engine"}}).execute()
+    assert op["kind"] == "dns#operation"
+    assert zones.get(project=PROJECT, managedZone=name).execute()["labels"] == {"engine-managed-by": "engine"}
+    zones.delete(project=PROJECT, managedZone=name).execute()
+    with pytest.raises(Exception) as gone:
+        zones.get(project=PROJECT, managedZone=name).execute()
+    assert gone.value.resp.status == 404
+
+
+def test_policy_lifecycle_through_the_discovery_client(dns_api, client_kwargs, name):
+    nets = compute_v1.NetworksClient(**client_kwargs)
+    nets.insert(project=PROJECT, network_resource=compute_v1.Network(name=name, auto_create_subnetworks=False)).result(timeout=10)
+    net_url = f"https://www.googleapis.com/compute/v1/projects/{PROJECT}/global/networks/{name}"
+    policies = dns_api.policies()
+    body = {"name": name, "description": "inbound", "enableInboundForwarding": True, "networks": [{"networkUrl": net_url}]}
+    created = policies.create(project=PROJECT, body=body).execute()
+    assert created["enableInboundForwarding"] is True
+    patched = policies.patch(project=PROJECT, policy=name, body={"description": "changed", "enableInboundForwarding": False}).execute()
+    assert patched["policy"]["description"] == "changed"
+    got = policies.get(project=PROJECT, policy=name).execute()
+    assert got["enableInboundForwarding"] is False and got["networks"][0]["networkUrl"] == net_url
+    assert name in [p["name"] for p in policies.list(project=PROJECT).execute()["policies"]]
+    policies.delete(project=PROJECT, policy=name).execute()
