@@ -60,12 +60,25 @@ fn run_killed_at_settled(
     point: usize,
     settle: impl Fn(),
 ) -> Option<String> {
+    killed_at(&moto.endpoint(), |endpoint| engine_command(endpoint, args), point, settle)
+}
+
+/// The engine that `command` makes for an endpoint, run through a proxy in front of
+/// `upstream` (moto, the GCP fake) that stops answering after the `point`-th mutating call
+/// commits; `settle` runs, then the engine is SIGKILLed. The call killed at (`N OPERATION`), or
+/// `None` when the run ended first (it must have succeeded).
+pub(crate) fn killed_at(
+    upstream: &str,
+    command: impl Fn(&str) -> std::process::Command,
+    point: usize,
+    settle: impl Fn(),
+) -> Option<String> {
     let dir = tempfile::tempdir().unwrap();
     let report = dir.path().join("killed");
     let rules = ProxyRules { kill_after: Some((point, report.clone())), ..Default::default() };
-    let proxy = FaultProxy::start(&moto.endpoint(), &rules);
+    let proxy = FaultProxy::start(upstream, &rules);
     let (out, err) = (dir.path().join("stdout"), dir.path().join("stderr"));
-    let mut child = engine_command(&proxy.endpoint(), args)
+    let mut child = command(&proxy.endpoint())
         .stdout(std::fs::File::create(&out).unwrap())
         .stderr(std::fs::File::create(&err).unwrap())
         .spawn()

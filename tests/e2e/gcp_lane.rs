@@ -4,6 +4,7 @@
 //! the cluster is left out here: `testenv/sandbox up --cloud gcp` (run by `testenv/test`) applies
 //! the whole lane against a real API server.
 
+use crate::faults::killed_at;
 use engine::spec::SpecSource;
 use engine::{Action, DriftStatus, Engine, LocalBackend};
 use engine_lanes::LaneBuilder;
@@ -11,7 +12,7 @@ use engine_tests::{FaultProxy, GcpFake, ProxyRules, engine_command, text, worksp
 use serde_json::{Value as Json, json};
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const PROJECT: &str = "ogenki-435905";
 const REGION: &str = "europe-west4";
@@ -330,31 +331,9 @@ async fn gcp_lane_killed_after_each_mutating_call_converges() {
             "gcp.bootstrap",
             "--auto-approve",
         ];
-        let report = dir.path().join(format!("killed-{point}"));
-        let rules = ProxyRules { kill_after: Some((point, report.clone())), ..Default::default() };
-        let proxy = FaultProxy::start(&fake.endpoint(), &rules);
-        let mut child = gcp_command(&proxy.endpoint(), &args)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
-        let started = Instant::now();
-        let killed = loop {
-            if report.exists() {
-                child.kill().unwrap();
-                child.wait().unwrap();
-                break true;
-            }
-            if let Some(status) = child.try_wait().unwrap() {
-                assert!(status.success(), "kill point {point}: the run failed before it");
-                break false;
-            }
-            assert!(
-                started.elapsed() < Duration::from_secs(120),
-                "kill point {point}: no progress"
-            );
-            std::thread::sleep(Duration::from_millis(5));
-        };
+        let killed =
+            killed_at(&fake.endpoint(), |endpoint| gcp_command(endpoint, &args), point, || {})
+                .is_some();
         if !killed {
             assert!(
                 point > 7,

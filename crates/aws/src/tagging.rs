@@ -5,10 +5,7 @@
 //! by ARN, IAM per resource type, ...); [`retag`] makes at most one untag and one tag call.
 
 use async_trait::async_trait;
-use engine::{
-    Address, Attributes, KindError, Live, MANAGED_BY, TAG_ADDRESS, TAG_MANAGED_BY, TAG_SPEC, Tags,
-    TypedKind, Update, Value,
-};
+use engine::{Address, Attributes, KindError, Live, Tags, TypedKind, Update, Value};
 
 /// AWS's limit on tags per resource.
 pub const MAX_TAGS: usize = 50;
@@ -18,15 +15,6 @@ pub const MAX_VALUE_LEN: usize = 256;
 /// Tags the engine adds to every resource it owns (the four ownership tags and `Name`).
 pub const ENGINE_TAGS: usize = 5;
 
-/// The ownership tags of `address` in `spec`.
-pub fn ownership(spec: &str, address: &Address) -> Tags {
-    Tags::from([
-        (TAG_MANAGED_BY.to_string(), MANAGED_BY.to_string()),
-        (TAG_SPEC.to_string(), spec.to_string()),
-        (TAG_ADDRESS.to_string(), address.to_string()),
-    ])
-}
-
 /// The full desired tag set: common tags, then resource tags, then `Name`, then ownership.
 pub fn desired(spec: &str, address: &Address, name: &str, layers: &[&Tags]) -> Value {
     let mut tags = Tags::new();
@@ -34,7 +22,7 @@ pub fn desired(spec: &str, address: &Address, name: &str, layers: &[&Tags]) -> V
         tags.extend(layer.iter().map(|(k, v)| (k.clone(), v.clone())));
     }
     tags.insert("Name".to_string(), name.to_string());
-    tags.extend(ownership(spec, address));
+    tags.extend(engine::ownership::tags(spec, address));
     Value::string_map(tags.iter())
 }
 

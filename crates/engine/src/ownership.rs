@@ -10,7 +10,20 @@
 //! [`unwatch_shared`] drops those attributes from the resources `[globals] shared` names.
 
 use crate::spec::{FieldPath, Globals, SpecErrors, SpecSource};
-use crate::{Attributes, ReadRequest, ResourceSpec, TAG_ADDRESS, TAG_LINEAGE};
+use crate::{
+    Address, Attributes, MANAGED_BY, ReadRequest, ResourceSpec, TAG_ADDRESS, TAG_LINEAGE,
+    TAG_MANAGED_BY, TAG_SPEC, Tags,
+};
+
+/// The ownership tags of `address` in spec `spec` (the core adds the lineage tag when it
+/// resolves the desired attributes): every cloud writes them, as tags or as labels.
+pub fn tags(spec: &str, address: &Address) -> Tags {
+    Tags::from([
+        (TAG_MANAGED_BY.to_string(), MANAGED_BY.to_string()),
+        (TAG_SPEC.to_string(), spec.to_string()),
+        (TAG_ADDRESS.to_string(), address.to_string()),
+    ])
+}
 
 /// The `engine:address` tag of a resource, if it has one.
 pub fn address_tag<A: Attributes>(attrs: &A) -> Option<&str> {

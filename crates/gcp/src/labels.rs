@@ -8,7 +8,7 @@
 //! (`engine::ownership::adoptable`): [`to_labels`] writes them as labels, [`from_labels`]
 //! reads them back for the request that looks for them.
 
-use engine::{Address, TAG_ADDRESS, TAG_LINEAGE, TAG_MANAGED_BY, TAG_SPEC, Tags};
+use engine::{Address, TAG_ADDRESS, TAG_LINEAGE, TAG_MANAGED_BY, TAG_SPEC, Tags, Value};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 
@@ -40,6 +40,17 @@ pub fn address_label(address: &str) -> String {
     let room = MAX_LEN - hash.len() - 1;
     let readable: String = readable.chars().take(room).collect();
     format!("{readable}-{hash}")
+}
+
+/// The desired labels of the resource at `address` in spec `spec`: the layers in order (the
+/// global tags, then the section's labels), then the ownership tags.
+pub fn desired(spec: &str, address: &Address, layers: &[&Tags]) -> Value {
+    let mut labels = Tags::new();
+    for layer in layers {
+        labels.extend(layer.iter().map(|(k, v)| (k.clone(), v.clone())));
+    }
+    labels.extend(engine::ownership::tags(spec, address));
+    Value::string_map(labels.iter())
 }
 
 /// Whether `text` is a valid label key (`key`) or value under GCP's rules.
@@ -80,15 +91,6 @@ pub fn from_labels<'a>(
         .collect()
 }
 
-/// The ownership tags of `address` in `spec` (the lineage is added by the engine).
-pub fn ownership(spec: &str, address: &Address) -> Tags {
-    Tags::from([
-        (TAG_MANAGED_BY.to_string(), engine::MANAGED_BY.to_string()),
-        (TAG_SPEC.to_string(), spec.to_string()),
-        (TAG_ADDRESS.to_string(), address.to_string()),
-    ])
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -103,7 +105,7 @@ mod tests {
         let long = "gcp.".to_string() + &"x".repeat(200);
         assert_eq!(address_label(&long).len(), MAX_LEN);
 
-        let mut tags = ownership("gcp", &a);
+        let mut tags = engine::ownership::tags("gcp", &a);
         tags.insert("environment".into(), "dev".into());
         let labels = to_labels(&tags);
         assert!(labels.iter().all(|(k, v)| valid(k, true) && valid(v, false)), "{labels:?}");

@@ -255,12 +255,11 @@ impl<'a> LaneBuilder<'a> {
             }
         }
 
-        let gcp = match self.spec.globals() {
-            Ok(g) if g.cloud == "gcp" => {
-                let config = GcpProvider::config_for(self.spec, self.gcp_endpoint);
-                Some(Arc::new(GcpProvider::new(&config).await))
-            }
-            _ => None,
+        let gcp = if on_gcp {
+            let config = GcpProvider::config_for(self.spec, self.gcp_endpoint);
+            Some(Arc::new(GcpProvider::new(&config).await))
+        } else {
+            None
         };
         Lane {
             aws,

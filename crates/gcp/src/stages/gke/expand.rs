@@ -1,11 +1,11 @@
 //! Expansion of `[gke]` into the cluster and its node pools.
 
 use super::spec::GkeSpec;
-use crate::labels::ownership;
+use crate::labels;
 use crate::stages::network::spec::NetworkSpec;
 use crate::stages::project::GcpSection;
 use engine::spec::Globals;
-use engine::{Address, ResourceSpec, Tags, Value};
+use engine::{Address, ResourceSpec, Value};
 use serde_json::json;
 
 /// Stage prefix of every GKE resource.
@@ -28,10 +28,7 @@ pub fn resources(
     let subnetwork = Address::new(format!("{}.subnetwork.nodes", crate::stages::network::STAGE));
     let subnet_name = format!("{}-nodes", net.name);
     let cluster = addr("cluster.main");
-    let mut labels = Tags::new();
-    labels.extend(globals.tags.iter().map(|(k, v)| (k.clone(), v.clone())));
-    labels.extend(gke.labels.iter().map(|(k, v)| (k.clone(), v.clone())));
-    labels.extend(ownership(spec_name, &cluster));
+    let labels = labels::desired(spec_name, &cluster, &[&globals.tags, &gke.labels]);
     let authorized: Vec<serde_json::Value> = gke
         .authorized_networks
         .iter()
@@ -65,7 +62,7 @@ pub fn resources(
             .attr("workload_pool", format!("{}.svc.id.goog", gcp.project))
             .attr("logging_service", service(&gke.logging))
             .attr("monitoring_service", service(&gke.monitoring))
-            .attr("labels", Value::string_map(labels.iter()))
+            .attr("labels", labels)
             .attr("version", version.clone()),
     ];
     for (pool, p) in &gke.node_pools {

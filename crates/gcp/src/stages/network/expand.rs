@@ -1,9 +1,9 @@
 //! Expansion of the GCP `[network]` into resources.
 
 use super::spec::NetworkSpec;
-use crate::labels::ownership;
+use crate::labels;
 use engine::spec::Globals;
-use engine::{Address, ResourceSpec, Tags, Value};
+use engine::{Address, ResourceSpec, Value};
 use serde_json::json;
 
 /// Stage prefix of every GCP network resource.
@@ -77,10 +77,7 @@ pub fn resources(spec_name: &str, globals: &Globals, net: &NetworkSpec) -> Vec<R
     if let Some(zone) = &net.private_zone {
         let domain = zone.name.trim_end_matches('.');
         let address = addr("dns_managed_zone.private");
-        let mut labels = Tags::new();
-        labels.extend(globals.tags.iter().map(|(k, v)| (k.clone(), v.clone())));
-        labels.extend(net.labels.iter().map(|(k, v)| (k.clone(), v.clone())));
-        labels.extend(ownership(spec_name, &address));
+        let labels = labels::desired(spec_name, &address, &[&globals.tags, &net.labels]);
         out.push(
             ResourceSpec::new(address, "gcp_dns_managed_zone")
                 .attr("name", domain.replace('.', "-"))
@@ -88,7 +85,7 @@ pub fn resources(spec_name: &str, globals: &Globals, net: &NetworkSpec) -> Vec<R
                 .attr("description", format!("Private zone of {}", net.name))
                 .attr("visibility", "private")
                 .attr("networks", Value::List(vec![network_link.clone()]))
-                .attr("labels", Value::string_map(labels.iter())),
+                .attr("labels", labels),
         );
     }
 
