@@ -33,5 +33,5 @@ started=$(date +%s)
 ENGINE_FAULT_KILL_POINTS=all ENGINE_FAULT_DRAIN_SECONDS=180 \
     ENGINE_FAULT_OUTAGE_SECONDS=180 \
     cargo test --quiet --locked -p engine-tests --test e2e -- --test-threads 2 --nocapture \
-    faults:: outages:: 2>&1 | grep -E "kills|test |test result"
+    --include-ignored faults:: outages:: 2>&1 | grep -E "kills|test |test result"
 echo "soak: $(( $(date +%s) - started )) s"
