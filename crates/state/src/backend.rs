@@ -1,8 +1,9 @@
 //! The local file backend: `<dir>/<spec>.state.json`, saved atomically.
 
 use crate::{FORMAT_VERSION, RunLock, StateDocument, StateError};
-use std::fs::{self, File};
+use std::fs::{self, File, OpenOptions};
 use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 /// A state file on the local disk.
@@ -63,8 +64,16 @@ impl LocalBackend {
         }
     }
 
-    /// Saves atomically: write a temporary file beside the target, fsync it, rename it over the
-    /// target, fsync the directory. A crash at any point leaves either the old or the new file.
+    /// Where the previous version of the state is kept: the state path with `.backup` appended.
+    pub fn backup_path(&self) -> PathBuf {
+        let mut name = self.path.as_os_str().to_owned();
+        name.push(".backup");
+        PathBuf::from(name)
+    }
+
+    /// Saves atomically: write a temporary file beside the target (owner-only), fsync it, keep
+    /// the current file as the backup, rename the new one over the target, fsync the directory.
+    /// A crash at any point leaves either the old or the new file.
     pub fn save(&self, doc: &StateDocument) -> Result<(), StateError> {
         let err = |source| StateError::Write { path: self.path.clone(), source };
         let dir =
@@ -76,9 +85,22 @@ impl LocalBackend {
         let mut text = serde_json::to_vec_pretty(doc).map_err(|e| err(std::io::Error::other(e)))?;
         text.push(b'\n');
         {
-            let mut file = File::create(&tmp).map_err(err)?;
+            let mut options = OpenOptions::new();
+            options.write(true).create(true).truncate(true).mode(0o600);
+            let mut file = options.open(&tmp).map_err(err)?;
             file.write_all(&text).map_err(err)?;
             file.sync_all().map_err(err)?;
+        }
+        if self.path.exists() {
+            // The previous version, as a second name for the same file (no copy).
+            let backup = self.backup_path();
+            match fs::remove_file(&backup) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(err(e)),
+                _ => {}
+            }
+            if fs::hard_link(&self.path, &backup).is_err() {
+                fs::copy(&self.path, &backup).map_err(err)?;
+            }
         }
         fs::rename(&tmp, &self.path).map_err(err)?;
         File::open(dir).and_then(|d| d.sync_all()).map_err(err)?;
@@ -114,6 +136,25 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(leftovers.len(), 1, "no temporary file left: {leftovers:?}");
+    }
+
+    #[test]
+    fn the_previous_version_is_kept_and_both_are_owner_only() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().unwrap();
+        let backend = LocalBackend::new(dir.path().join("aws.state.json"));
+        let mut doc = StateDocument::new("aws");
+        backend.save(&doc).unwrap();
+        assert!(!backend.backup_path().exists(), "nothing before the first save");
+        doc.serial = 1;
+        backend.save(&doc).unwrap();
+        doc.serial = 2;
+        backend.save(&doc).unwrap();
+        let backup = LocalBackend::new(backend.backup_path()).load().unwrap().unwrap();
+        assert_eq!((backend.load().unwrap().unwrap().serial, backup.serial), (2, 1));
+        for path in [backend.path().to_path_buf(), backend.backup_path()] {
+            assert_eq!(fs::metadata(&path).unwrap().mode() & 0o777, 0o600, "{}", path.display());
+        }
     }
 
     #[test]

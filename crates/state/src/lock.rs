@@ -1,10 +1,17 @@
-//! The run lock: a file created exclusively, holding who took it. Released on drop.
+//! The run lock: a lock file under an exclusive kernel lock (`flock`), holding who took it.
+//!
+//! The kernel releases the lock when its process ends, however it ends: a run killed with
+//! SIGKILL leaves its lock file (with the holder it names) but not the lock, and the next run
+//! takes it over at once, with no guess about whether the holder still lives. Released on drop:
+//! the file is removed while still locked, and a run that locked a file already removed (it
+//! opened it just before) sees the path now names another file and starts over.
 
 use crate::StateError;
 use serde::{Deserialize, Serialize};
 use std::fmt;
-use std::fs::{self, OpenOptions};
+use std::fs::{self, File, OpenOptions, TryLockError};
 use std::io::Write;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 /// Who holds a lock: written into the lock file, reported to a second run.
@@ -30,11 +37,43 @@ impl fmt::Display for LockHolder {
     }
 }
 
-/// A held lock. Dropping it removes the lock file.
+/// A held lock. Dropping it removes the lock file, then lets the kernel lock go.
 #[derive(Debug)]
 pub struct RunLock {
     path: PathBuf,
     holder: LockHolder,
+    /// The open lock file: the kernel lock lives as long as it is open.
+    file: File,
+}
+
+/// The lock file at `path`, opened (created owner-only if missing) and locked exclusively;
+/// `None` when another process holds it.
+fn open_locked(path: &Path) -> Result<Option<File>, StateError> {
+    let err = |source| StateError::Lock { path: path.to_path_buf(), source };
+    loop {
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .open(path)
+            .map_err(err)?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(TryLockError::WouldBlock) => return Ok(None),
+            Err(TryLockError::Error(e)) => return Err(err(e)),
+        }
+        // Locked, but the file may have been removed (and the path taken by a new one) by the
+        // holder releasing it between our open and our lock: then it locks nothing.
+        let ours = file.metadata().map_err(err)?;
+        match fs::metadata(path) {
+            Ok(now) if now.dev() == ours.dev() && now.ino() == ours.ino() => return Ok(Some(file)),
+            Ok(_) => continue,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(err(e)),
+        }
+    }
 }
 
 impl RunLock {
@@ -54,43 +93,33 @@ impl RunLock {
                 .unwrap_or_default(),
             operation: operation.to_string(),
         };
-        match OpenOptions::new().write(true).create_new(true).open(&path) {
-            Ok(mut file) => {
-                let text = serde_json::to_vec_pretty(&holder).unwrap_or_default();
-                file.write_all(&text)
-                    .and_then(|_| file.sync_all())
-                    .map_err(|source| StateError::Lock { path: path.clone(), source })?;
-                tracing::debug!(path = %path.display(), id = %holder.id, "lock taken");
-                Ok(RunLock { path, holder })
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                if let Some(stale) =
-                    read_holder(&path).filter(|h| h.host == holder.host && !process_alive(h.pid))
-                {
-                    // The holder ran on this machine and is gone (killed): its lock protects
-                    // nothing. Take it over, once.
-                    tracing::warn!(
-                        path = %path.display(),
-                        holder = %stale,
-                        "taking over a lock whose process is gone"
-                    );
-                    if fs::remove_file(&path).is_ok() {
-                        return Self::acquire(path, operation);
-                    }
-                }
-                let holder = read_holder(&path).unwrap_or(LockHolder {
-                    id: "unknown".into(),
-                    pid: 0,
-                    host: "unknown".into(),
-                    created: "unknown".into(),
-                    operation: "unknown".into(),
-                });
-                Err(StateError::Locked { path, holder: Box::new(holder) })
-            }
-            Err(source) => Err(StateError::Lock { path, source }),
+        let Some(mut file) = open_locked(&path)? else {
+            let holder = read_holder(&path).unwrap_or(LockHolder {
+                id: "unknown".into(),
+                pid: 0,
+                host: "unknown".into(),
+                created: "unknown".into(),
+                operation: "unknown".into(),
+            });
+            return Err(StateError::Locked { path, holder: Box::new(holder) });
+        };
+        if let Some(gone) = read_holder(&path) {
+            // Its process ended without releasing it (killed): the kernel already let it go.
+            tracing::warn!(path = %path.display(), holder = %gone, "taking over a lock whose run ended");
         }
+        let text = serde_json::to_vec_pretty(&holder).unwrap_or_default();
+        // Owner-only, also when a file left by an older run was not.
+        file.set_permissions(fs::Permissions::from_mode(0o600))
+            .and_then(|_| file.set_len(0))
+            .and_then(|_| file.write_all(&text))
+            .and_then(|_| file.sync_all())
+            .map_err(|source| StateError::Lock { path: path.clone(), source })?;
+        tracing::debug!(path = %path.display(), id = %holder.id, "lock taken");
+        Ok(RunLock { path, holder, file })
     }
 
+    /// Removes the lock file a run that ended left behind, if it names lock `id`. A lock still
+    /// held by a running process is not removed: it ends when that process ends.
     pub(crate) fn force_remove(path: &Path, id: &str) -> Result<(), StateError> {
         let holder = read_holder(path).ok_or_else(|| StateError::Lock {
             path: path.to_path_buf(),
@@ -103,6 +132,15 @@ impl RunLock {
                 expected: id.to_string(),
             });
         }
+        let Some(_file) = open_locked(path)? else {
+            return Err(StateError::Lock {
+                path: path.to_path_buf(),
+                source: std::io::Error::other(format!(
+                    "lock {id} is held by a run still going, {holder}: it is released when \
+                     that process ends"
+                )),
+            });
+        };
         fs::remove_file(path)
             .map_err(|source| StateError::Lock { path: path.to_path_buf(), source })
     }
@@ -113,19 +151,6 @@ impl RunLock {
     }
 }
 
-/// Whether a process with `pid` runs on this machine. Only answers "no" where it can know
-/// (Linux's /proc); elsewhere every holder is assumed alive.
-fn process_alive(pid: u32) -> bool {
-    let proc_root = Path::new("/proc/self");
-    if !proc_root.exists() {
-        return true;
-    }
-    if pid == std::process::id() {
-        return true;
-    }
-    Path::new(&format!("/proc/{pid}")).exists()
-}
-
 fn read_holder(path: &Path) -> Option<LockHolder> {
     let text = fs::read_to_string(path).ok()?;
     serde_json::from_str(&text).ok()
@@ -133,9 +158,11 @@ fn read_holder(path: &Path) -> Option<LockHolder> {
 
 impl Drop for RunLock {
     fn drop(&mut self) {
+        // Removed while still locked; the kernel lock goes with the file handle after this.
         if let Err(e) = fs::remove_file(&self.path) {
             tracing::warn!(path = %self.path.display(), error = %e, "could not remove lock file");
         }
+        let _ = self.file.unlock();
     }
 }
 
@@ -162,34 +189,70 @@ mod tests {
         backend.lock("apply").expect("lock free again after drop");
     }
 
-    #[test]
-    fn a_lock_left_by_a_dead_process_on_this_host_is_taken_over() {
-        let dir = tempfile::tempdir().unwrap();
-        let backend = LocalBackend::new(dir.path().join("aws.state.json"));
-        let held = backend.lock("apply").unwrap();
-        let mut holder = held.holder().clone();
-        std::mem::forget(held);
-        // Rewrite the holder as a process that cannot exist.
-        holder.pid = u32::MAX - 1;
+    /// A lock file as a killed run leaves it: its holder named, no process holding it.
+    fn left_by_a_killed_run(backend: &LocalBackend) -> LockHolder {
+        let holder = LockHolder {
+            id: "dead-run".into(),
+            pid: 1,
+            host: "elsewhere".into(),
+            created: "2026-01-01T00:00:00Z".into(),
+            operation: "apply".into(),
+        };
         fs::write(backend.lock_path(), serde_json::to_vec(&holder).unwrap()).unwrap();
-        let taken = backend.lock("apply").expect("stale lock taken over");
-        assert_eq!(taken.holder().pid, std::process::id());
-        // A holder on another host is never presumed dead.
-        holder.host = "elsewhere".into();
-        drop(taken);
-        fs::write(backend.lock_path(), serde_json::to_vec(&holder).unwrap()).unwrap();
-        assert!(matches!(backend.lock("apply"), Err(StateError::Locked { .. })));
+        holder
     }
 
     #[test]
-    fn force_unlock_needs_the_right_id() {
+    fn a_lock_whose_run_ended_is_taken_over_wherever_it_ran() {
         let dir = tempfile::tempdir().unwrap();
         let backend = LocalBackend::new(dir.path().join("aws.state.json"));
+        left_by_a_killed_run(&backend);
+        let taken = backend.lock("apply").expect("the kernel lock went with its process");
+        assert_eq!(taken.holder().pid, std::process::id());
+        assert_eq!(read_holder(&backend.lock_path()).unwrap().id, taken.holder().id);
+        let mode = fs::metadata(backend.lock_path()).unwrap().mode() & 0o777;
+        assert_eq!(mode, 0o600, "owner only");
+    }
+
+    #[test]
+    fn force_unlock_needs_the_right_id_and_a_run_that_ended() {
+        let dir = tempfile::tempdir().unwrap();
+        let backend = LocalBackend::new(dir.path().join("aws.state.json"));
+        let dead = left_by_a_killed_run(&backend);
+        assert!(matches!(backend.force_unlock("wrong"), Err(StateError::LockMismatch { .. })));
+        backend.force_unlock(&dead.id).unwrap();
+        assert!(!backend.lock_path().exists());
         let held = backend.lock("apply").unwrap();
-        let id = held.holder().id.clone();
-        std::mem::forget(held); // as if the process had been killed
-        assert!(backend.force_unlock("wrong").is_err());
-        backend.force_unlock(&id).unwrap();
-        backend.lock("apply").unwrap();
+        let err = backend.force_unlock(&held.holder().id).unwrap_err();
+        assert!(err.to_string().contains("still going"), "{err}");
+        assert!(backend.lock_path().exists(), "a running holder's lock stays");
+    }
+
+    #[test]
+    fn a_released_lock_is_never_held_twice() {
+        // Many takers at once, each taking and releasing: never two holders at a time.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("aws.state.json");
+        let inside = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let threads: Vec<_> = (0..8)
+            .map(|_| {
+                let (backend, inside) = (LocalBackend::new(&path), inside.clone());
+                std::thread::spawn(move || {
+                    let mut taken = 0;
+                    for _ in 0..200 {
+                        if let Ok(lock) = backend.lock("apply") {
+                            let now = inside.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                            assert_eq!(now, 0, "two holders at once");
+                            inside.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+                            drop(lock);
+                            taken += 1;
+                        }
+                    }
+                    taken
+                })
+            })
+            .collect();
+        let taken: usize = threads.into_iter().map(|t| t.join().unwrap()).sum();
+        assert!(taken > 0);
     }
 }
