@@ -92,11 +92,48 @@ HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "te", "trailer", 
               "proxy-authorization", "proxy-authenticate"}
 
 
+# S3 names its operations by method, path depth and the query's subresource.
+S3_SUBRESOURCES = {
+    "tagging": "BucketTagging",
+    "versioning": "BucketVersioning",
+    "encryption": "BucketEncryption",
+    "publicAccessBlock": "PublicAccessBlock",
+    "lifecycle": "BucketLifecycleConfiguration",
+    "policy": "BucketPolicy",
+}
+S3_VERBS = {"GET": "Get", "PUT": "Put", "DELETE": "Delete"}
+S3_PLAIN = {
+    ("bucket", "PUT"): "CreateBucket",
+    ("bucket", "DELETE"): "DeleteBucket",
+    ("bucket", "HEAD"): "HeadBucket",
+    ("bucket", "GET"): "ListObjectsV2",
+    ("object", "PUT"): "PutObject",
+    ("object", "GET"): "GetObject",
+    ("object", "DELETE"): "DeleteObject",
+    ("object", "HEAD"): "HeadObject",
+}
+
+
+def s3_operation(method, path):
+    """The S3 operation of a path-style request, or None."""
+    route, _, query = path.partition("?")
+    keys = [k.split("=", 1)[0] for k in query.split("&") if k]
+    level = "object" if "/" in route.strip("/") else "bucket"
+    for key in keys:
+        if key in S3_SUBRESOURCES and method in S3_VERBS:
+            if (method, key) == ("DELETE", "lifecycle"):
+                return "DeleteBucketLifecycle"
+            return S3_VERBS[method] + S3_SUBRESOURCES[key]
+    return S3_PLAIN.get((level, method))
+
+
 def operation(method, path, headers, body):
     """The AWS operation of a request, or None."""
     target = headers.get("X-Amz-Target")
     if target:
         return target.rsplit(".", 1)[-1]
+    if service(headers) == "s3":
+        return s3_operation(method, path)
     route = path.split("?", 1)[0]
     for verb, pattern, name in REST_OPERATIONS:
         if method == verb and pattern.match(route):
@@ -125,7 +162,7 @@ def mutating(op, method):
     """Whether a call changes something: by its AWS operation name, else by its HTTP method."""
     if op and " " not in op:
         return not op.startswith(READ_PREFIXES)
-    return method not in ("GET", "HEAD", "OPTIONS")
+    return method not in ("GET", "HEAD", "OPTIONS", "LIST")
 
 
 def service(headers):
@@ -346,7 +383,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = do_PATCH = forward
+    # OpenBao lists with the LIST method.
+    do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = do_PATCH = do_LIST = forward
 
 
 class Server(http.server.ThreadingHTTPServer):

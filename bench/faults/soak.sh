@@ -5,7 +5,8 @@
 #   commits, one run per call (the test suite does a spread of 15), each followed by a re-run
 #   that must converge with no duplicate and an empty second plan;
 # - a security group's delete refused with DependencyViolation for 3 minutes (the suite: 20 s);
-# - the cluster's API server unreachable for 3 minutes after a release write (the suite: 60 s).
+# - the cluster's API server unreachable for 3 minutes after a release write (the suite: 60 s);
+# - OpenBao sealed for 2 minutes under an apply (the suite: 60 s).
 #
 #   bench/faults/soak.sh
 #
@@ -34,4 +35,7 @@ ENGINE_FAULT_KILL_POINTS=all ENGINE_FAULT_DRAIN_SECONDS=180 \
     ENGINE_FAULT_OUTAGE_SECONDS=180 \
     cargo test --quiet --locked -p engine-tests --test e2e -- --test-threads 2 --nocapture \
     --include-ignored faults:: outages:: 2>&1 | grep -E "kills|test |test result"
+# OpenBao sealed under an apply for two minutes (the suite: one), then unsealed.
+ENGINE_FAULT_OUTAGE_SECONDS=120 cargo test --quiet --locked -p engine-openbao --test openbao -- \
+    --nocapture sealed_for 2>&1 | grep -E "test |test result"
 echo "soak: $(( $(date +%s) - started )) s"

@@ -332,7 +332,7 @@ async fn gcp_lane_killed_after_each_mutating_call_converges() {
             "--auto-approve",
         ];
         let killed =
-            killed_at(&fake.endpoint(), |endpoint| gcp_command(endpoint, &args), point, || {})
+            killed_at(&fake.endpoint(), |endpoint| gcp_command(endpoint, &args), point, || true)
                 .is_some();
         if !killed {
             assert!(

@@ -6,7 +6,7 @@ use engine::{Action, Engine, LocalBackend, Provider};
 use engine_aws::AwsProvider;
 use engine_aws::s3::snapshots;
 use engine_aws::secretsmanager::{PutOutcome, SecretValue, get_secret_string, put_secret_string};
-use engine_tests::{Moto, spec_text_through};
+use engine_tests::{FaultProxy, Moto, ProxyRules, spec_text_through};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -434,4 +434,57 @@ async fn secrets_and_snapshots_helpers() {
     assert_eq!(snap.key, "snapshots/b.snap");
     assert_eq!(bytes, b"second");
     assert_eq!(snap.size, 6);
+}
+
+/// A run stopped between the snapshot bucket's create and the call that tags it (the proxy never
+/// answers `PutBucketTagging`; moto ignores the tags `CreateBucket` carries): the next run takes
+/// the untagged bucket over by the create that state records as begun, instead of refusing it as
+/// someone else's, and tags it.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_bucket_made_by_a_run_stopped_before_tagging_it_is_taken_over() {
+    const ADDRESS: &str = "aws.openbao.s3_bucket.snapshots";
+    let moto = Moto::start();
+    let dir = tempfile::tempdir().unwrap();
+    let rules = ProxyRules {
+        holds: vec![("PutBucketTagging".into(), String::new())],
+        ..Default::default()
+    };
+    let proxy = FaultProxy::start(&moto.endpoint(), &rules);
+    let through = moto.sdk_config().await.into_builder().endpoint_url(proxy.endpoint()).build();
+    let (stopped, _) = stage_engine(through, dir.path()).await;
+    let run = tokio::spawn(async move { stopped.plan_and_apply().await.map(|_| ()) });
+    let s3 = s3(&moto).await;
+    let started = std::time::Instant::now();
+    while s3.head_bucket().bucket(BUCKET).send().await.is_err() {
+        assert!(started.elapsed() < Duration::from_secs(120), "the bucket was never created");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // Its tagging call is on its way and never answered: the run is stopped there.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    run.abort();
+    let _ = run.await;
+
+    let state = LocalBackend::new(dir.path().join("aws.state.json")).load().unwrap().unwrap();
+    assert!(state.get(ADDRESS).is_none(), "not recorded");
+    assert!(state.creating.contains_key(ADDRESS), "marked begun: {:?}", state.creating);
+    let tagging = s3.get_bucket_tagging().bucket(BUCKET).send().await;
+    assert!(tagging.is_err(), "untagged: {tagging:?}");
+
+    // Another state (no create begun) never takes it; this one does, with no create.
+    let other = tempfile::tempdir().unwrap();
+    let (stranger, _) = stage_engine(moto.sdk_config().await, other.path()).await;
+    let plan = stranger.plan().await.unwrap();
+    assert_eq!(plan.change(ADDRESS).map(|c| c.action), Some(Action::Create));
+    let (engine, _) = stage_engine(moto.sdk_config().await, dir.path()).await;
+    let plan = engine.plan().await.unwrap();
+    assert_eq!(plan.change(ADDRESS).map(|c| c.action), Some(Action::Update), "{plan:#?}");
+    let report = engine.apply(&plan).await.unwrap();
+    assert!(report.is_success(), "{report:#?}");
+    let state = engine.state_document().unwrap();
+    assert!(state.get(ADDRESS).is_some() && state.creating.is_empty(), "{:?}", state.creating);
+    let tags = s3.get_bucket_tagging().bucket(BUCKET).send().await.unwrap();
+    assert!(tags.tag_set().iter().any(|t| t.key() == "engine:address" && t.value() == ADDRESS));
+    let buckets = s3.list_buckets().send().await.unwrap();
+    assert_eq!(buckets.buckets().len(), 1, "one bucket");
+    assert!(!engine.plan().await.unwrap().has_changes());
 }

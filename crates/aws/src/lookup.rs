@@ -14,18 +14,25 @@
 //!   the spec gives them (IAM roles, EKS node groups, SQS queues, ...).
 
 pub(crate) use engine::ownership::address_tag;
-use engine::ownership::adoptable;
+use engine::ownership::{adoptable, untagged_but_begun};
 use engine::{Attributes, Context, KindError, Live, ReadRequest, TAG_SPEC};
 use std::future::Future;
 use std::sync::Arc;
 
 /// A resource found by the name the spec gives it counts as ours only when it is recorded in
-/// state or is [`adoptable`] by its tags.
+/// state, is [`adoptable`] by its tags, or is what a create that state records as begun made
+/// before it could tag it ([`untagged_but_begun`]).
 pub(crate) fn ours_by_name<A: Attributes>(
     request: &ReadRequest<A>,
     found: Option<Live<A>>,
 ) -> Option<Live<A>> {
-    found.filter(|l| request.id.is_some() || adoptable(request, &l.attributes))
+    found.filter(|l| request.id.is_some() || found_by_name_is_ours(request, &l.attributes))
+}
+
+/// Whether `found`, which state does not record and which has the name the spec gives
+/// `request`, is ours: [`adoptable`] by its tags, or [`untagged_but_begun`].
+fn found_by_name_is_ours<A: Attributes>(request: &ReadRequest<A>, found: &A) -> bool {
+    adoptable(request, found) || untagged_but_begun(request, found)
 }
 
 /// A resource without tags, found by the name the spec gives it, is ours only when recorded in
@@ -128,7 +135,8 @@ pub(crate) fn match_by_id_or_name<A: Attributes>(
             let by_id = r.id.as_ref().and_then(|id| found.iter().find(|l| &l.id == id));
             let by_name = || {
                 let wanted = name(r.desired.as_ref()?);
-                found.iter().find(|l| name(&l.attributes) == wanted && adoptable(r, &l.attributes))
+                let ours = |l: &&Live<A>| found_by_name_is_ours(r, &l.attributes);
+                found.iter().filter(|l| name(&l.attributes) == wanted).find(ours)
             };
             by_id.or_else(by_name).cloned()
         })
@@ -247,6 +255,7 @@ mod tests {
             id: id.map(str::to_string),
             desired: name.map(|n| Thing { name: n.into(), tags: owned(address, "L1") }),
             unknown: vec![],
+            create_began: false,
         }
     }
 

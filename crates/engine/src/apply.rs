@@ -13,6 +13,7 @@ use crate::{
 use engine_state::{Journal, ResourceState};
 use serde::Serialize;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::Semaphore;
@@ -416,12 +417,7 @@ async fn run_step_inner(
                     })
                     .await?
                 }
-                _ => {
-                    retry(shared, change, kind_impl.as_ref(), || {
-                        create_once(kind_impl.as_ref(), &ctx, &change.address, &desired)
-                    })
-                    .await?
-                }
+                _ => create(shared, change, kind_impl.as_ref(), &ctx, &desired).await?,
             };
             let id = live.id.clone();
             record(shared, change, kind_impl.as_ref(), &live)?;
@@ -435,25 +431,56 @@ async fn run_step_inner(
     }
 }
 
+/// A create, journaled as begun before its first call and retried by the kind's policy. Until
+/// the resource is recorded the mark stays in state, so what a create made before it could tag
+/// the resource (the run died, the answer was lost) is found by name and taken over
+/// ([`crate::ownership::untagged_but_begun`]). A create whose every try was answered, none
+/// having made anything, drops the mark.
+async fn create(
+    shared: &Shared,
+    change: &ResourceChange,
+    kind: &dyn Kind,
+    ctx: &Context,
+    desired: &Attrs,
+) -> Result<Live, KindError> {
+    let address = change.address.as_str();
+    let began_before = shared.journal.begin_create(address, &change.kind).map_err(journal_error)?;
+    let began = AtomicBool::new(began_before);
+    let result =
+        retry(shared, change, kind, || create_once(kind, ctx, &change.address, desired, &began))
+            .await;
+    if result.is_err() && !began.load(Ordering::SeqCst) {
+        shared.journal.abandon_create(address).map_err(journal_error)?;
+    }
+    result
+}
+
 /// One try of a create. When the answer was lost (the call may have made the resource), or the
 /// cloud says the resource exists (a create of a run that died may have landed since), the
-/// resource is looked for by its ownership tags: found, it is brought to the spec and is the
-/// create's result, so a lost answer never makes a duplicate nor a failed run.
+/// resource is looked for by its ownership tags, or by name without tags when a create of it
+/// began (`began`: in an earlier run, or an earlier try whose outcome is unknown): found, it is
+/// brought to the spec and is the create's result, so a lost answer never makes a duplicate nor
+/// a failed run.
 async fn create_once(
     kind: &dyn Kind,
     ctx: &Context,
     address: &Address,
     desired: &Attrs,
+    began: &AtomicBool,
 ) -> Result<Live, KindError> {
     let error = match kind.create(ctx, address, desired).await {
         Err(e) if e.outcome_unknown || e.already_exists => e,
         other => return other,
     };
+    if error.outcome_unknown {
+        began.store(true, Ordering::SeqCst);
+    }
     let request = ReadRequest {
         address: address.clone(),
         id: None,
         desired: Some(desired.clone()),
         unknown: vec![],
+        create_began: began.load(Ordering::SeqCst),
     };
     let found = match kind.read(ctx, std::slice::from_ref(&request)).await {
         Ok(mut found) => found.pop().flatten(),

@@ -4,6 +4,9 @@
 //! run killed before it wrote state) is taken over only when it carries both this request's
 //! `engine:address` tag and this state's `engine:lineage` tag: a resource of another
 //! deployment, even from a spec of the same name in the same account, is never adopted.
+//! Where a cloud cannot tag in the create call itself (S3 buckets on some endpoints), the state
+//! records each create before it begins; a resource found by its name without any ownership tag
+//! is what such a create made when state still records it as begun ([`untagged_but_begun`]).
 //!
 //! What the engine makes it owns whole: kinds report what was attached out of band in
 //! `foreign_*` attributes whose desired value is empty, so it is drift and apply removes it.
@@ -42,6 +45,12 @@ pub fn adoptable<A: Attributes>(request: &ReadRequest<A>, found: &A) -> bool {
         return false;
     };
     address_tag(found) == Some(request.address.as_str()) && lineage_tag(found) == Some(lineage)
+}
+
+/// Whether `found`, found by the name the spec gives it, is what a create of `request` that
+/// began and never ended made before it could write the ownership tags: it carries none.
+pub fn untagged_but_begun<A: Attributes>(request: &ReadRequest<A>, found: &A) -> bool {
+    request.create_began && address_tag(found).is_none() && lineage_tag(found).is_none()
 }
 
 /// Resources under a prefix of `[globals] shared` are shared with something else (a controller
@@ -93,6 +102,7 @@ mod tests {
             id: None,
             desired: Some(thing(address, Some(lineage))),
             unknown: vec![],
+            create_began: false,
         }
     }
 
@@ -105,5 +115,19 @@ mod tests {
         assert!(!adoptable(&r, &thing("aws.network.vpc.other", Some("L1"))), "other address");
         let unknown = ReadRequest::<Thing> { desired: None, ..r.clone() };
         assert!(!adoptable(&unknown, &thing("aws.network.vpc.main", Some("L1"))));
+    }
+
+    #[test]
+    fn an_untagged_find_is_ours_only_when_its_create_began() {
+        let r = request("aws.openbao.s3_bucket.snapshots", "L1");
+        let bare = Thing { tags: Tags::new() };
+        assert!(!untagged_but_begun(&r, &bare), "no create began: someone else's");
+        let begun = ReadRequest { create_began: true, ..r };
+        assert!(untagged_but_begun(&begun, &bare));
+        let theirs = thing("aws.openbao.s3_bucket.snapshots", Some("L2"));
+        assert!(!untagged_but_begun(&begun, &theirs), "tagged by another deployment");
+        let mut half = Tags::new();
+        half.insert(TAG_LINEAGE.to_string(), "L2".to_string());
+        assert!(!untagged_but_begun(&begun, &Thing { tags: half }), "another lineage alone");
     }
 }

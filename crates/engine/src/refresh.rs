@@ -99,6 +99,7 @@ pub(crate) async fn refresh(
                             .map(|s| s.id.clone()),
                         desired: desired.as_ref().map(|(known, _)| known.clone()),
                         unknown: desired.map(|(_, unknown)| unknown).unwrap_or_default(),
+                        create_began: state.creating.contains_key(a.as_str()),
                     }
                 })
                 .collect();

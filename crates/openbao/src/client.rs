@@ -62,6 +62,16 @@ impl BaoError {
         }
     }
 
+    /// Whether the server answered that it is sealed (503 "Vault is sealed").
+    pub fn is_sealed(&self) -> bool {
+        match self {
+            BaoError::Api { status: 503, errors, .. } => {
+                errors.iter().any(|e| e.to_ascii_lowercase().contains("sealed"))
+            }
+            _ => false,
+        }
+    }
+
     /// Whether trying again later may succeed (unreachable, sealed, standby, throttled).
     pub fn is_retryable(&self) -> bool {
         match self {
@@ -77,6 +87,9 @@ impl From<BaoError> for KindError {
         let mut error = KindError::new(e.to_string());
         error.code = e.status().map(|s| format!("HTTP {s}"));
         error.retryable = e.is_retryable();
+        // A server sealed under a run (restarted, its seal's key service briefly away) comes
+        // back by itself with an auto-unseal seal: waited for as long as dependents draining.
+        error.draining = e.is_sealed();
         error.with_source(e)
     }
 }

@@ -3,6 +3,7 @@
 //! users, JWT mounts with their config and roles, with the edges between them. Pure: files are
 //! read beforehand by [`OpenBaoConfig::load_files`].
 
+use crate::contents::Declared;
 use crate::spec::OpenBaoConfig;
 use engine::{Address, ResourceSpec, Value};
 use serde_json::Value as Json;
@@ -43,6 +44,7 @@ pub fn expand(
 ) -> Vec<ResourceSpec> {
     let addr = |rest: &str| Address::new(format!("{prefix}.{rest}"));
     let mut out = Vec::new();
+    let mut declared = Declared::default();
     if let Some(t) = &config.tls {
         let bundle = t
             .bundle_secret
@@ -97,6 +99,7 @@ pub fn expand(
         }
         out.push(after_init(r));
         mounts.insert(path.clone(), a);
+        declared.mounts.insert(path.clone());
     }
 
     let mut policies = BTreeMap::new();
@@ -107,6 +110,7 @@ pub fn expand(
                 .attr("name", name.as_str())
                 .attr("policy", text.as_str()),
         ));
+        declared.policies.insert(name.clone());
         policies.insert(name, a);
     }
     let after_policies = |mut r: ResourceSpec, names: &[String]| {
@@ -131,6 +135,8 @@ pub fn expand(
             r = r.after(m);
         }
         out.push(after_init(r));
+        let roles = p.roles.keys().cloned().collect();
+        declared.entries.insert(format!("{}/roles", p.mount), roles);
         for (name, role) in &p.roles {
             let mut r = ResourceSpec::new(addr("pki_role").index(name), "openbao_pki_role")
                 .attr("mount", p.mount.as_str())
@@ -166,6 +172,9 @@ pub fn expand(
                 .attr("type", "userpass")
                 .attr("description", u.description.clone().unwrap_or_default()),
         ));
+        declared.auth.insert(u.mount.clone());
+        let users = u.users.keys().cloned().collect();
+        declared.entries.insert(format!("auth/{}/users", u.mount), users);
         let prefix = config.init.as_ref().map(|i| i.secret_prefix.as_str()).unwrap_or("openbao");
         for (name, user) in &u.users {
             let secret =
@@ -191,6 +200,9 @@ pub fn expand(
         if j.cluster_issuer && cluster.is_none() {
             continue;
         }
+        declared.auth.insert(mount.clone());
+        let roles = j.roles.keys().cloned().collect();
+        declared.entries.insert(format!("auth/{mount}/role"), roles);
         let auth = addr("auth").index(mount);
         out.push(after_init(
             ResourceSpec::new(auth.clone(), "openbao_auth")
@@ -250,6 +262,19 @@ pub fn expand(
             }
             out.push(after_init(after_policies(r, &role.token_policies)));
         }
+    }
+    // A server the spec initialises is the engine's whole: what it holds beyond the above is
+    // watched (see `contents.rs`).
+    if init.is_some() {
+        let none = || Value::List(vec![]);
+        out.push(after_init(
+            ResourceSpec::new(addr("contents"), "openbao_contents")
+                .attr("declared", Value::Json(crate::contents::desired(&declared)))
+                .attr("foreign_policies", none())
+                .attr("foreign_mounts", none())
+                .attr("foreign_auth", none())
+                .attr("foreign_entries", none()),
+        ));
     }
     out
 }
@@ -326,6 +351,7 @@ token_max_ttl = "20m"
                 "aws.openbao.config.auth[\"jwt/aws-0\"]",
                 "aws.openbao.config.jwt_config[\"jwt/aws-0\"]",
                 "aws.openbao.config.jwt_role[\"jwt/aws-0/cert-manager\"]",
+                "aws.openbao.config.contents",
             ]
         );
         let get = |a: &str| resources.iter().find(|r| r.address.as_str() == a).unwrap();

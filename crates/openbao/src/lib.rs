@@ -15,6 +15,7 @@
 //! | `openbao_pki_intermediate` | imported intermediate CA as default issuer | `<mount>/issuers/import/bundle` | `pki.rs` |
 //! | `openbao_pki_role` | PKI role | `<mount>/roles` | `pki.rs` |
 //! | `openbao_server_tls` | OpenBao's own TLS certificate, issued from the intermediate | the secret store | `server_tls.rs` |
+//! | `openbao_contents` | what a server the engine initialised holds that the spec does not declare (drift, removed by apply) | `sys/policies/acl`, `sys/mounts`, `sys/auth`, `LIST` of roles and users | `contents.rs` |
 //!
 //! The rest: `spec.rs` (the section, validated, its files read), `expand.rs` (its resources),
 //! `provider.rs` ([`OpenBaoProvider`], [`spec_connector`]), `client.rs` (the HTTP client),
@@ -42,6 +43,7 @@
 
 mod client;
 mod connect;
+mod contents;
 mod entry;
 mod escrow;
 mod expand;
@@ -121,6 +123,7 @@ impl OpenBao {
             Typed::arc(pki::PkiIntermediateKind(s.clone())),
             Typed::arc(entry::EntryKind::<pki::PkiRole>::new(s.clone())),
             Typed::arc(server_tls::ServerTlsKind(s.clone())),
+            Typed::arc(contents::ContentsKind(s.clone())),
         ]
     }
 
@@ -202,6 +205,6 @@ mod tests {
         assert!(names.iter().all(|n| n.starts_with("openbao_")));
         names.sort();
         names.dedup();
-        assert_eq!(names.len(), 10);
+        assert_eq!(names.len(), 11);
     }
 }

@@ -20,6 +20,10 @@ pub struct StateDocument {
     /// Resources by address, sorted for stable diffs of the file.
     #[serde(default)]
     pub resources: BTreeMap<String, ResourceState>,
+    /// Creates begun and not yet recorded, by address (the value is the kind): a run that died
+    /// or lost an answer may have made these resources before it could tag or record them.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub creating: BTreeMap<String, String>,
 }
 
 /// One resource as last applied.
@@ -49,6 +53,7 @@ impl StateDocument {
             serial: 0,
             lineage: uuid::Uuid::new_v4().to_string(),
             resources: BTreeMap::new(),
+            creating: BTreeMap::new(),
         }
     }
 
@@ -82,5 +87,6 @@ mod tests {
         let back: StateDocument = serde_json::from_str(&text).unwrap();
         assert_eq!(doc, back);
         assert!(!text.contains("dependencies"), "empty lists are omitted");
+        assert!(!text.contains("creating"), "no create under way: nothing written");
     }
 }

@@ -16,9 +16,11 @@ impl Journal {
         Journal { backend, doc: Mutex::new(doc) }
     }
 
-    /// Records that `address` now is `resource` (or is gone when `None`), then saves.
+    /// Records that `address` now is `resource` (or is gone when `None`), then saves. A create
+    /// begun for `address` is over.
     pub fn record(&self, address: &str, resource: Option<ResourceState>) -> Result<(), StateError> {
         let mut doc = self.doc.lock().unwrap_or_else(|p| p.into_inner());
+        doc.creating.remove(address);
         match resource {
             Some(r) => {
                 doc.resources.insert(address.to_string(), r);
@@ -26,6 +28,28 @@ impl Journal {
             None => {
                 doc.resources.remove(address);
             }
+        }
+        doc.serial += 1;
+        self.backend.save(&doc)
+    }
+
+    /// Records, before its first call, that the create of `address` (a `kind`) begins, then
+    /// saves. Answers whether an earlier create of it had begun and never ended.
+    pub fn begin_create(&self, address: &str, kind: &str) -> Result<bool, StateError> {
+        let mut doc = self.doc.lock().unwrap_or_else(|p| p.into_inner());
+        if doc.creating.contains_key(address) {
+            return Ok(true);
+        }
+        doc.creating.insert(address.to_string(), kind.to_string());
+        doc.serial += 1;
+        self.backend.save(&doc).map(|()| false)
+    }
+
+    /// Records that the create of `address` ended having made nothing, then saves.
+    pub fn abandon_create(&self, address: &str) -> Result<(), StateError> {
+        let mut doc = self.doc.lock().unwrap_or_else(|p| p.into_inner());
+        if doc.creating.remove(address).is_none() {
+            return Ok(());
         }
         doc.serial += 1;
         self.backend.save(&doc)
@@ -59,5 +83,29 @@ mod tests {
         let on_disk = backend.load().unwrap().unwrap();
         assert!(on_disk.resources.is_empty());
         assert_eq!(on_disk.serial, 2);
+    }
+
+    #[test]
+    fn a_begun_create_is_on_disk_until_recorded_or_abandoned() {
+        let dir = tempfile::tempdir().unwrap();
+        let backend = LocalBackend::new(dir.path().join("aws.state.json"));
+        let journal = Journal::new(backend.clone(), StateDocument::new("aws"));
+        assert!(!journal.begin_create("a", "aws_s3_bucket").unwrap(), "first begin");
+        assert!(journal.begin_create("a", "aws_s3_bucket").unwrap(), "begun before");
+        assert!(!journal.begin_create("b", "aws_s3_bucket").unwrap());
+        let on_disk = backend.load().unwrap().unwrap();
+        assert_eq!(on_disk.creating.keys().collect::<Vec<_>>(), ["a", "b"]);
+        let r = ResourceState {
+            kind: "aws_s3_bucket".into(),
+            id: "snapshots".into(),
+            attributes: Default::default(),
+            dependencies: vec![],
+            protected: false,
+        };
+        journal.record("a", Some(r)).unwrap();
+        journal.abandon_create("b").unwrap();
+        let on_disk = backend.load().unwrap().unwrap();
+        assert!(on_disk.creating.is_empty());
+        assert_eq!(on_disk.resources.len(), 1);
     }
 }

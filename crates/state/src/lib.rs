@@ -1,8 +1,10 @@
 //! State of the infrastructure engine: what was last applied, where it is kept, and who may write it.
 //!
 //! - [`StateDocument`] is the JSON document: one [`ResourceState`] per resource address.
-//! - [`LocalBackend`] keeps it in a file, written atomically (temp file, fsync, rename).
-//! - [`RunLock`] is the lock file a writing run holds; a second run reports its holder and refuses.
+//! - [`LocalBackend`] keeps it in an owner-only file, written atomically (temp file, fsync,
+//!   rename), the previous version kept as `<state>.backup`.
+//! - [`RunLock`] is the lock file a writing run holds under a kernel lock; a second run reports
+//!   its holder and refuses; a killed run's lock is released by the kernel.
 //! - [`Journal`] is the only writer during a run: one atomic save after every completed step.
 
 mod backend;

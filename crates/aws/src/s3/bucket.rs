@@ -5,8 +5,10 @@
 //! one whole-document `Put*` call, and reading them is per bucket anyway. Separate kinds would
 //! only add state entries and dependency edges. Tags too are one whole-set `Put*`.
 //!
-//! Buckets are named by the spec; one found by name is ours only when recorded in state or
-//! tagged with this resource's address.
+//! Buckets are named by the spec; one found by name is ours only when recorded in state, tagged
+//! with this resource's address and lineage, or untagged while state records its create as
+//! begun: `CreateBucket` may not apply tags (moto ignores them), so a run killed between it and
+//! `PutBucketTagging` leaves a bucket that only the journaled create marks as ours.
 
 use crate::AwsClients;
 use crate::error::{SdkResult, built};
@@ -135,6 +137,12 @@ impl Rule {
 }
 
 pub(crate) struct BucketKind(pub Arc<AwsClients>);
+
+/// An error after `CreateBucket` succeeded: the bucket is made, only not yet as the spec says.
+fn made(mut error: KindError) -> KindError {
+    error.outcome_unknown = true;
+    error
+}
 
 fn s3_tags(tags: &Tags) -> KindResult<Vec<Tag>> {
     tags.iter().map(|(k, v)| built(Tag::builder().key(k).value(v).build())).collect()
@@ -281,19 +289,23 @@ impl TypedKind for BucketKind {
         let call = call.create_bucket_configuration(config.build());
         match call.send().await.api("s3:CreateBucket") {
             Err(e) if e.has_code("BucketAlreadyOwnedByYou") => {
-                return Err(KindError::new(format!(
+                let mut refused = KindError::new(format!(
                     "s3:CreateBucket: {name} already exists in this account without this \
-                     resource's address tag; it is not adopted"
-                )));
+                     resource's ownership tags; it is not adopted"
+                ));
+                refused.already_exists = true;
+                return Err(refused);
             }
             result => result?,
         };
+        // The bucket exists from here on: a failure to configure it leaves it made, and the
+        // next try (or run) takes it over by name (the create is journaled as begun).
         let mut everything = BucketChanges::default();
         for field in Bucket::FIELDS {
             everything.mark(field.name);
         }
-        settle(|| self.apply(name, desired, &everything)).await?;
-        read_back(&format!("bucket {name}"), || self.read_one(name)).await
+        settle(|| self.apply(name, desired, &everything)).await.map_err(made)?;
+        read_back(&format!("bucket {name}"), || self.read_one(name)).await.map_err(made)
     }
 
     async fn update(&self, _: &Context, update: Update<'_, Self>) -> Outcome<Self> {

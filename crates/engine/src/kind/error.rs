@@ -14,7 +14,8 @@ pub struct KindError {
     /// Worth trying again after a pause (eventual consistency, a dependency still draining).
     pub retryable: bool,
     /// Something that depends on the resource is still letting go of it (a network interface
-    /// of a deleted load balancer, an attachment): retried for minutes
+    /// of a deleted load balancer, an attachment), or the server is away in a way that mends
+    /// itself (an auto-unseal OpenBao sealed by a restart): retried for minutes
     /// ([`crate::RetryPolicy::DRAIN`]), not seconds.
     pub draining: bool,
     /// The call may have taken effect though no answer came back (the connection dropped or

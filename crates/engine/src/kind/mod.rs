@@ -48,6 +48,10 @@ pub struct ReadRequest<A = Attrs> {
     pub desired: Option<A>,
     /// Desired attributes known only after apply (references to what does not exist yet).
     pub unknown: Vec<String>,
+    /// A create of this resource began and its outcome was never recorded (a run died, or an
+    /// answer was lost): found by the name the spec gives it and carrying no ownership tags, it
+    /// is what that create made before it could tag it (see `ownership::untagged_but_begun`).
+    pub create_began: bool,
 }
 
 /// A kind of cloud resource: how to read, create, update and delete it. The engine's dynamic

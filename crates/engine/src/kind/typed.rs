@@ -188,6 +188,7 @@ fn typed_request<K: TypedKind>(r: &ReadRequest) -> KindResult<ReadRequest<K::Att
         id: r.id.clone(),
         desired,
         unknown: r.unknown.clone(),
+        create_began: r.create_began,
     })
 }
 

@@ -104,6 +104,9 @@ pub enum Fault {
     /// The operation takes effect but its answer is lost (an error whose outcome is unknown),
     /// for the next `n` tries.
     AnswerLost(u32),
+    /// A create makes the item without its tags (as a cloud that tags in a second call does)
+    /// and its answer is lost, for the next `n` tries.
+    MadeUntagged(u32),
 }
 
 #[derive(Default)]
@@ -145,6 +148,16 @@ impl FakeCloud {
     /// The addresses of the items that exist, in id order.
     pub fn addresses(&self) -> Vec<String> {
         self.with(|c| c.items.values().filter_map(|i| i.tags.get(TAG_ADDRESS).cloned()).collect())
+    }
+
+    /// How many items exist, tagged or not.
+    pub fn len(&self) -> usize {
+        self.with(|c| c.items.len())
+    }
+
+    /// Whether no item exists.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 
     /// The item at `address`, if it exists.
@@ -200,7 +213,7 @@ impl FakeCloud {
                     *n -= 1;
                     Some(Fault::InUse(*n))
                 }
-                Some(Fault::AnswerLost(_)) | None => None,
+                Some(Fault::AnswerLost(_) | Fault::MadeUntagged(_)) | None => None,
                 Some(other) => Some(other.clone()),
             }
         });
@@ -219,7 +232,7 @@ impl FakeCloud {
                     .with_code("Denied"))
             }
             Some(Fault::Panic) => panic!("fake cloud: {} of {address} panics", op.name()),
-            Some(Fault::AnswerLost(_)) => Ok(()),
+            Some(Fault::AnswerLost(_) | Fault::MadeUntagged(_)) => Ok(()),
         }
     }
 
@@ -228,11 +241,11 @@ impl FakeCloud {
         let lost = self.with(|c| {
             let key = (address.to_string(), op);
             match c.faults.get_mut(&key) {
-                Some(Fault::AnswerLost(0)) => {
+                Some(Fault::AnswerLost(0) | Fault::MadeUntagged(0)) => {
                     c.faults.remove(&key);
                     false
                 }
-                Some(Fault::AnswerLost(n)) => {
+                Some(Fault::AnswerLost(n) | Fault::MadeUntagged(n)) => {
                     *n -= 1;
                     true
                 }
@@ -264,7 +277,12 @@ impl TypedKind for FakeItems {
             .map(|r| {
                 let by_id = r.id.as_ref().and_then(|id| items.get_key_value(id));
                 let by_tag = || items.iter().find(|(_, i)| crate::ownership::adoptable(r, i));
-                by_id.or_else(by_tag).map(|(id, i)| Live::new(id.clone(), i.clone()))
+                // What a create that never ended made before it could tag it, by name.
+                let named = |i: &Item| r.desired.as_ref().is_some_and(|d| d.name == i.name);
+                let begun = |i: &Item| crate::ownership::untagged_but_begun(r, i);
+                let by_name = || items.iter().find(|(_, i)| named(i) && begun(i));
+                let found = by_id.or_else(by_tag).or_else(by_name);
+                found.map(|(id, i)| Live::new(id.clone(), i.clone()))
             })
             .collect())
     }
@@ -277,11 +295,18 @@ impl TypedKind for FakeItems {
         {
             return Err(KindError::new(format!("fake:CreateItem: parent {parent} does not exist")));
         }
+        let untagged = self.0.with(|c| {
+            let fault = c.faults.get(&(address.to_string(), Op::Create));
+            matches!(fault, Some(Fault::MadeUntagged(n)) if *n > 0)
+        });
         let live = self.0.with(|c| {
             c.next_id += 1;
             let id = format!("item-{}", c.next_id);
             let mut item = desired.clone();
             item.arn = Some(format!("fake:item/{id}"));
+            if untagged {
+                item.tags.clear();
+            }
             c.items.insert(id.clone(), item.clone());
             Live::new(id, item)
         });

@@ -13,9 +13,9 @@ use serde_json::{Value as Json, json};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-const PREFIX: &str = "openbao/test";
+pub(super) const PREFIX: &str = "openbao/test";
 
-fn section() -> String {
+pub(super) fn section() -> String {
     format!(
         r#"
 [openbao.init]
@@ -31,7 +31,7 @@ reader = 'path "platform/data/*" {{ capabilities = ["read"] }}'
 }
 
 /// TLS for `localhost` from a fresh offline PKI: (leaf chain, leaf key, root certificate).
-fn tls(dir: &std::path::Path) -> (String, Secret, String) {
+pub(super) fn tls(dir: &std::path::Path) -> (String, Secret, String) {
     let root = pki::init_root(dir).unwrap();
     let inter = pki::intermediate(&root, "test").unwrap();
     let leaf = pki::server_leaf(&inter, &["localhost"]).unwrap();
@@ -48,7 +48,7 @@ impl SnapshotSource for OneSnapshot {
     }
 }
 
-fn provider(
+pub(super) fn provider(
     server: &BaoServer,
     secrets: &Arc<MemorySecrets>,
     snapshot: Option<Vec<u8>>,
@@ -111,6 +111,7 @@ async fn auto_unseal_init_restart_and_rehydrate_from_a_snapshot() {
     assert_eq!(
         creates(&plan),
         vec![
+            "aws.openbao.config.contents",
             "aws.openbao.config.init",
             "aws.openbao.config.mount[\"platform\"]",
             "aws.openbao.config.policy[\"reader\"]",
@@ -174,7 +175,7 @@ async fn auto_unseal_init_restart_and_rehydrate_from_a_snapshot() {
         &work.path().join("b"),
     );
     let plan = engine_b.plan().await.unwrap();
-    assert_eq!(creates(&plan).len(), 3);
+    assert_eq!(creates(&plan).len(), 4);
     let t = Instant::now();
     let report = engine_b.apply(&plan).await.unwrap();
     assert!(report.is_success(), "{report:#?}\n{}", b.log());
@@ -272,4 +273,49 @@ async fn shamir_init_unseals_and_a_sealed_server_is_drift() {
         &[("root token", &token), ("unseal key", &Secret::new(keys[0].clone()))],
     );
     eprintln!("shamir test: {:?}", started.elapsed());
+}
+
+/// How long a fault lasts (`ENGINE_FAULT_OUTAGE_SECONDS`, 60 by default; the soak sets more).
+fn outage() -> Duration {
+    let seconds = std::env::var("ENGINE_FAULT_OUTAGE_SECONDS").map_or(60, |s| s.parse().unwrap());
+    Duration::from_secs(seconds)
+}
+
+/// A server sealed under an apply, for a minute, then unsealed (by an operator, or by itself
+/// with an auto-unseal seal): the writes wait it out instead of failing, and nothing is lost.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_sealed_for_a_minute_under_an_apply_is_waited_out() {
+    let work = tempfile::tempdir().unwrap();
+    let (chain, key, ca) = tls(&work.path().join("pki"));
+    let server = BaoServer::raft(&Seal::Shamir, &chain, key.expose(), &ca).await;
+    let secrets = Arc::new(MemorySecrets::new());
+    let first = engine(provider(&server, &secrets, None), &section(), work.path(), work.path());
+    let (_, report) = first.plan_and_apply().await.unwrap();
+    assert!(report.is_success(), "{report:#?}\n{}", server.log());
+
+    // Planned while unsealed, applied while sealed.
+    let more = format!("{}\n[openbao.mounts.apps]\ntype = \"kv-v2\"\n", section());
+    let engine = engine(provider(&server, &secrets, None), &more, work.path(), work.path());
+    let plan = engine.plan().await.unwrap();
+    assert_eq!(creates(&plan), ["aws.openbao.config.mount[\"apps\"]"]);
+    let token = secrets.value(&format!("{PREFIX}/root-token")).unwrap();
+    let admin = server.client(token);
+    admin.put("test", "sys/seal", &json!({})).await.unwrap();
+    let sealed_at = Instant::now();
+    let keys = secrets.value(&format!("{PREFIX}/unseal-keys")).unwrap();
+    let keys: Vec<String> = serde_json::from_str(keys.expose()).unwrap();
+    let operator = admin.clone();
+    let unseal = tokio::spawn(async move {
+        tokio::time::sleep(outage()).await;
+        for key in keys {
+            operator.put("test", "sys/unseal", &json!({ "key": key })).await.unwrap();
+        }
+    });
+    let report = engine.apply(&plan).await.unwrap();
+    unseal.await.unwrap();
+    assert!(report.is_success(), "{report:#?}\n{}", server.log());
+    assert!(sealed_at.elapsed() >= outage(), "the write waited for the unseal");
+    let mounts = admin.read_data("test", "sys/mounts").await.unwrap().unwrap();
+    assert!(mounts.get("apps/").is_some(), "{mounts:#}");
+    assert!(!engine.plan().await.unwrap().has_changes());
 }

@@ -4,6 +4,7 @@
 //! Each test starts its own servers on free loopback ports and stops them when it ends.
 
 mod configure;
+mod contents;
 mod escrow;
 mod init;
 mod support;
