@@ -51,6 +51,31 @@ impl LocalBackend {
         Ok(Some(doc))
     }
 
+    /// The serial of the state on disk (0 when there is none yet).
+    fn serial_on_disk(&self) -> Result<u64, StateError> {
+        #[derive(serde::Deserialize)]
+        struct Head {
+            serial: u64,
+        }
+        match fs::read_to_string(&self.path) {
+            Ok(text) => serde_json::from_str::<Head>(&text)
+                .map(|h| h.serial)
+                .map_err(|source| StateError::Parse { path: self.path.clone(), source }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(0),
+            Err(source) => Err(StateError::Read { path: self.path.clone(), source }),
+        }
+    }
+
+    /// [`LocalBackend::save`], only over the version of serial `previous` (0: none yet): a file
+    /// that another writer changed (one that ignored the lock) is refused, never overwritten.
+    pub fn save_over(&self, doc: &StateDocument, previous: u64) -> Result<(), StateError> {
+        let found = self.serial_on_disk()?;
+        if found != previous {
+            return Err(StateError::Changed { path: self.path.clone(), expected: previous, found });
+        }
+        self.save(doc)
+    }
+
     /// Loads the state of `spec`, or a new empty one; refuses a state made for another spec.
     pub fn load_or_new(&self, spec: &str) -> Result<StateDocument, StateError> {
         match self.load()? {
@@ -155,6 +180,22 @@ mod tests {
         for path in [backend.path().to_path_buf(), backend.backup_path()] {
             assert_eq!(fs::metadata(&path).unwrap().mode() & 0o777, 0o600, "{}", path.display());
         }
+    }
+
+    #[test]
+    fn a_save_over_a_version_another_writer_changed_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let backend = LocalBackend::new(dir.path().join("aws.state.json"));
+        let mut doc = StateDocument::new("aws");
+        doc.serial = 1;
+        backend.save_over(&doc, 0).unwrap();
+        let mut theirs = doc.clone();
+        theirs.serial = 5;
+        backend.save(&theirs).unwrap();
+        doc.serial = 2;
+        let err = backend.save_over(&doc, 1).unwrap_err();
+        assert!(matches!(err, StateError::Changed { expected: 1, found: 5, .. }), "{err}");
+        assert_eq!(backend.load().unwrap().unwrap().serial, 5, "theirs is kept");
     }
 
     #[test]

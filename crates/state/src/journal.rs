@@ -1,4 +1,5 @@
-//! The journal: the single writer of state during a run. Every completed step is saved at once.
+//! The journal: the single writer of state during a run. Every completed step is saved at once,
+//! each save only over the version the journal wrote last (see [`LocalBackend::save_over`]).
 
 use crate::{LocalBackend, ResourceState, StateDocument, StateError};
 use std::sync::Mutex;
@@ -29,8 +30,17 @@ impl Journal {
                 doc.resources.remove(address);
             }
         }
+        self.save(&mut doc)
+    }
+
+    /// Saves `doc` as the next version, over the one this journal wrote (or loaded) last.
+    fn save(&self, doc: &mut StateDocument) -> Result<(), StateError> {
         doc.serial += 1;
-        self.backend.save(&doc)
+        let saved = self.backend.save_over(doc, doc.serial - 1);
+        if saved.is_err() {
+            doc.serial -= 1;
+        }
+        saved
     }
 
     /// Records, before its first call, that the create of `address` (a `kind`) begins, then
@@ -41,8 +51,7 @@ impl Journal {
             return Ok(true);
         }
         doc.creating.insert(address.to_string(), kind.to_string());
-        doc.serial += 1;
-        self.backend.save(&doc).map(|()| false)
+        self.save(&mut doc).map(|()| false)
     }
 
     /// Records that the create of `address` ended having made nothing, then saves.
@@ -51,8 +60,7 @@ impl Journal {
         if doc.creating.remove(address).is_none() {
             return Ok(());
         }
-        doc.serial += 1;
-        self.backend.save(&doc)
+        self.save(&mut doc)
     }
 
     /// A copy of the current document.
@@ -83,6 +91,21 @@ mod tests {
         let on_disk = backend.load().unwrap().unwrap();
         assert!(on_disk.resources.is_empty());
         assert_eq!(on_disk.serial, 2);
+    }
+
+    #[test]
+    fn a_state_written_under_the_journal_is_never_overwritten() {
+        let dir = tempfile::tempdir().unwrap();
+        let backend = LocalBackend::new(dir.path().join("aws.state.json"));
+        let journal = Journal::new(backend.clone(), StateDocument::new("aws"));
+        journal.begin_create("a", "aws_vpc").unwrap();
+        let mut theirs = backend.load().unwrap().unwrap();
+        theirs.serial = 40;
+        backend.save(&theirs).unwrap();
+        let err = journal.abandon_create("a").unwrap_err();
+        assert!(matches!(err, StateError::Changed { expected: 1, found: 40, .. }), "{err}");
+        assert_eq!(backend.load().unwrap().unwrap().serial, 40);
+        assert_eq!(journal.snapshot().serial, 1, "the failed save is not counted");
     }
 
     #[test]

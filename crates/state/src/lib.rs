@@ -38,4 +38,8 @@ pub enum StateError {
     LockMismatch { path: PathBuf, found: String, expected: String },
     #[error("cannot take lock {path}: {source}")]
     Lock { path: PathBuf, source: std::io::Error },
+    #[error(
+        "state file {path} changed under this run (serial {found} on disk, {expected} expected): something wrote it without the lock; nothing was overwritten, run again"
+    )]
+    Changed { path: PathBuf, expected: u64, found: u64 },
 }
