@@ -14,7 +14,7 @@
 //! token is not at hand, cannot be looked into: nothing is reported until it can (both are
 //! drift of `openbao_init`, whose apply repairs it or fails loudly).
 
-use crate::shared::Shared;
+use crate::shared::{Shared, forget, mount_table};
 use crate::{BaoClient, BaoError};
 use engine::TypedKind;
 use engine::prelude::*;
@@ -64,26 +64,6 @@ pub struct Declared {
     pub entries: BTreeMap<String, BTreeSet<String>>,
 }
 
-/// What is watched: the `foreign_*` attributes the desired side sets (all, unless shared).
-#[derive(Clone, Copy)]
-struct Watched {
-    policies: bool,
-    mounts: bool,
-    auth: bool,
-    entries: bool,
-}
-
-impl Watched {
-    fn of(desired: &Contents) -> Watched {
-        Watched {
-            policies: desired.foreign_policies.is_some(),
-            mounts: desired.foreign_mounts.is_some(),
-            auth: desired.foreign_auth.is_some(),
-            entries: desired.foreign_entries.is_some(),
-        }
-    }
-}
-
 /// The names of `found` (trailing `/` dropped) that are neither built in nor declared.
 fn foreign<'a>(
     found: impl IntoIterator<Item = &'a str>,
@@ -108,12 +88,6 @@ fn nothing_there(e: &BaoError) -> bool {
 pub(crate) struct ContentsKind(pub Arc<Shared>);
 
 impl ContentsKind {
-    /// The keys of a mount table (`sys/mounts` or `sys/auth`).
-    async fn table(client: &BaoClient, op: &str, path: &str) -> KindResult<Vec<String>> {
-        let data = client.read_data(op, path).await?.unwrap_or_default();
-        Ok(data.as_object().map(|m| m.keys().cloned().collect()).unwrap_or_default())
-    }
-
     /// The entries under a `LIST` endpoint; none when its mount does not exist (yet).
     async fn entries(client: &BaoClient, path: &str) -> KindResult<Vec<String>> {
         match client.list("ListEntries", path).await {
@@ -123,32 +97,33 @@ impl ContentsKind {
         }
     }
 
-    /// What the server holds beyond `desired.declared`, for the attributes `desired` watches.
-    async fn look(&self, client: &BaoClient, desired: &Contents) -> KindResult<Live<Contents>> {
-        let (declared, watched) = (&desired.declared, Watched::of(desired));
-        let mut live = Contents {
-            declared: declared.clone(),
-            foreign_policies: None,
-            foreign_mounts: None,
-            foreign_auth: None,
-            foreign_entries: None,
-        };
-        if watched.policies {
+    /// What the server holds beyond `desired.declared`, for the `foreign_*` attributes
+    /// `desired` sets (all, unless shared). The mount tables are the run's shared reads.
+    async fn look(
+        &self,
+        ctx: &Context,
+        client: &BaoClient,
+        desired: &Contents,
+    ) -> KindResult<Live<Contents>> {
+        let declared = &desired.declared;
+        let mut live = Contents { declared: declared.clone(), ..Contents::unwatched() };
+        if desired.foreign_policies.is_some() {
             let names = client.list("ListPolicies", "sys/policies/acl").await?;
             let names = names.iter().map(String::as_str);
             live.foreign_policies = Some(foreign(names, BUILTIN_POLICIES, &declared.policies));
         }
-        if watched.mounts {
-            let paths = Self::table(client, "ListSecretsEngines", "sys/mounts").await?;
-            let paths = paths.iter().map(String::as_str);
+        if desired.foreign_mounts.is_some() {
+            let op = "ListSecretsEngine";
+            let table = mount_table(&self.0, ctx, client, op, "sys/mounts").await?;
+            let paths = table.keys().map(String::as_str);
             live.foreign_mounts = Some(foreign(paths, BUILTIN_MOUNTS, &declared.mounts));
         }
-        if watched.auth {
-            let paths = Self::table(client, "ListAuthMethods", "sys/auth").await?;
-            let paths = paths.iter().map(String::as_str);
+        if desired.foreign_auth.is_some() {
+            let table = mount_table(&self.0, ctx, client, "ListAuthMethod", "sys/auth").await?;
+            let paths = table.keys().map(String::as_str);
             live.foreign_auth = Some(foreign(paths, BUILTIN_AUTH, &declared.auth));
         }
-        if watched.entries {
+        if desired.foreign_entries.is_some() {
             let mut found = Vec::new();
             for (list, names) in &declared.entries {
                 let keys = Self::entries(client, list).await?;
@@ -203,7 +178,7 @@ impl TypedKind for ContentsKind {
     type Attrs = Contents;
     const NAME: &'static str = "openbao_contents";
 
-    async fn read(&self, _: &Context, requests: &Requests<Self>) -> Found<Self> {
+    async fn read(&self, ctx: &Context, requests: &Requests<Self>) -> Found<Self> {
         let mut out = Vec::with_capacity(requests.len());
         for r in requests {
             let Some(desired) = &r.desired else {
@@ -227,29 +202,32 @@ impl TypedKind for ContentsKind {
                 out.push(Some(Live::new(ID, desired.clone())));
                 continue;
             }
-            out.push(Some(self.look(&client, desired).await?));
+            out.push(Some(self.look(ctx, &client, desired).await?));
         }
         Ok(out)
     }
 
-    async fn create(&self, _: &Context, desired: &Self::Attrs) -> Outcome<Self> {
+    async fn create(&self, ctx: &Context, desired: &Self::Attrs) -> Outcome<Self> {
         // Only looks: what a server holds when the engine first watches it is shown by the
-        // next plan, never removed unseen.
+        // next plan, never removed unseen. The mounts made in this run are forgotten by their
+        // writes, so the tables read here are current.
         let client = self.0.client("ListPolicies").await?;
-        self.look(&client, desired).await
+        self.look(ctx, &client, desired).await
     }
 
-    async fn update(&self, _: &Context, update: Update<'_, Self>) -> Outcome<Self> {
+    async fn update(&self, ctx: &Context, update: Update<'_, Self>) -> Outcome<Self> {
         let Update { current, desired, changes } = update;
         let touched = changes.foreign_policies
             || changes.foreign_mounts
             || changes.foreign_auth
             || changes.foreign_entries;
+        let client = self.0.client("ListPolicies").await?;
         if touched {
             self.remove(&current.attributes, desired).await?;
+            forget(ctx, &client, "sys/mounts");
+            forget(ctx, &client, "sys/auth");
         }
-        let client = self.0.client("ListPolicies").await?;
-        self.look(&client, desired).await
+        self.look(ctx, &client, desired).await
     }
 
     async fn delete(&self, _: &Context, _: &LiveOf<Self>) -> KindResult<()> {

@@ -14,7 +14,7 @@
 //! state), never by its path alone: a create that finds the path taken by a mount without it
 //! fails and names it.
 
-use crate::shared::{Shared, forget, int, memo_key, path, text};
+use crate::shared::{Shared, forget, int, mount_table, path, text};
 use engine::prelude::*;
 use engine::{Changes, TypedKind};
 use serde::{Deserialize, Serialize};
@@ -103,23 +103,13 @@ impl<const AUTH: bool> MountKind<AUTH> {
     }
 
     /// Every entry of the mount table, keyed by path without the trailing slash; one call per
-    /// run, shared by all resources of the kind.
+    /// run, shared by all resources of the kind (and by `openbao_contents`).
     async fn table(&self, ctx: &Context) -> KindResult<Arc<BTreeMap<String, Json>>> {
         let op = Self::op("List");
         let Some(client) = self.0.reader(&op).await? else {
             return Ok(Arc::new(BTreeMap::new()));
         };
-        ctx.memo(&memo_key(&client, Self::LIST), || async {
-            let data = self.0.read_data(&client, &op, Self::LIST).await?.unwrap_or_default();
-            let map = match data {
-                Json::Object(m) => {
-                    m.into_iter().map(|(k, v)| (k.trim_end_matches('/').to_string(), v)).collect()
-                }
-                _ => BTreeMap::new(),
-            };
-            Ok::<_, KindError>(map)
-        })
-        .await
+        mount_table(&self.0, ctx, &client, &op, Self::LIST).await
     }
 
     /// One mount read directly (not through the batched table, which concurrent writes may

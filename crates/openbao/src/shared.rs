@@ -9,6 +9,7 @@ use crate::stores::{SecretSink, SecretSource, SnapshotSource};
 use engine::{ApiCallCounter, Context, KindError, KindResult, ReadRequest};
 use serde::Serialize;
 use serde_json::Value as Json;
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -157,6 +158,28 @@ fn sealed(client: &BaoClient, op: &str) -> KindError {
 /// Memo key for a batched read of `what` on the server of `client`.
 pub(crate) fn memo_key(client: &BaoClient, what: &str) -> String {
     format!("openbao:{}:{what}", client.address())
+}
+
+/// The mount table at `list` (`sys/mounts` or `sys/auth`) keyed by path without the trailing
+/// slash: read once per run and shared by every kind that needs it (forgotten after a write).
+pub(crate) async fn mount_table(
+    shared: &Shared,
+    ctx: &Context,
+    client: &BaoClient,
+    op: &str,
+    list: &str,
+) -> KindResult<Arc<BTreeMap<String, Json>>> {
+    ctx.memo(&memo_key(client, list), || async {
+        let data = shared.read_data(client, op, list).await?.unwrap_or_default();
+        let map = match data {
+            Json::Object(m) => {
+                m.into_iter().map(|(k, v)| (k.trim_end_matches('/').to_string(), v)).collect()
+            }
+            _ => BTreeMap::new(),
+        };
+        Ok::<_, KindError>(map)
+    })
+    .await
 }
 
 /// Forgets memoised reads of `what` (after a write).
