@@ -42,10 +42,10 @@ async fn two_concurrent_applies_never_duplicate() {
     let spec = network_spec_path();
     let args =
         ["apply", spec.to_str().unwrap(), "--state", state.to_str().unwrap(), "--auto-approve"];
-    let a = engine_command(&moto.endpoint(), &args).output();
-    let b = engine_command(&moto.endpoint(), &args).output();
-    let first = std::thread::spawn(move || a);
-    let second = std::thread::spawn(move || b);
+    let (mut a, mut b) =
+        (engine_command(&moto.endpoint(), &args), engine_command(&moto.endpoint(), &args));
+    let first = std::thread::spawn(move || a.output());
+    let second = std::thread::spawn(move || b.output());
     let (a, b) = (first.join().unwrap().unwrap(), second.join().unwrap().unwrap());
     for out in [&a, &b] {
         let t = text(out);

@@ -11,6 +11,7 @@ mod network;
 mod openbao_aws;
 mod outages;
 mod ownership;
+mod remote_state;
 mod security;
 mod spec_errors;
 mod support;

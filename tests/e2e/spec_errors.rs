@@ -824,6 +824,31 @@ const CASES: &[Case] = &[
         message: "`llm_platform` must be a table",
         field: "llm_platform",
     },
+    // [state]: where state is kept and how it is sealed.
+    Case {
+        name: "state: a backend that does not exist",
+        edits: &[],
+        overlay: "[state]\nbackend = \"gcs\"\n",
+        at: Overlay("backend"),
+        message: "unknown variant `gcs`, expected `local` or `s3`",
+        field: "state.backend",
+    },
+    Case {
+        name: "state: not a bucket name",
+        edits: &[],
+        overlay: "[state]\nbackend = \"s3\"\nbucket = \"Not_A_Bucket\"\n",
+        at: Overlay("bucket"),
+        message: "`Not_A_Bucket` is not an S3 bucket name",
+        field: "state.bucket",
+    },
+    Case {
+        name: "state.encryption: a passphrase written in the spec",
+        edits: &[],
+        overlay: "[state.encryption]\nmethod = \"passphrase\"\npassphrase = \"hunter2-hunter2-hunter2\"\n",
+        at: Overlay("hunter2"),
+        message: "unknown field `passphrase`",
+        field: "state.encryption.passphrase",
+    },
     // TOML syntax.
     Case {
         name: "toml: unclosed string",

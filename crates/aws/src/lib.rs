@@ -14,6 +14,7 @@ mod lookup;
 mod lost_answer;
 mod provider;
 pub mod stages;
+mod state_store;
 mod tagging;
 
 mod autoscaling;
@@ -31,3 +32,4 @@ mod sqs;
 
 pub use clients::AwsClients;
 pub use provider::{AwsProvider, sdk_config_from_env};
+pub use state_store::{KmsDataKeys, S3StateStore};

@@ -74,9 +74,10 @@ pub struct Common {
     /// the spec's (e.g. the sandbox's local peers). Default: $ENGINE_OVERLAY.
     #[arg(long, env = "ENGINE_OVERLAY")]
     pub overlay: Option<PathBuf>,
-    /// State file (default: $ENGINE_STATE, else .engine/<spec-name>.state.json beside the spec).
+    /// Where the state is: a file, or s3://BUCKET/KEY (default: $ENGINE_STATE, else the spec's
+    /// [state], else .engine/<spec-name>.state.json beside the spec).
     #[arg(long, env = "ENGINE_STATE")]
-    pub state: Option<PathBuf>,
+    pub state: Option<String>,
     /// Cloud lanes to run: aws, gcp, aws,gcp or all (default: $ENGINE_CLOUD, else aws).
     #[arg(long)]
     pub cloud: Option<String>,
@@ -155,16 +156,37 @@ pub enum StateCommand {
         #[command(flatten)]
         args: StateArgs,
     },
+    /// Move the state to another place, or seal it another way, in one step with its lock held.
+    Migrate(MigrateArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct MigrateArgs {
+    #[command(flatten)]
+    pub from: StateArgs,
+    /// Where to: a file or s3://BUCKET/KEY (default: where it is, to change only its sealing).
+    #[arg(long)]
+    pub to: Option<String>,
+    /// How the moved state is sealed: none, passphrase or aws_kms (default: as the spec's
+    /// [state.encryption] says).
+    #[arg(long, value_parser = ["none", "passphrase", "aws_kms"])]
+    pub to_encryption: Option<String>,
+    /// The variable holding the passphrase of --to-encryption passphrase.
+    #[arg(long)]
+    pub to_passphrase_env: Option<String>,
+    /// The KMS key of --to-encryption aws_kms (id, ARN or alias/...).
+    #[arg(long)]
+    pub to_kms_key_id: Option<String>,
 }
 
 #[derive(Debug, Args)]
 pub struct StateArgs {
-    /// The spec whose default state to read (or give --state).
+    /// The spec whose state to read, where its [state] says (or give --state).
     #[arg(long)]
     pub spec: Option<PathBuf>,
-    /// The state file (default: $ENGINE_STATE).
+    /// Where the state is: a file, or s3://BUCKET/KEY (default: $ENGINE_STATE).
     #[arg(long, env = "ENGINE_STATE")]
-    pub state: Option<PathBuf>,
+    pub state: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -206,6 +228,9 @@ pub struct GraphArgs {
 pub struct ForceUnlockArgs {
     /// The lock id reported by the refused run.
     pub lock_id: String,
+    /// Do not ask for confirmation.
+    #[arg(long)]
+    pub force: bool,
     #[command(flatten)]
     pub args: StateArgs,
 }

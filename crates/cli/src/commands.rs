@@ -4,7 +4,8 @@ use crate::args::{Cli, Command, Common, GraphFormatArg, PkiCommand, StateArgs, S
 use crate::progress::Progress;
 use crate::style::Style;
 use crate::{json, render_plan};
-use engine::{Engine, GraphFormat, Interrupt, LocalBackend, Plan, Selection, StateDocument};
+use engine::spec::StateLocation;
+use engine::{Backend, Engine, GraphFormat, Interrupt, Plan, Selection, StateDocument};
 use engine_lanes::LaneBuilder;
 use miette::{IntoDiagnostic, Result, WrapErr, miette};
 use std::io::{BufRead, IsTerminal, Write};
@@ -92,15 +93,16 @@ pub async fn run(cli: Cli) -> Result<u8> {
             }
             Ok(OK)
         }
+        Command::State(StateCommand::Migrate(m)) => crate::migrate::run(&m).await,
         Command::State(StateCommand::List(s)) => {
-            let doc = load_state(&s)?;
+            let doc = load_state(&s).await?;
             for address in doc.resources.keys() {
                 println!("{address}");
             }
             Ok(OK)
         }
         Command::State(StateCommand::Show { address, args }) => {
-            let doc = load_state(&args)?;
+            let doc = load_state(&args).await?;
             let r = doc
                 .resources
                 .get(&address)
@@ -115,7 +117,7 @@ pub async fn run(cli: Cli) -> Result<u8> {
             Ok(OK)
         }
         Command::Output(o) => {
-            let doc = load_state(&o.args)?;
+            let doc = load_state(&o.args).await?;
             let selected: Vec<_> = doc
                 .resources
                 .iter()
@@ -194,12 +196,7 @@ pub async fn run(cli: Cli) -> Result<u8> {
             );
             Ok(OK)
         }
-        Command::ForceUnlock(f) => {
-            let backend = LocalBackend::new(state_path(&f.args)?);
-            backend.force_unlock(&f.lock_id).map_err(engine::EngineError::from)?;
-            println!("Lock {} removed from {}.", f.lock_id, backend.lock_path().display());
-            Ok(OK)
-        }
+        Command::ForceUnlock(f) => force_unlock(&f).await,
     }
 }
 
@@ -230,9 +227,19 @@ async fn build(
         .confirm_protected(confirm_protected)
         .interrupt(interrupt)
         .observer(Arc::new(Progress::new()));
-    let state = common.state.clone().unwrap_or_else(|| engine::state_path_of(&source));
-    let lane = LaneBuilder::new(&source).state_path(&state).build().await;
-    let mut builder = lane.add_to(builder).state(LocalBackend::new(&state));
+    let location =
+        source.state_location(common.state.as_deref()).map_err(engine::EngineError::from)?;
+    // A new OpenBao's credentials wait beside a local state, or beside the spec.
+    let escrow_beside = match &location {
+        StateLocation::Local { path } => path.clone(),
+        StateLocation::S3 { .. } => engine::state_path_of(&source),
+    };
+    let encryption = source.state_encryption().map_err(engine::EngineError::from)?;
+    let lane = LaneBuilder::new(&source).state_path(&escrow_beside).build().await;
+    let backend = lane
+        .state_backend(&location, encryption.as_ref())
+        .map_err(|e| miette!("opening the state at {location}: {e}"))?;
+    let mut builder = lane.add_to(builder).shared_state(backend);
     for t in &common.target {
         builder = builder.target(t);
     }
@@ -266,20 +273,14 @@ async fn execute(engine: &Engine, plan: Plan, auto_approve: bool, as_json: bool)
         }
         return Ok(OK);
     }
-    if !auto_approve {
-        if !std::io::stdin().is_terminal() {
-            return Err(miette!(
-                "refusing to change anything without approval: no terminal to ask on; pass --auto-approve"
-            ));
-        }
-        print!("\nDo you want to perform these actions? Only 'yes' will be accepted: ");
-        std::io::stdout().flush().into_diagnostic()?;
-        let mut answer = String::new();
-        std::io::stdin().lock().read_line(&mut answer).into_diagnostic()?;
-        if answer.trim() != "yes" {
-            println!("Cancelled: nothing was changed.");
-            return Ok(FAILED);
-        }
+    if !auto_approve
+        && !confirmed(
+            "\nDo you want to perform these actions?",
+            "refusing to change anything without approval: no terminal to ask on; pass --auto-approve",
+        )?
+    {
+        println!("Cancelled: nothing was changed.");
+        return Ok(FAILED);
     }
     let report = engine.apply(&plan).await?;
     if as_json {
@@ -306,23 +307,47 @@ async fn execute(engine: &Engine, plan: Plan, auto_approve: bool, as_json: bool)
                 println!("  {} {}: {why}", style.red("✗"), f.address);
             }
         }
-        let skipped = |interrupted: bool| {
-            let by_interrupt = |why: &str| why.contains("interrupted");
-            let matches = |s: &&engine::StepResult| matches!(&s.outcome, engine::StepOutcome::Skipped(why) if by_interrupt(why) == interrupted);
+        // Why steps did not start: the run was interrupted, it lost its state lock, or
+        // something they need failed.
+        let skipped_because = |why: &dyn Fn(&str) -> bool| {
+            let matches = |s: &&engine::StepResult| matches!(&s.outcome, engine::StepOutcome::Skipped(w) if why(w));
             report.steps.iter().filter(matches).count()
         };
-        if skipped(false) > 0 {
-            println!("  {} steps skipped because something they need failed.", skipped(false));
+        let interrupted = |w: &str| w.contains("interrupted");
+        let lock_lost = |w: &str| w.contains("no longer this run's");
+        let failed_need = skipped_because(&|w| !interrupted(w) && !lock_lost(w));
+        if failed_need > 0 {
+            println!("  {failed_need} steps skipped because something they need failed.");
         }
-        if skipped(true) > 0 {
+        let not_started = skipped_because(&lock_lost);
+        if not_started > 0 {
+            println!(
+                "  The state lock was lost: {not_started} steps not started, nothing more written. \
+                 Run apply again once the other run is done."
+            );
+        }
+        if skipped_because(&interrupted) > 0 {
             println!(
                 "  Interrupted: {} steps not started; steps in flight finished and are recorded. \
                  Run apply again to finish.",
-                skipped(true)
+                skipped_because(&interrupted)
             );
         }
     }
     Ok(if report.is_success() { OK } else { FAILED })
+}
+
+/// Asks `question` on the terminal; only `yes` confirms. Without a terminal, fails with
+/// `no_terminal` (which names the flag that skips the question).
+fn confirmed(question: &str, no_terminal: &str) -> Result<bool> {
+    if !std::io::stdin().is_terminal() {
+        return Err(miette!("{no_terminal}"));
+    }
+    print!("{question} Only 'yes' will be accepted: ");
+    std::io::stdout().flush().into_diagnostic()?;
+    let mut answer = String::new();
+    std::io::stdin().lock().read_line(&mut answer).into_diagnostic()?;
+    Ok(answer.trim() == "yes")
 }
 
 /// An interrupt raised by the first SIGINT or SIGTERM: steps in flight finish and are recorded,
@@ -361,24 +386,93 @@ fn stop_on_signals() -> Interrupt {
     interrupt
 }
 
-fn state_path(args: &StateArgs) -> Result<PathBuf> {
-    if let Some(p) = &args.state {
-        return Ok(p.clone());
-    }
-    let spec = args.spec.as_ref().ok_or_else(|| miette!("give --state PATH or --spec SPEC"))?;
-    let name =
-        spec.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "spec".into());
-    let dir = spec.parent().unwrap_or(Path::new("."));
-    Ok(dir.join(".engine").join(format!("{name}.state.json")))
+/// The state `args` name: `--state`, else where the spec's `[state]` says.
+pub(crate) async fn open_state(args: &StateArgs) -> Result<Arc<dyn Backend>> {
+    let (location, encryption) = match (&args.spec, &args.state) {
+        (Some(spec), over) => {
+            let source = read_spec(spec, None)?;
+            let location =
+                source.state_location(over.as_deref()).map_err(engine::EngineError::from)?;
+            (location, source.state_encryption().map_err(engine::EngineError::from)?)
+        }
+        (None, Some(over)) => {
+            let region = std::env::var("AWS_REGION").unwrap_or_default();
+            let location = StateLocation::from_arg(over, region, engine::DEFAULT_LEASE)
+                .ok_or_else(|| miette!("--state {over}: expected a path or s3://BUCKET/KEY"))?;
+            (location, None)
+        }
+        (None, None) => {
+            return Err(miette!("give --state (a path or s3://BUCKET/KEY) or --spec SPEC"));
+        }
+    };
+    open_at(&location, encryption.as_ref()).await
 }
 
-fn load_state(args: &StateArgs) -> Result<StateDocument> {
-    let path = state_path(args)?;
-    LocalBackend::new(&path)
-        .load()
+/// The backend at `location`, sealed as `encryption` says, reaching AWS from the environment.
+pub(crate) async fn open_at(
+    location: &StateLocation,
+    encryption: Option<&engine::spec::EncryptionSection>,
+) -> Result<Arc<dyn Backend>> {
+    let region = match location {
+        StateLocation::S3 { region, .. } => Some(region.clone()),
+        StateLocation::Local { .. } => std::env::var("AWS_REGION").ok(),
+    };
+    let aws = engine_aws::sdk_config_from_env(region.as_deref()).await;
+    engine_lanes::state_backend(location, encryption, &aws)
+        .map_err(|e| miette!("opening the state at {location}: {e}"))
+}
+
+async fn load_state(args: &StateArgs) -> Result<StateDocument> {
+    let backend = open_state(args).await?;
+    let location = backend.location();
+    tokio::task::spawn_blocking(move || backend.load())
+        .await
+        .into_diagnostic()?
         .map_err(engine::EngineError::from)?
-        .ok_or_else(|| miette!("no state at {}", path.display()))
+        .ok_or_else(|| miette!("no state at {location}"))
         .wrap_err("reading state")
+}
+
+/// Removes a lock a run left, after saying who holds it and whether it is still held, and
+/// asking (unless `--force`).
+async fn force_unlock(args: &crate::args::ForceUnlockArgs) -> Result<u8> {
+    let backend = open_state(&args.args).await?;
+    let status = {
+        let backend = backend.clone();
+        tokio::task::spawn_blocking(move || backend.lock_status())
+            .await
+            .into_diagnostic()?
+            .map_err(engine::EngineError::from)?
+    };
+    let Some(status) = status else {
+        return Err(miette!("{} is not locked", backend.location()));
+    };
+    println!("Lock {} on {}: held by {}.", status.holder.id, backend.location(), status.holder);
+    if status.live {
+        println!(
+            "Its holder still holds it (its process runs, or it still renews its lease): removing \
+             it lets another run write while that one may still be working."
+        );
+    } else {
+        println!("Its holder is gone: the lock is no longer renewed or held.");
+    }
+    if !args.force
+        && !confirmed(
+            "Remove it?",
+            "refusing to remove the lock without confirmation: no terminal to ask on; pass --force",
+        )?
+    {
+        println!("Cancelled: the lock is kept.");
+        return Ok(FAILED);
+    }
+    let id = args.lock_id.clone();
+    let location = backend.location();
+    tokio::task::spawn_blocking(move || backend.force_unlock(&id))
+        .await
+        .into_diagnostic()?
+        .map_err(engine::EngineError::from)?;
+    println!("Lock {} removed from {location}.", args.lock_id);
+    Ok(OK)
 }
 
 /// The spec at `path` with the overlay at `overlay` merged over it; a notice on stderr names the

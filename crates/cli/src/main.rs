@@ -7,6 +7,7 @@
 mod args;
 mod commands;
 mod json;
+mod migrate;
 mod progress;
 mod render;
 mod render_plan;

@@ -10,7 +10,7 @@ use crate::{
     Lane, Live, NullObserver, Observer, Plan, PlanMode, Provider, ResourceChange, RetryPolicy,
     Selection, drift, refresh,
 };
-use engine_state::{Journal, LocalBackend, StateDocument};
+use engine_state::{Backend, HeldLock, Journal, LocalBackend, StateDocument};
 use std::collections::{BTreeSet, HashMap};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -21,7 +21,7 @@ pub struct EngineBuilder {
     spec_path: Option<PathBuf>,
     spec: Option<SpecSource>,
     providers: Vec<Arc<dyn Provider>>,
-    state: Option<LocalBackend>,
+    state: Option<Arc<dyn Backend>>,
     selection: Selection,
     targets: Vec<String>,
     excludes: Vec<String>,
@@ -63,7 +63,13 @@ impl EngineBuilder {
     }
 
     /// Where state is kept. Default: `.engine/<spec-name>.state.json` beside the spec file.
-    pub fn state(mut self, backend: LocalBackend) -> Self {
+    pub fn state(self, backend: impl Backend + 'static) -> Self {
+        self.shared_state(Arc::new(backend))
+    }
+
+    /// Where state is kept, a backend shared with its caller (e.g. one the lane made from the
+    /// spec's `[state]`).
+    pub fn shared_state(mut self, backend: Arc<dyn Backend>) -> Self {
         self.state = Some(backend);
         self
     }
@@ -147,6 +153,8 @@ impl EngineBuilder {
         sections.dedup();
         spec.check_sections(&sections)?;
         let globals = spec.globals()?;
+        spec.state_location(None)?;
+        spec.state_encryption()?;
         let lane = Lane::parse(&globals.cloud).ok_or_else(|| {
             spec.errors(vec![spec.error(
                 &crate::spec::FieldPath::root("globals").key("cloud"),
@@ -234,7 +242,7 @@ impl EngineBuilder {
         let name = spec.name();
         let state = match self.state {
             Some(s) => s,
-            None => LocalBackend::new(state_path_of(&spec)),
+            None => Arc::new(LocalBackend::new(state_path_of(&spec))),
         };
         Ok(Engine {
             name,
@@ -266,12 +274,7 @@ pub fn default_state_path(dir: &std::path::Path, name: &str) -> PathBuf {
 /// The default state path of `spec`: `.engine/<name>.state.json` beside the spec file, however
 /// the spec was given.
 pub fn state_path_of(spec: &SpecSource) -> PathBuf {
-    let dir = std::path::Path::new(spec.file())
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .map(|p| p.to_path_buf())
-        .unwrap_or_else(|| PathBuf::from("."));
-    default_state_path(&dir, &spec.name())
+    default_state_path(&spec.directory(), &spec.name())
 }
 
 /// One spec, its providers and its state: plan, apply, drift, destroy.
@@ -283,7 +286,7 @@ pub struct Engine {
     /// The providers of the spec's lane.
     providers: Vec<Arc<dyn Provider>>,
     kinds: HashMap<String, Arc<dyn Kind>>,
-    state: LocalBackend,
+    state: Arc<dyn Backend>,
     selection: Selection,
     targets: Vec<String>,
     excludes: Vec<String>,
@@ -333,7 +336,7 @@ impl Engine {
     }
 
     /// The state backend.
-    pub fn state_backend(&self) -> &LocalBackend {
+    pub fn state_backend(&self) -> &Arc<dyn Backend> {
         &self.state
     }
 
@@ -471,10 +474,10 @@ impl Engine {
     /// Executes `plan` under the state lock. Refuses if the state changed since the plan.
     pub async fn apply(&self, plan: &Plan) -> Result<ApplyReport, EngineError> {
         let started = Instant::now();
-        let _lock = self.state.lock(match plan.mode {
+        let lock: Arc<dyn HeldLock> = Arc::from(self.state.lock(match plan.mode {
             PlanMode::Apply => "apply",
             PlanMode::Destroy => "destroy",
-        })?;
+        })?);
         let mut state = self.state.load_or_new(&self.name)?;
         if state.serial == 0 {
             // Never saved: the plan's fresh lineage becomes the state's.
@@ -497,11 +500,12 @@ impl Engine {
             // The lineage reaches disk before the first resource carries it: a run killed
             // after its first create finds that resource again on the next run.
             state.serial = 1;
-            self.state.save(&state)?;
+            lock.still_held()?;
+            self.state.save_over(&state, 0)?;
         }
         let before = self.api_calls();
         let ctx = self.context(&state);
-        let journal = Journal::new(self.state.clone(), state);
+        let journal = Journal::new(self.state.clone(), state).guarded_by(lock.clone());
         let steps = execute(
             plan,
             ctx,

@@ -159,7 +159,10 @@ pub(crate) async fn execute(
                 let _permit = semaphore.acquire_owned().await;
                 let s = &steps[step];
                 if shared.settings.interrupt.is_interrupted() {
-                    return not_started(&changes[s.change], s.kind);
+                    return not_started(&changes[s.change], s.kind, "the run was interrupted");
+                }
+                if let Err(lost) = shared.journal.still_held() {
+                    return not_started(&changes[s.change], s.kind, &lost.to_string());
                 }
                 run_step(&shared, &changes[s.change], s.kind).await
             });
@@ -208,12 +211,12 @@ pub(crate) async fn execute(
     results.into_iter().flatten().collect()
 }
 
-/// A step skipped because the run was interrupted before it started.
-fn not_started(change: &ResourceChange, kind: StepKind) -> StepResult {
+/// A step skipped because the run was interrupted (or lost its state lock) before it started.
+fn not_started(change: &ResourceChange, kind: StepKind, why: &str) -> StepResult {
     StepResult {
         address: change.address.clone(),
         action: step_action(kind),
-        outcome: StepOutcome::Skipped("not started: the run was interrupted".into()),
+        outcome: StepOutcome::Skipped(format!("not started: {why}")),
         code: None,
         id: change.id.clone(),
         elapsed: Duration::ZERO,

@@ -163,7 +163,7 @@ pub use apply::{ApplyReport, StepOutcome, StepResult};
 pub use calls::{ApiCall, ApiCallCounter, ApiCalls};
 pub use drift::{DriftReport, DriftStatus, FieldDrift, ResourceDrift};
 pub use engine_derive::Attributes;
-pub use engine_state::{LocalBackend, StateDocument};
+pub use engine_state::{Backend, DEFAULT_LEASE, LocalBackend, RemoteBackend, StateDocument};
 pub use error::EngineError;
 pub use graph::{GraphFormat, ResourceGraph};
 pub use interrupt::Interrupt;

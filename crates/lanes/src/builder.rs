@@ -10,9 +10,11 @@ use crate::bridges::{
     EksTokenSource, GkeTokenSource, S3Snapshots, SecretsManager, snapshot_location,
 };
 use crate::profiles::{eks_outputs, eks_profile, gke_outputs, gke_profile};
-use engine::spec::SpecSource;
-use engine::{EngineBuilder, Provider};
-use engine_aws::AwsProvider;
+use engine::spec::{
+    EncryptionMethod, EncryptionSection, PASSPHRASE_ENV, SpecSource, StateLocation,
+};
+use engine::{Backend, EngineBuilder, LocalBackend, Provider, RemoteBackend};
+use engine_aws::{AwsProvider, KmsDataKeys, S3StateStore};
 use engine_bootstrap::kube::{Kube, KubeConnector, OutputsConnector};
 use engine_bootstrap::{BootstrapProvider, kubeconfig_connector};
 use engine_gcp::GcpProvider;
@@ -21,6 +23,7 @@ use engine_openbao::{
     BaoConnector, ClusterIssuer, Escrow, NoConnector, OpenBao, OpenBaoProvider, SecretSink,
     SecretSource, StoredTokenConnector, spec_connector,
 };
+use engine_state::{Encryption, KeySource, Passphrase};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -53,6 +56,8 @@ pub struct Lane {
     pub bootstrap: Arc<BootstrapProvider>,
     /// The secret store the providers share.
     pub secrets: Arc<dyn SecretStore>,
+    /// How AWS is reached (credentials, endpoint), for a state kept in S3.
+    aws_sdk: aws_config::SdkConfig,
 }
 
 impl Lane {
@@ -69,6 +74,74 @@ impl Lane {
     /// `builder` with every provider of the lane.
     pub fn add_to(&self, builder: EngineBuilder) -> EngineBuilder {
         self.providers().into_iter().fold(builder, |b, p| b.provider(p))
+    }
+
+    /// The state backend at `location` (`SpecSource::state_location`), sealed as `encryption`
+    /// says (`SpecSource::state_encryption`), reaching AWS as the lane does. No call is made.
+    pub fn state_backend(
+        &self,
+        location: &StateLocation,
+        encryption: Option<&EncryptionSection>,
+    ) -> Result<Arc<dyn Backend>, String> {
+        state_backend(location, encryption, &self.aws_sdk)
+    }
+}
+
+/// The state backend at `location`, sealed as `encryption` says: a local file, or an S3 object
+/// reached through `aws` (its credentials and endpoint; the region is the location's). KMS
+/// data keys are made in `aws`'s region. No call is made; a passphrase the method needs must be
+/// in the environment.
+pub fn state_backend(
+    location: &StateLocation,
+    encryption: Option<&EncryptionSection>,
+    aws: &aws_config::SdkConfig,
+) -> Result<Arc<dyn Backend>, String> {
+    let sealing = Arc::new(state_encryption(encryption, aws)?);
+    Ok(match location {
+        StateLocation::Local { path } => Arc::new(LocalBackend::new(path).encrypted(sealing)),
+        StateLocation::S3 { bucket, key, region, lease } => {
+            let store = S3StateStore::new(aws, bucket, region);
+            Arc::new(RemoteBackend::new(Arc::new(store), key, *lease).encrypted(sealing))
+        }
+    })
+}
+
+/// How state is sealed: with the spec's method, or in clear. Either way, envelopes sealed with
+/// KMS data keys, or with the passphrase in `$ENGINE_STATE_PASSPHRASE`, can be read (a state
+/// changing method, or turned back to clear).
+fn state_encryption(
+    section: Option<&EncryptionSection>,
+    aws: &aws_config::SdkConfig,
+) -> Result<Encryption, String> {
+    let region = aws.region().map(|r| r.to_string()).unwrap_or_default();
+    let passphrase_in = |variable: &str| -> Result<Option<Arc<dyn KeySource>>, String> {
+        match std::env::var(variable).ok().filter(|p| !p.is_empty()) {
+            Some(p) => Passphrase::new(p)
+                .map(|p| Some(Arc::new(p) as Arc<dyn KeySource>))
+                .map_err(|e| format!("${variable}: {e}")),
+            None => Ok(None),
+        }
+    };
+    let mut read: Vec<Arc<dyn KeySource>> = Vec::new();
+    let Some(section) = section else {
+        read.push(Arc::new(KmsDataKeys::new(aws, &region, None)));
+        read.extend(passphrase_in(PASSPHRASE_ENV)?);
+        return Ok(Encryption::clear(read));
+    };
+    match section.method {
+        EncryptionMethod::Passphrase => {
+            let variable = section.passphrase_variable();
+            let source = passphrase_in(variable)?.ok_or_else(|| {
+                format!("[state.encryption] seals the state with a passphrase: set ${variable}")
+            })?;
+            read.push(Arc::new(KmsDataKeys::new(aws, &region, None)));
+            Ok(Encryption::sealed_with(source, read))
+        }
+        EncryptionMethod::AwsKms => {
+            let key = section.kms_key_id.as_deref();
+            read.extend(passphrase_in(PASSPHRASE_ENV)?);
+            Ok(Encryption::sealed_with(Arc::new(KmsDataKeys::new(aws, &region, key)), read))
+        }
     }
 }
 
@@ -197,6 +270,7 @@ impl<'a> LaneBuilder<'a> {
             None => engine_aws::sdk_config_from_env(Some(&region)).await,
         };
         let aws = Arc::new(AwsProvider::for_spec(&sdk, self.spec));
+        let aws_sdk = sdk.clone();
         let secrets: Arc<dyn SecretStore> = match self.secrets {
             Some(store) => store,
             None => Arc::new(SecretsManager(aws.clone())),
@@ -267,6 +341,7 @@ impl<'a> LaneBuilder<'a> {
             openbao: Arc::new(openbao),
             bootstrap: Arc::new(bootstrap.build()),
             secrets,
+            aws_sdk,
         }
     }
 }

@@ -1,86 +1,42 @@
-//! The local file backend: `<dir>/<spec>.state.json`, saved atomically.
+//! [`Backend`]: where a state document is kept and how a run holds it.
+//!
+//! Calls are blocking: a save is one step of the journal and must be done before the step
+//! counts as done. A backend that talks to a cloud runs its calls on its own runtime.
 
-use crate::{FORMAT_VERSION, RunLock, StateDocument, StateError};
-use std::fs::{self, File, OpenOptions};
-use std::io::Write;
-use std::os::unix::fs::OpenOptionsExt;
-use std::path::{Path, PathBuf};
+use crate::{Encryption, FORMAT_VERSION, LockHolder, StateDocument, StateError};
+use std::fmt;
 
-/// A state file on the local disk.
-#[derive(Debug, Clone)]
-pub struct LocalBackend {
-    path: PathBuf,
-}
+/// A place a state document is kept: a local file, an object in a bucket.
+pub trait Backend: Send + Sync + fmt::Debug {
+    /// Where the state is, as a user writes it (`specs/.engine/aws.state.json`,
+    /// `s3://bucket/key`).
+    fn location(&self) -> String;
 
-impl LocalBackend {
-    /// A backend keeping the state at `path` (the file need not exist yet).
-    pub fn new(path: impl Into<PathBuf>) -> Self {
-        LocalBackend { path: path.into() }
-    }
+    /// Loads the state; `None` when none was saved yet.
+    fn load(&self) -> Result<Option<StateDocument>, StateError>;
 
-    /// Where the state file is.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
+    /// Saves `doc` only over the version of serial `previous` (0: none saved yet): a state that
+    /// another writer changed is refused with [`StateError::Changed`], never overwritten. The
+    /// version replaced is kept (a `.backup` file, the bucket's versioning).
+    fn save_over(&self, doc: &StateDocument, previous: u64) -> Result<(), StateError>;
 
-    /// Where the lock file is: the state path with `.lock` appended.
-    pub fn lock_path(&self) -> PathBuf {
-        let mut name = self.path.as_os_str().to_owned();
-        name.push(".lock");
-        PathBuf::from(name)
-    }
+    /// Takes the run lock for `operation` (`apply`, `destroy`); fails with
+    /// [`StateError::Locked`] naming the holder when another run has it. Dropping the lock
+    /// releases it.
+    fn lock(&self, operation: &str) -> Result<Box<dyn HeldLock>, StateError>;
 
-    /// Loads the state; `None` when the file does not exist yet.
-    pub fn load(&self) -> Result<Option<StateDocument>, StateError> {
-        let text = match fs::read_to_string(&self.path) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(source) => {
-                return Err(StateError::Read { path: self.path.clone(), source });
-            }
-        };
-        let doc: StateDocument = serde_json::from_str(&text)
-            .map_err(|source| StateError::Parse { path: self.path.clone(), source })?;
-        if doc.version != FORMAT_VERSION {
-            return Err(StateError::Version {
-                path: self.path.clone(),
-                found: doc.version,
-                expected: FORMAT_VERSION,
-            });
-        }
-        Ok(Some(doc))
-    }
+    /// Who holds the lock now, if anyone.
+    fn lock_status(&self) -> Result<Option<LockStatus>, StateError>;
 
-    /// The serial of the state on disk (0 when there is none yet).
-    fn serial_on_disk(&self) -> Result<u64, StateError> {
-        #[derive(serde::Deserialize)]
-        struct Head {
-            serial: u64,
-        }
-        match fs::read_to_string(&self.path) {
-            Ok(text) => serde_json::from_str::<Head>(&text)
-                .map(|h| h.serial)
-                .map_err(|source| StateError::Parse { path: self.path.clone(), source }),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(0),
-            Err(source) => Err(StateError::Read { path: self.path.clone(), source }),
-        }
-    }
-
-    /// [`LocalBackend::save`], only over the version of serial `previous` (0: none yet): a file
-    /// that another writer changed (one that ignored the lock) is refused, never overwritten.
-    pub fn save_over(&self, doc: &StateDocument, previous: u64) -> Result<(), StateError> {
-        let found = self.serial_on_disk()?;
-        if found != previous {
-            return Err(StateError::Changed { path: self.path.clone(), expected: previous, found });
-        }
-        self.save(doc)
-    }
+    /// Removes the lock named `id` that a run left behind (or, for a lease, one whose holder
+    /// must be stopped: it stops writing at its next renewal).
+    fn force_unlock(&self, id: &str) -> Result<(), StateError>;
 
     /// Loads the state of `spec`, or a new empty one; refuses a state made for another spec.
-    pub fn load_or_new(&self, spec: &str) -> Result<StateDocument, StateError> {
+    fn load_or_new(&self, spec: &str) -> Result<StateDocument, StateError> {
         match self.load()? {
             Some(doc) if doc.spec != spec => Err(StateError::SpecMismatch {
-                path: self.path.clone(),
+                location: self.location(),
                 found: doc.spec,
                 expected: spec.to_string(),
             }),
@@ -88,131 +44,52 @@ impl LocalBackend {
             None => Ok(StateDocument::new(spec)),
         }
     }
-
-    /// Where the previous version of the state is kept: the state path with `.backup` appended.
-    pub fn backup_path(&self) -> PathBuf {
-        let mut name = self.path.as_os_str().to_owned();
-        name.push(".backup");
-        PathBuf::from(name)
-    }
-
-    /// Saves atomically: write a temporary file beside the target (owner-only), fsync it, keep
-    /// the current file as the backup, rename the new one over the target, fsync the directory.
-    /// A crash at any point leaves either the old or the new file.
-    pub fn save(&self, doc: &StateDocument) -> Result<(), StateError> {
-        let err = |source| StateError::Write { path: self.path.clone(), source };
-        let dir =
-            self.path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-        fs::create_dir_all(dir).map_err(err)?;
-        let mut tmp_name = self.path.as_os_str().to_owned();
-        tmp_name.push(format!(".tmp.{}", std::process::id()));
-        let tmp = PathBuf::from(tmp_name);
-        let mut text = serde_json::to_vec_pretty(doc).map_err(|e| err(std::io::Error::other(e)))?;
-        text.push(b'\n');
-        {
-            let mut options = OpenOptions::new();
-            options.write(true).create(true).truncate(true).mode(0o600);
-            let mut file = options.open(&tmp).map_err(err)?;
-            file.write_all(&text).map_err(err)?;
-            file.sync_all().map_err(err)?;
-        }
-        if self.path.exists() {
-            // The previous version, as a second name for the same file (no copy).
-            let backup = self.backup_path();
-            match fs::remove_file(&backup) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(err(e)),
-                _ => {}
-            }
-            if fs::hard_link(&self.path, &backup).is_err() {
-                fs::copy(&self.path, &backup).map_err(err)?;
-            }
-        }
-        fs::rename(&tmp, &self.path).map_err(err)?;
-        File::open(dir).and_then(|d| d.sync_all()).map_err(err)?;
-        Ok(())
-    }
-
-    /// Takes the run lock; fails with [`StateError::Locked`] naming the holder if another run has it.
-    pub fn lock(&self, operation: &str) -> Result<RunLock, StateError> {
-        RunLock::acquire(self.lock_path(), operation)
-    }
-
-    /// Removes a lock left by a run that is gone, if its id matches.
-    pub fn force_unlock(&self, id: &str) -> Result<(), StateError> {
-        RunLock::force_remove(&self.lock_path(), id)
-    }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+/// A lock a run holds. Dropping it releases it.
+pub trait HeldLock: Send + Sync + fmt::Debug {
+    /// Who holds it (this run).
+    fn holder(&self) -> &LockHolder;
 
-    #[test]
-    fn missing_file_loads_as_none_and_save_round_trips() {
-        let dir = tempfile::tempdir().unwrap();
-        let backend = LocalBackend::new(dir.path().join("nested/aws.state.json"));
-        assert!(backend.load().unwrap().is_none());
-        let mut doc = StateDocument::new("aws");
-        doc.serial = 7;
-        backend.save(&doc).unwrap();
-        assert_eq!(backend.load().unwrap().unwrap(), doc);
-        let leftovers: Vec<_> = fs::read_dir(dir.path().join("nested"))
-            .unwrap()
-            .map(|e| e.unwrap().file_name())
-            .collect();
-        assert_eq!(leftovers.len(), 1, "no temporary file left: {leftovers:?}");
-    }
+    /// `Ok` while the lock is still this run's; [`StateError::LeaseLost`] once it is not (a
+    /// lease that expired or that another client took or removed). Checked before every save.
+    fn still_held(&self) -> Result<(), StateError>;
+}
 
-    #[test]
-    fn the_previous_version_is_kept_and_both_are_owner_only() {
-        use std::os::unix::fs::MetadataExt;
-        let dir = tempfile::tempdir().unwrap();
-        let backend = LocalBackend::new(dir.path().join("aws.state.json"));
-        let mut doc = StateDocument::new("aws");
-        backend.save(&doc).unwrap();
-        assert!(!backend.backup_path().exists(), "nothing before the first save");
-        doc.serial = 1;
-        backend.save(&doc).unwrap();
-        doc.serial = 2;
-        backend.save(&doc).unwrap();
-        let backup = LocalBackend::new(backend.backup_path()).load().unwrap().unwrap();
-        assert_eq!((backend.load().unwrap().unwrap().serial, backup.serial), (2, 1));
-        for path in [backend.path().to_path_buf(), backend.backup_path()] {
-            assert_eq!(fs::metadata(&path).unwrap().mode() & 0o777, 0o600, "{}", path.display());
-        }
-    }
+/// The lock of a state as another client sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LockStatus {
+    pub holder: LockHolder,
+    /// Whether its holder still holds it: a process that still runs (local), a lease that has
+    /// not expired (remote). A lock not live is taken over by the next run.
+    pub live: bool,
+}
 
-    #[test]
-    fn a_save_over_a_version_another_writer_changed_is_refused() {
-        let dir = tempfile::tempdir().unwrap();
-        let backend = LocalBackend::new(dir.path().join("aws.state.json"));
-        let mut doc = StateDocument::new("aws");
-        doc.serial = 1;
-        backend.save_over(&doc, 0).unwrap();
-        let mut theirs = doc.clone();
-        theirs.serial = 5;
-        backend.save(&theirs).unwrap();
-        doc.serial = 2;
-        let err = backend.save_over(&doc, 1).unwrap_err();
-        assert!(matches!(err, StateError::Changed { expected: 1, found: 5, .. }), "{err}");
-        assert_eq!(backend.load().unwrap().unwrap().serial, 5, "theirs is kept");
+/// Reads stored state bytes (opening an envelope), checking the format version.
+pub(crate) fn parse_document(
+    location: &str,
+    bytes: &[u8],
+    encryption: &Encryption,
+) -> Result<StateDocument, StateError> {
+    let doc = encryption.decode(location, bytes)?;
+    if doc.version != FORMAT_VERSION {
+        return Err(StateError::Version {
+            location: location.to_string(),
+            found: doc.version,
+            expected: FORMAT_VERSION,
+        });
     }
+    Ok(doc)
+}
 
-    #[test]
-    fn state_of_another_spec_is_refused() {
-        let dir = tempfile::tempdir().unwrap();
-        let backend = LocalBackend::new(dir.path().join("s.json"));
-        backend.save(&StateDocument::new("gcp")).unwrap();
-        let err = backend.load_or_new("aws").unwrap_err();
-        assert!(matches!(err, StateError::SpecMismatch { .. }), "{err}");
+/// The serial of stored state bytes, reading nothing else (so a state of a newer format still
+/// reports whose version it is).
+pub(crate) fn serial_of(location: &str, bytes: &[u8]) -> Result<u64, StateError> {
+    #[derive(serde::Deserialize)]
+    struct Head {
+        serial: u64,
     }
-
-    #[test]
-    fn corrupt_file_is_an_error_naming_the_path() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("s.json");
-        fs::write(&path, "{not json").unwrap();
-        let err = LocalBackend::new(&path).load().unwrap_err();
-        assert!(err.to_string().contains("s.json"), "{err}");
-    }
+    serde_json::from_slice::<Head>(bytes)
+        .map(|h| h.serial)
+        .map_err(|source| StateError::Parse { location: location.to_string(), source })
 }

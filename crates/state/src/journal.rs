@@ -1,20 +1,28 @@
 //! The journal: the single writer of state during a run. Every completed step is saved at once,
-//! each save only over the version the journal wrote last (see [`LocalBackend::save_over`]).
+//! each save only over the version the journal wrote last (see [`Backend::save_over`]) and
+//! only while the run still holds its lock.
 
-use crate::{LocalBackend, ResourceState, StateDocument, StateError};
-use std::sync::Mutex;
+use crate::{Backend, HeldLock, ResourceState, StateDocument, StateError};
+use std::sync::{Arc, Mutex};
 
 /// Records completed steps into the state document and saves it after each one.
 #[derive(Debug)]
 pub struct Journal {
-    backend: LocalBackend,
+    backend: Arc<dyn Backend>,
+    lock: Option<Arc<dyn HeldLock>>,
     doc: Mutex<StateDocument>,
 }
 
 impl Journal {
     /// A journal writing `doc` through `backend`. The caller holds the run lock.
-    pub fn new(backend: LocalBackend, doc: StateDocument) -> Self {
-        Journal { backend, doc: Mutex::new(doc) }
+    pub fn new(backend: Arc<dyn Backend>, doc: StateDocument) -> Self {
+        Journal { backend, lock: None, doc: Mutex::new(doc) }
+    }
+
+    /// Saves only while `lock` is held: once it is lost, every save fails and nothing is written.
+    pub fn guarded_by(mut self, lock: Arc<dyn HeldLock>) -> Self {
+        self.lock = Some(lock);
+        self
     }
 
     /// Records that `address` now is `resource` (or is gone when `None`), then saves. A create
@@ -33,8 +41,14 @@ impl Journal {
         self.save(&mut doc)
     }
 
+    /// `Ok` while the run's lock is held (always, for a journal without one).
+    pub fn still_held(&self) -> Result<(), StateError> {
+        self.lock.as_ref().map_or(Ok(()), |lock| lock.still_held())
+    }
+
     /// Saves `doc` as the next version, over the one this journal wrote (or loaded) last.
     fn save(&self, doc: &mut StateDocument) -> Result<(), StateError> {
+        self.still_held()?;
         doc.serial += 1;
         let saved = self.backend.save_over(doc, doc.serial - 1);
         if saved.is_err() {
@@ -72,12 +86,13 @@ impl Journal {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::LocalBackend;
 
     #[test]
     fn every_record_is_on_disk() {
         let dir = tempfile::tempdir().unwrap();
         let backend = LocalBackend::new(dir.path().join("aws.state.json"));
-        let journal = Journal::new(backend.clone(), StateDocument::new("aws"));
+        let journal = Journal::new(Arc::new(backend.clone()), StateDocument::new("aws"));
         let r = ResourceState {
             kind: "aws_vpc".into(),
             id: "vpc-1".into(),
@@ -97,7 +112,7 @@ mod tests {
     fn a_state_written_under_the_journal_is_never_overwritten() {
         let dir = tempfile::tempdir().unwrap();
         let backend = LocalBackend::new(dir.path().join("aws.state.json"));
-        let journal = Journal::new(backend.clone(), StateDocument::new("aws"));
+        let journal = Journal::new(Arc::new(backend.clone()), StateDocument::new("aws"));
         journal.begin_create("a", "aws_vpc").unwrap();
         let mut theirs = backend.load().unwrap().unwrap();
         theirs.serial = 40;
@@ -112,7 +127,7 @@ mod tests {
     fn a_begun_create_is_on_disk_until_recorded_or_abandoned() {
         let dir = tempfile::tempdir().unwrap();
         let backend = LocalBackend::new(dir.path().join("aws.state.json"));
-        let journal = Journal::new(backend.clone(), StateDocument::new("aws"));
+        let journal = Journal::new(Arc::new(backend.clone()), StateDocument::new("aws"));
         assert!(!journal.begin_create("a", "aws_s3_bucket").unwrap(), "first begin");
         assert!(journal.begin_create("a", "aws_s3_bucket").unwrap(), "begun before");
         assert!(!journal.begin_create("b", "aws_s3_bucket").unwrap());
@@ -130,5 +145,28 @@ mod tests {
         let on_disk = backend.load().unwrap().unwrap();
         assert!(on_disk.creating.is_empty());
         assert_eq!(on_disk.resources.len(), 1);
+    }
+
+    #[derive(Debug)]
+    struct Lost(crate::LockHolder);
+
+    impl HeldLock for Lost {
+        fn holder(&self) -> &crate::LockHolder {
+            &self.0
+        }
+        fn still_held(&self) -> Result<(), StateError> {
+            Err(StateError::LeaseLost { location: "here".into(), why: "taken".into() })
+        }
+    }
+
+    #[test]
+    fn nothing_is_written_once_the_lock_is_lost() {
+        let dir = tempfile::tempdir().unwrap();
+        let backend = LocalBackend::new(dir.path().join("aws.state.json"));
+        let journal = Journal::new(Arc::new(backend.clone()), StateDocument::new("aws"))
+            .guarded_by(Arc::new(Lost(crate::LockHolder::this_process("apply"))));
+        let err = journal.begin_create("a", "aws_vpc").unwrap_err();
+        assert!(matches!(err, StateError::LeaseLost { .. }), "{err}");
+        assert!(backend.load().unwrap().is_none(), "nothing written");
     }
 }

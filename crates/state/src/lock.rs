@@ -6,7 +6,7 @@
 //! the file is removed while still locked, and a run that locked a file already removed (it
 //! opened it just before) sees the path now names another file and starts over.
 
-use crate::StateError;
+use crate::{HeldLock, LockStatus, StateError};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::fs::{self, File, OpenOptions, TryLockError};
@@ -25,15 +25,57 @@ pub struct LockHolder {
     pub created: String,
     /// The operation holding it (`apply`, `destroy`).
     pub operation: String,
+    /// RFC 3339 time a lease ends unless its holder renews it (remote locks only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires: Option<String>,
+}
+
+impl LockHolder {
+    /// A holder for `operation` in this process, with a new id.
+    pub fn this_process(operation: &str) -> Self {
+        LockHolder {
+            id: uuid::Uuid::new_v4().to_string(),
+            pid: std::process::id(),
+            host: hostname::get()
+                .map(|h| h.to_string_lossy().into_owned())
+                .unwrap_or_else(|_| "unknown".into()),
+            created: now_rfc3339(),
+            operation: operation.to_string(),
+            expires: None,
+        }
+    }
+
+    /// A holder that could not be read (a lock file or object that does not parse).
+    pub(crate) fn unknown() -> Self {
+        LockHolder {
+            id: "unknown".into(),
+            pid: 0,
+            host: "unknown".into(),
+            created: "unknown".into(),
+            operation: "unknown".into(),
+            expires: None,
+        }
+    }
+}
+
+/// The current time in RFC 3339 (UTC).
+pub(crate) fn now_rfc3339() -> String {
+    time::OffsetDateTime::now_utc()
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_default()
 }
 
 impl fmt::Display for LockHolder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "`{}` (pid {} on {}, since {})",
+            "`{}` (pid {} on {}, since {}",
             self.operation, self.pid, self.host, self.created
-        )
+        )?;
+        match &self.expires {
+            Some(until) => write!(f, ", lease until {until})"),
+            None => write!(f, ")"),
+        }
     }
 }
 
@@ -82,26 +124,11 @@ impl RunLock {
             fs::create_dir_all(parent)
                 .map_err(|source| StateError::Lock { path: path.clone(), source })?;
         }
-        let holder = LockHolder {
-            id: uuid::Uuid::new_v4().to_string(),
-            pid: std::process::id(),
-            host: hostname::get()
-                .map(|h| h.to_string_lossy().into_owned())
-                .unwrap_or_else(|_| "unknown".into()),
-            created: time::OffsetDateTime::now_utc()
-                .format(&time::format_description::well_known::Rfc3339)
-                .unwrap_or_default(),
-            operation: operation.to_string(),
-        };
+        let holder = LockHolder::this_process(operation);
         let Some(mut file) = open_locked(&path)? else {
-            let holder = read_holder(&path).unwrap_or(LockHolder {
-                id: "unknown".into(),
-                pid: 0,
-                host: "unknown".into(),
-                created: "unknown".into(),
-                operation: "unknown".into(),
-            });
-            return Err(StateError::Locked { path, holder: Box::new(holder) });
+            let holder = read_holder(&path).unwrap_or_else(LockHolder::unknown);
+            let location = path.display().to_string();
+            return Err(StateError::Locked { location, holder: Box::new(holder) });
         };
         if let Some(gone) = read_holder(&path) {
             // Its process ended without releasing it (killed): the kernel already let it go.
@@ -127,7 +154,7 @@ impl RunLock {
         })?;
         if holder.id != id {
             return Err(StateError::LockMismatch {
-                path: path.to_path_buf(),
+                location: path.display().to_string(),
                 found: holder.id,
                 expected: id.to_string(),
             });
@@ -145,9 +172,42 @@ impl RunLock {
             .map_err(|source| StateError::Lock { path: path.to_path_buf(), source })
     }
 
+    /// Who holds the lock file at `path`, if there is one, and whether a process still holds
+    /// its kernel lock.
+    pub(crate) fn status(path: &Path) -> Result<Option<LockStatus>, StateError> {
+        let Some(holder) = read_holder(path) else {
+            return Ok(None);
+        };
+        // Probing takes the kernel lock for a moment when it is free; the file stays as it was.
+        let file = match File::open(path) {
+            Ok(file) => file,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(source) => return Err(StateError::Lock { path: path.to_path_buf(), source }),
+        };
+        let live = match file.try_lock() {
+            Ok(()) => false,
+            Err(TryLockError::WouldBlock) => true,
+            Err(TryLockError::Error(source)) => {
+                return Err(StateError::Lock { path: path.to_path_buf(), source });
+            }
+        };
+        Ok(Some(LockStatus { holder, live }))
+    }
+
     /// Who holds this lock (this process).
     pub fn holder(&self) -> &LockHolder {
         &self.holder
+    }
+}
+
+impl HeldLock for RunLock {
+    fn holder(&self) -> &LockHolder {
+        &self.holder
+    }
+
+    /// The kernel lock is held until this process lets it go.
+    fn still_held(&self) -> Result<(), StateError> {
+        Ok(())
     }
 }
 
@@ -197,6 +257,7 @@ mod tests {
             host: "elsewhere".into(),
             created: "2026-01-01T00:00:00Z".into(),
             operation: "apply".into(),
+            expires: None,
         };
         fs::write(backend.lock_path(), serde_json::to_vec(&holder).unwrap()).unwrap();
         holder

@@ -35,3 +35,32 @@ def test_group_pair_rules_keep_their_description(endpoint):
     rules = ec2.describe_security_group_rules(Filters=[{"Name": "group-id", "Values": [group]}])
     ingress = [r for r in rules["SecurityGroupRules"] if not r["IsEgress"]]
     assert [r.get("Description") for r in ingress] == ["between nodes"], ingress
+
+
+def test_of_racing_conditional_creates_exactly_one_wins(endpoint):
+    import threading
+
+    import botocore.exceptions
+
+    s3 = make_client(endpoint, "s3")
+    bucket = f"conditional-{next(_names)}"
+    s3.create_bucket(Bucket=bucket, CreateBucketConfiguration={"LocationConstraint": "eu-west-3"})
+    for round_ in range(30):
+        key, won, start = f"lock-{round_}", [], threading.Barrier(8)
+
+        def contend(n):
+            client = make_client(endpoint, "s3")
+            start.wait()
+            try:
+                client.put_object(Bucket=bucket, Key=key, Body=str(n).encode(), IfNoneMatch="*")
+                won.append(n)
+            except botocore.exceptions.ClientError as e:
+                assert e.response["Error"]["Code"] == "PreconditionFailed", e.response
+
+        threads = [threading.Thread(target=contend, args=(n,)) for n in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert len(won) == 1, (round_, won)
+        assert s3.get_object(Bucket=bucket, Key=key)["Body"].read() == str(won[0]).encode()

@@ -1,7 +1,7 @@
 //! The spec: a TOML document, validated before any API call, with errors that point at
 //! file:line:column and the field.
 //!
-//! The engine owns the document and the `[globals]` section; each provider owns its own sections
+//! The engine owns the document, the `[globals]` section and `[state]` (where state is kept); each provider owns its own sections
 //! (`[network]`, ...) and deserializes them with [`SpecSource::section`], keeping spans so its
 //! validation errors point at the offending value.
 
@@ -11,8 +11,12 @@ mod globals;
 pub mod names;
 mod path;
 mod source;
+mod state;
 
 pub use error::{SpecError, SpecErrors};
 pub use globals::{FluxGlobals, Globals};
 pub use path::FieldPath;
 pub use source::SpecSource;
+pub use state::{
+    BackendChoice, EncryptionMethod, EncryptionSection, PASSPHRASE_ENV, StateLocation, StateSection,
+};

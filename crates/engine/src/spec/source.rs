@@ -111,7 +111,8 @@ impl SpecSource {
             .unwrap_or(false)
     }
 
-    /// Checks the TOML syntax and that every top-level key is `globals` or one of `known`.
+    /// Checks the TOML syntax and that every top-level key is `globals`, `state` or one of
+    /// `known`.
     pub fn check_sections(&self, known: &[&str]) -> Result<(), SpecErrors> {
         let root = self.parse()?;
         let mut errors = Vec::new();
@@ -121,7 +122,7 @@ impl SpecSource {
             if name == "globals" {
                 has_globals = true;
             }
-            if name == "globals" || known.contains(&name) {
+            if name == "globals" || name == "state" || known.contains(&name) {
                 // Every section is a table, even one no provider reads (a gated one).
                 if !matches!(value.get_ref(), DeValue::Table(_)) {
                     errors.push(self.error_at(
@@ -133,7 +134,7 @@ impl SpecSource {
             } else {
                 let mut err =
                     self.error_at(Some(key.span()), name, &format!("unknown section `{name}`"));
-                let mut all = vec!["globals"];
+                let mut all = vec!["globals", "state"];
                 all.extend_from_slice(known);
                 err.help = Some(format!("known sections: {}", all.join(", ")));
                 errors.push(err);
