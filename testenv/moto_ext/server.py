@@ -1,4 +1,4 @@
-"""moto_server with the EKS extension and the EC2 and S3 fixes loaded; takes moto_server's arguments (-H HOST -p PORT ...)."""
+"""moto_server with the EKS extension and the EC2, S3 and Route53 fixes loaded; takes moto_server's arguments (-H HOST -p PORT ...)."""
 
 import os
 import sys
@@ -8,10 +8,11 @@ sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 from moto.server import main  # noqa: E402
 
-from moto_ext import ec2_fixes, eks_routes, s3_fixes  # noqa: E402
+from moto_ext import ec2_fixes, eks_routes, route53_fixes, s3_fixes  # noqa: E402
 
 if __name__ == "__main__":
     eks_routes.install()
     s3_fixes.install()
+    route53_fixes.install()
     ec2_fixes.install()
     sys.exit(main(sys.argv[1:]))

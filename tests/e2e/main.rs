@@ -15,4 +15,5 @@ mod remote_state;
 mod security;
 mod spec_errors;
 mod support;
+mod takeover;
 mod whole_lane;

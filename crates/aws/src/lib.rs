@@ -16,6 +16,7 @@ mod provider;
 pub mod stages;
 mod state_store;
 mod tagging;
+mod tofu;
 
 mod autoscaling;
 mod ec2;

@@ -65,6 +65,15 @@ impl Provider for AwsProvider {
     fn api_calls(&self) -> ApiCalls {
         self.counter.snapshot()
     }
+
+    fn tofu_resources(
+        &self,
+        resource_type: &str,
+        id: &str,
+        attributes: &serde_json::Value,
+    ) -> Option<Vec<engine::tofu_import::TofuResource>> {
+        crate::tofu::tofu_resources(resource_type, id, attributes)
+    }
 }
 
 /// Every role gets the policies the spec puts on it (`declared_policies`: its attachments'

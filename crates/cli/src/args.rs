@@ -33,6 +33,9 @@ pub enum Command {
     Graph(GraphArgs),
     /// Remove a lock left by a run that is gone.
     ForceUnlock(ForceUnlockArgs),
+    /// Take over what OpenTofu or Terraform built: record its resources in the engine's state
+    /// by their cloud ids, then show the plan.
+    Import(ImportArgs),
     /// Render a Helm chart natively, like `helm template`.
     Render(crate::render::RenderArgs),
     /// The platform's offline PKI.
@@ -222,6 +225,15 @@ pub struct GraphArgs {
     /// Turn on a feature gate (e.g. llm-platform); also $ENGINE_LLM_PLATFORM_ENABLED=true.
     #[arg(long = "feature")]
     pub features: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// An OpenTofu/Terraform state (format 4): a file or s3://BUCKET/KEY (repeatable).
+    #[arg(long = "from-tofu", required = true)]
+    pub from_tofu: Vec<String>,
+    #[command(flatten)]
+    pub common: Common,
 }
 
 #[derive(Debug, Args)]

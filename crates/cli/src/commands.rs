@@ -197,7 +197,47 @@ pub async fn run(cli: Cli) -> Result<u8> {
             Ok(OK)
         }
         Command::ForceUnlock(f) => force_unlock(&f).await,
+        Command::Import(i) => {
+            let Some(engine) = build(&i.common, 10, false, Interrupt::new()).await? else {
+                return Ok(OK);
+            };
+            let mut instances = Vec::new();
+            for from in &i.from_tofu {
+                let text = read_tofu_state(from, &engine).await?;
+                instances.extend(
+                    engine::tofu_import::read_tofu_state(from, &text)
+                        .map_err(|e| miette!("{e}"))?,
+                );
+            }
+            let matching = engine.import_from_tofu(&instances)?;
+            print!("{}", render_plan::import_text(&matching, &Style::stdout()));
+            let plan = engine.plan().await?;
+            print!("{}", render_plan::plan_text(&plan, &Style::stdout()));
+            Ok(OK)
+        }
     }
+}
+
+/// The text of an OpenTofu state: a file, or an object `s3://BUCKET/KEY` (in the spec's
+/// region, reached as the engine reaches AWS).
+async fn read_tofu_state(from: &str, engine: &Engine) -> Result<String> {
+    let Some(rest) = from.strip_prefix("s3://") else {
+        return std::fs::read_to_string(from)
+            .into_diagnostic()
+            .wrap_err_with(|| format!("reading OpenTofu state {from}"));
+    };
+    let (bucket, key) =
+        rest.split_once('/').ok_or_else(|| miette!("{from}: expected s3://BUCKET/KEY"))?;
+    let region = engine.spec().globals().map(|g| g.region).unwrap_or_default();
+    let aws = engine_aws::sdk_config_from_env(Some(&region)).await;
+    let store = engine_aws::S3StateStore::new(&aws, bucket, &region);
+    let key = key.to_string();
+    let object = tokio::task::spawn_blocking(move || engine_state::ObjectStore::get(&store, &key))
+        .await
+        .into_diagnostic()?
+        .map_err(|e| miette!("reading OpenTofu state {from}: {e}"))?
+        .ok_or_else(|| miette!("no OpenTofu state at {from}"))?;
+    String::from_utf8(object.bytes).map_err(|_| miette!("{from} is not UTF-8 text"))
 }
 
 /// The offline root's directory: `dir`, else ~/.config/engine/pki.

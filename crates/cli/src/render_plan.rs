@@ -219,3 +219,40 @@ pub fn drift_text(report: &DriftReport, style: &Style) -> String {
     }
     out
 }
+
+/// What `engine import --from-tofu` took over, and what it did not.
+pub fn import_text(matching: &engine::tofu_import::Matching, style: &Style) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "Taken over from OpenTofu: {} resources recorded in the engine's state.",
+        matching.matched.len()
+    );
+    for (address, found) in &matching.matched {
+        let _ =
+            writeln!(out, "  {} {address} <= {} ({})", style.green("<="), found.source, found.id);
+    }
+    if !matching.unmatched.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nNot taken over: {} resources match no resource of the spec (or several):",
+            matching.unmatched.len()
+        );
+        for r in &matching.unmatched {
+            let _ = writeln!(out, "  {} {} ({} {})", style.yellow("!"), r.source, r.kind, r.id);
+        }
+    }
+    if !matching.unknown.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nNot taken over: {} resources of types the engine does not manage:",
+            matching.unknown.len()
+        );
+        for i in &matching.unknown {
+            let _ = writeln!(out, "  {} {}", style.yellow("!"), i.address);
+        }
+    }
+    out.push('\n');
+    out
+}

@@ -377,7 +377,9 @@ impl Engine {
     }
 
     fn context(&self, state: &StateDocument) -> Context {
-        Context::new(&self.name, self.observer.clone()).with_lineage(&state.lineage)
+        Context::new(&self.name, self.observer.clone())
+            .with_lineage(&state.lineage)
+            .with_recorded(state.resources.values().map(|r| (r.kind.clone(), r.id.clone())))
     }
 
     fn in_scope(&self, address: &Address) -> bool {
@@ -533,6 +535,65 @@ impl Engine {
         let plan = self.plan().await?;
         let report = self.apply(&plan).await?;
         Ok((plan, report))
+    }
+
+    /// Takes over what OpenTofu built: matches `instances` (from
+    /// [`crate::tofu_import::read_tofu_state`]) to the spec's resources in scope that the state
+    /// does not record yet, and records each match by its cloud id, under the state lock. The
+    /// next plan then updates those resources in place (tags) instead of creating them. Makes
+    /// no API call.
+    pub fn import_from_tofu(
+        &self,
+        instances: &[crate::tofu_import::TofuInstance],
+    ) -> Result<crate::tofu_import::Matching, EngineError> {
+        let lock = self.state.lock("import")?;
+        let mut state = self.state.load_or_new(&self.name)?;
+        let scope: Vec<Address> = self
+            .graph
+            .select(&self.targets, &self.excludes)
+            .into_iter()
+            .filter(|a| state.get(a.as_str()).is_none())
+            .collect();
+        let matching = crate::tofu_import::match_instances(
+            instances,
+            &self.providers,
+            &self.kinds,
+            &self.graph,
+            &scope,
+        );
+        if matching.matched.is_empty() {
+            return Ok(matching);
+        }
+        let previous = state.serial;
+        for (address, found) in &matching.matched {
+            let Some(spec) = self.graph.get(address) else { continue };
+            let fields = self.kinds.get(&spec.kind).map(|k| k.fields()).unwrap_or_default();
+            let attributes = found
+                .attributes
+                .iter()
+                .filter(|(name, _)| fields.iter().any(|f| f.name == name.as_str()))
+                .map(|(name, value)| (name.clone(), value.clone()))
+                .collect();
+            state.resources.insert(
+                address.to_string(),
+                engine_state::ResourceState {
+                    kind: spec.kind.clone(),
+                    id: found.id.clone(),
+                    attributes,
+                    dependencies: self
+                        .graph
+                        .dependencies_of(address)
+                        .iter()
+                        .map(|d| d.to_string())
+                        .collect(),
+                    protected: spec.protected,
+                },
+            );
+        }
+        state.serial += 1;
+        lock.still_held()?;
+        self.state.save_over(&state, previous)?;
+        Ok(matching)
     }
 
     /// Compares live state with what was last applied. Never writes state, never locks.

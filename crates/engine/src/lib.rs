@@ -142,6 +142,7 @@ mod resource;
 pub mod retry;
 mod secret;
 mod selection;
+pub mod tofu_import;
 /// What a resource kind's file needs, in one line: `use engine::prelude::*;`.
 pub mod prelude {
     pub use crate::{

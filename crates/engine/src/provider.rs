@@ -21,4 +21,18 @@ pub trait Provider: Send + Sync {
 
     /// API calls made through this provider so far.
     fn api_calls(&self) -> ApiCalls;
+
+    /// What an OpenTofu resource instance of `resource_type` (id `id`, attributes as its state
+    /// records them) is in this provider's kinds: the kind, the id as the kind records it and
+    /// the attributes under the kind's field names (several resources when the engine splits
+    /// it: an internet gateway and its attachment). `None` for a type it does not know.
+    fn tofu_resources(
+        &self,
+        resource_type: &str,
+        id: &str,
+        attributes: &serde_json::Value,
+    ) -> Option<Vec<crate::tofu_import::TofuResource>> {
+        let _ = (resource_type, id, attributes);
+        None
+    }
 }

@@ -64,3 +64,18 @@ def test_of_racing_conditional_creates_exactly_one_wins(endpoint):
             t.join()
         assert len(won) == 1, (round_, won)
         assert s3.get_object(Bucket=bucket, Key=key)["Body"].read() == str(won[0]).encode()
+
+
+def test_a_zone_created_with_a_vpc_is_private_without_the_private_zone_element(endpoint):
+    ec2 = make_client(endpoint, "ec2")
+    r53 = make_client(endpoint, "route53")
+    vpc = ec2.create_vpc(CidrBlock="10.8.0.0/16")["Vpc"]["VpcId"]
+    zone = r53.create_hosted_zone(
+        Name=f"private-{next(_names)}.example.com", CallerReference=f"ref-{next(_names)}",
+        VPC={"VPCRegion": "eu-west-3", "VPCId": vpc},
+    )["HostedZone"]
+    got = r53.get_hosted_zone(Id=zone["Id"])
+    assert got["HostedZone"]["Config"]["PrivateZone"] is True, got
+    assert [v["VPCId"] for v in got["VPCs"]] == [vpc], got
+    public = r53.create_hosted_zone(Name=f"public-{next(_names)}.example.com", CallerReference=f"ref-{next(_names)}")
+    assert r53.get_hosted_zone(Id=public["HostedZone"]["Id"])["HostedZone"]["Config"]["PrivateZone"] is False

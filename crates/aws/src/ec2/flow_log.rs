@@ -38,7 +38,7 @@ impl FlowLogKind {
                 let log = FlowLog {
                     resource_id: f.resource_id().unwrap_or_default().to_string(),
                     traffic_type: f.traffic_type().map_or("", |t| t.as_str()).to_string(),
-                    log_group_name: f.log_group_name().unwrap_or_default().to_string(),
+                    log_group_name: log_group_of(f),
                     deliver_logs_permission_arn: f
                         .deliver_logs_permission_arn()
                         .unwrap_or_default()
@@ -48,6 +48,19 @@ impl FlowLogKind {
                 Ok(Live::new(required(f.flow_log_id(), "ec2:DescribeFlowLogs: FlowLogId")?, log))
             })
             .collect()
+    }
+}
+
+/// The log group a flow log delivers to: its `LogGroupName`, else the group its destination ARN
+/// names (a flow log created with `LogDestination`, as OpenTofu's provider creates it).
+fn log_group_of(f: &aws_sdk_ec2::types::FlowLog) -> String {
+    match f.log_group_name().filter(|n| !n.is_empty()) {
+        Some(name) => name.to_string(),
+        None => f
+            .log_destination()
+            .and_then(|arn| arn.split_once(":log-group:"))
+            .map(|(_, group)| group.trim_end_matches(":*").to_string())
+            .unwrap_or_default(),
     }
 }
 

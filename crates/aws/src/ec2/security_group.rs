@@ -1,8 +1,9 @@
 //! `aws_security_group`: a security group whose rules are all managed as
 //! `aws_security_group_rule` resources (the default allow-all egress rule is removed on create).
 //!
-//! The engine owns the group whole: `foreign_rules` lists the group's rules that no
-//! `aws_security_group_rule` of the engine made (no `engine:address` tag), the spec wants none,
+//! The engine owns the group whole: `foreign_rules` lists the group's rules that are no
+//! `aws_security_group_rule` of the engine (neither an `engine:address` tag nor recorded in the
+//! state, as a rule taken over from OpenTofu is until its tags are set), the spec wants none,
 //! so a rule added out of band is drift and `apply` revokes it. A group that a controller in the
 //! cluster legitimately adds rules to is named in `[globals] shared`: its expansion leaves
 //! `foreign_rules` out, and it is neither reported nor cleaned.
@@ -82,8 +83,12 @@ impl SecurityGroupKind {
             .collect()
     }
 
-    /// The rules the engine did not make, by group id: one call for all `groups`.
-    async fn foreign_rules(&self, groups: Vec<String>) -> KindResult<HashMap<String, Vec<String>>> {
+    /// The rules that are not the engine's, by group id: one call for all `groups`.
+    async fn foreign_rules(
+        &self,
+        ctx: &Context,
+        groups: Vec<String>,
+    ) -> KindResult<HashMap<String, Vec<String>>> {
         let mut out: HashMap<String, Vec<String>> =
             groups.iter().map(|g| (g.clone(), vec![])).collect();
         if groups.is_empty() {
@@ -93,7 +98,9 @@ impl SecurityGroupKind {
         let rules: Vec<_> =
             call.into_paginator().items().send().all("ec2:DescribeSecurityGroupRules").await?;
         for r in rules {
-            let ours = r.tags().iter().any(|t| t.key() == Some(TAG_ADDRESS));
+            let ours = r.tags().iter().any(|t| t.key() == Some(TAG_ADDRESS))
+                || r.security_group_rule_id()
+                    .is_some_and(|id| ctx.is_recorded("aws_security_group_rule", id));
             if let (false, Some(group)) = (ours, r.group_id()) {
                 out.entry(group.to_string()).or_default().push(describe_rule(&r));
             }
@@ -150,7 +157,7 @@ impl TypedKind for SecurityGroupKind {
             .filter(|(r, _)| watched(r))
             .filter_map(|(_, l)| l.as_ref().map(|l| l.id.clone()))
             .collect();
-        let mut foreign = self.foreign_rules(groups).await?;
+        let mut foreign = self.foreign_rules(ctx, groups).await?;
         for (r, l) in requests.iter().zip(found.iter_mut()) {
             if let (true, Some(l)) = (watched(r), l.as_mut()) {
                 l.attributes.foreign_rules = Some(foreign.remove(&l.id).unwrap_or_default());

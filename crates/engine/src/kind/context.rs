@@ -3,7 +3,7 @@
 
 use crate::{Address, Event, KindError, Observer};
 use std::any::Any;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 
@@ -17,6 +17,8 @@ pub struct Context {
     observer: Arc<dyn Observer>,
     memo: Arc<Mutex<HashMap<String, Arc<dyn Any + Send + Sync>>>>,
     memo_locks: Arc<tokio::sync::Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>>,
+    /// The (kind, id) of every resource the state records.
+    recorded: Arc<HashSet<(String, String)>>,
 }
 
 impl Context {
@@ -29,7 +31,23 @@ impl Context {
             observer,
             memo: Default::default(),
             memo_locks: Default::default(),
+            recorded: Default::default(),
         }
+    }
+
+    /// The same context knowing what the state records: `(kind, id)` of each resource.
+    pub fn with_recorded(
+        mut self,
+        recorded: impl IntoIterator<Item = (String, String)>,
+    ) -> Context {
+        self.recorded = Arc::new(recorded.into_iter().collect());
+        self
+    }
+
+    /// Whether the state records a resource of `kind` with cloud id `id` (one the engine took
+    /// over is its own before it carries the engine's tags).
+    pub fn is_recorded(&self, kind: &str, id: &str) -> bool {
+        self.recorded.contains(&(kind.to_string(), id.to_string()))
     }
 
     /// The spec name (value of the `engine:spec` ownership tag).
