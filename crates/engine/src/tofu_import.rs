@@ -255,10 +255,11 @@ fn agreement(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn managed_instances_are_read_with_their_addresses() {
-        let text = serde_json::json!({
+        let text = json!({
             "version": 4, "terraform_version": "1.11.4", "serial": 3, "lineage": "l",
             "resources": [
                 {"module": "module.vpc", "mode": "managed", "type": "aws_subnet", "name": "private",
@@ -293,5 +294,112 @@ mod tests {
         );
         let err = read_tofu_state("bad.tfstate", "{").unwrap_err();
         assert!(err.to_string().contains("bad.tfstate"), "{err}");
+    }
+
+    /// A provider that reads the OpenTofu type `fake_thing` as the fake cloud's `fake_item`.
+    struct Things;
+
+    impl Provider for Things {
+        fn lane(&self) -> &'static str {
+            "aws"
+        }
+        fn sections(&self) -> &'static [&'static str] {
+            &[]
+        }
+        fn expand(
+            &self,
+            _: &crate::spec::SpecSource,
+        ) -> Result<Vec<crate::ResourceSpec>, crate::spec::SpecErrors> {
+            Ok(vec![])
+        }
+        fn kinds(&self) -> Vec<Arc<dyn Kind>> {
+            vec![]
+        }
+        fn api_calls(&self) -> crate::ApiCalls {
+            crate::ApiCalls::default()
+        }
+        fn tofu_resources(&self, t: &str, id: &str, a: &Json) -> Option<Vec<TofuResource>> {
+            (t == "fake_thing").then(|| {
+                let attributes = a.as_object().cloned().unwrap_or_default();
+                vec![TofuResource {
+                    kind: "fake_item".into(),
+                    id: id.into(),
+                    attributes,
+                    source: String::new(),
+                }]
+            })
+        }
+    }
+
+    fn instance(resource_type: &str, name: &str, attributes: Json) -> TofuInstance {
+        TofuInstance {
+            address: format!("{resource_type}.{name}"),
+            resource_type: resource_type.into(),
+            attributes,
+        }
+    }
+
+    fn matching(items: Vec<crate::ResourceSpec>, instances: &[TofuInstance]) -> Matching {
+        use crate::testing::{FAKE_ITEM, FakeCloud, FakeItems};
+        let graph = ResourceGraph::build(items).unwrap();
+        let kind: Arc<dyn Kind> = crate::Typed::arc(FakeItems(Arc::new(FakeCloud::default())));
+        let kinds = HashMap::from([(FAKE_ITEM.to_string(), kind)]);
+        let scope: Vec<Address> = graph.resources().map(|r| r.address.clone()).collect();
+        let providers: Vec<Arc<dyn Provider>> = vec![Arc::new(Things)];
+        match_instances(instances, &providers, &kinds, &graph, &scope)
+    }
+
+    fn item(name: &str, parent: Option<&str>) -> crate::ResourceSpec {
+        let address = crate::testing::item_address(name);
+        let r = crate::ResourceSpec::new(address, crate::testing::FAKE_ITEM).attr("name", name);
+        match parent {
+            Some(p) => {
+                r.attr("parent", crate::Value::reference(&crate::testing::item_address(p), "id"))
+            }
+            None => r,
+        }
+    }
+
+    #[test]
+    fn instances_match_by_replace_only_fields_and_references_through_earlier_matches() {
+        let found = matching(
+            vec![item("a", None), item("b", Some("a"))],
+            &[
+                instance("fake_thing", "b", json!({"id": "i-2", "name": "b", "parent": "i-1"})),
+                instance("fake_thing", "a", json!({"id": "i-1", "name": "a", "size": 3})),
+                instance("fake_thing", "stray", json!({"id": "i-3", "name": "c"})),
+                instance("other_thing", "x", json!({"id": "x-1"})),
+            ],
+        );
+        let ids: Vec<(String, &str)> =
+            found.matched.iter().map(|(a, r)| (a.to_string(), r.id.as_str())).collect();
+        assert_eq!(ids, [("fake.item.a".to_string(), "i-1"), ("fake.item.b".to_string(), "i-2")]);
+        assert_eq!(found.matched[&crate::testing::item_address("b")].source, "fake_thing.b");
+        assert_eq!(found.unmatched.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(), ["i-3"]);
+        assert_eq!(
+            found.unknown.iter().map(|i| i.address.as_str()).collect::<Vec<_>>(),
+            ["other_thing.x"]
+        );
+    }
+
+    #[test]
+    fn a_parent_that_disagrees_or_two_equal_candidates_match_nothing() {
+        let found = matching(
+            vec![item("a", None), item("b", Some("a"))],
+            &[
+                instance("fake_thing", "a", json!({"id": "i-1", "name": "a"})),
+                instance("fake_thing", "b", json!({"id": "i-2", "name": "b", "parent": "i-9"})),
+            ],
+        );
+        assert_eq!(found.matched.len(), 1, "b names another parent: {found:?}");
+        let found = matching(
+            vec![item("a", None)],
+            &[
+                instance("fake_thing", "one", json!({"id": "i-1", "name": "a"})),
+                instance("fake_thing", "two", json!({"id": "i-2", "name": "a"})),
+            ],
+        );
+        assert!(found.matched.is_empty(), "ambiguous: {found:?}");
+        assert_eq!(found.unmatched.len(), 2);
     }
 }
