@@ -387,3 +387,72 @@ async fn force_unlock_names_the_holder_says_it_still_renews_and_asks_first() {
     let lost = held.still_held().unwrap_err();
     assert!(matches!(lost, StateError::LeaseLost { .. }), "{lost}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn two_engines_on_two_state_copies_racing_for_one_s3_lease_exactly_one_applies_each_round() {
+    use engine::testing::{FakeCloud, FakeProvider, Fault, Op};
+    let moto = Moto::start();
+    state_bucket(&moto).await;
+    let sdk = moto.sdk_config().await;
+    let cloud = Arc::new(FakeCloud::default());
+    // Each engine with its own store: two copies of the same S3 state.
+    let engine = |size: usize| {
+        let store = S3StateStore::new(&sdk, BUCKET, "eu-west-3");
+        let spec = format!(
+            "[globals]\ncloud = \"aws\"\nregion = \"eu-west-3\"\ncluster_name = \"race\"\n\
+             domain = \"example.org\"\n\n[fake.items.a]\nsize = {size}\n"
+        );
+        engine::Engine::builder()
+            .spec_str("race.toml", "race", &spec)
+            .provider(Arc::new(FakeProvider::new("aws", cloud.clone())))
+            .shared_state(Arc::new(RemoteBackend::new(
+                Arc::new(store),
+                "race.json",
+                Duration::from_secs(30),
+            )))
+            .retry_policy(engine::RetryPolicy {
+                attempts: 4,
+                first_delay: Duration::from_millis(150),
+                max_delay: Duration::from_millis(300),
+            })
+            .build()
+            .unwrap()
+    };
+    for round in 0..100 {
+        let (first, second) = (Arc::new(engine(round + 1)), Arc::new(engine(round + 1)));
+        let (plan_1, plan_2) = (first.plan().await.unwrap(), second.plan().await.unwrap());
+        assert!(plan_1.has_changes() && plan_2.has_changes(), "round {round}");
+        // The item's write is busy twice: the winner holds its lease for 450 ms.
+        let op = if round == 0 { Op::Create } else { Op::Update };
+        cloud.fail("fake.item.a", op, Fault::Busy(2));
+        let runs = [(first, plan_1), (second, plan_2)].map(|(engine, plan)| {
+            tokio::spawn(async move {
+                let started = Instant::now();
+                let result = engine.apply(&plan).await;
+                (result, started.elapsed())
+            })
+        });
+        let mut applied = 0;
+        for run in runs {
+            let (result, took) = run.await.unwrap();
+            match result {
+                Ok(report) => {
+                    assert!(report.is_success(), "round {round}: {:?}", report.steps);
+                    applied += 1;
+                }
+                Err(engine::EngineError::State(StateError::Locked { holder, .. })) => {
+                    assert_eq!(
+                        (holder.operation.as_str(), holder.pid),
+                        ("apply", std::process::id())
+                    );
+                    assert!(
+                        took < Duration::from_millis(400),
+                        "round {round}: refused fast ({took:?})"
+                    );
+                }
+                Err(other) => panic!("round {round}: expected the lock to be refused, got {other}"),
+            }
+        }
+        assert_eq!(applied, 1, "round {round}: exactly one applies");
+    }
+}
