@@ -1,6 +1,7 @@
 //! Taking over what OpenTofu built: the network stage applied by Terraform (the configuration in
 //! bench/vs-terraform/network, the reference's module naming) against moto, its state imported
-//! with `engine import --from-tofu`, and the engine's plan creates and replaces nothing.
+//! from the bucket key the reference keeps it at with `engine import --from-tofu`, and the
+//! engine's plan creates and replaces nothing.
 
 use crate::support::{owned, reference_counts};
 use engine_tests::{Moto, network_spec_path, run_engine, text, workspace};
