@@ -31,7 +31,7 @@ pub struct AwsClients {
 
 /// Every call is bounded: 10 s to connect, 60 s without a byte of the answer (a call that hangs
 /// fails and is retried by the SDK); long transfers (snapshots) are not cut short.
-fn call_timeouts() -> TimeoutConfig {
+pub(crate) fn call_timeouts() -> TimeoutConfig {
     TimeoutConfig::builder()
         .connect_timeout(Duration::from_secs(10))
         .read_timeout(Duration::from_secs(60))

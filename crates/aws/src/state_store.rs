@@ -11,14 +11,12 @@
 //! runtime or none.
 
 use aws_config::SdkConfig;
-use aws_config::timeout::TimeoutConfig;
 use aws_sdk_s3::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
 use aws_sdk_s3::primitives::ByteStream;
 use aws_sdk_s3::types::BucketVersioningStatus;
 use aws_types::region::Region;
 use engine_state::{Condition, DataKey, KeySource, ObjectStore, StoreError, StoredObject};
 use std::future::Future;
-use std::time::Duration;
 
 /// A runtime of its own for blocking callers, started at the first call and shut down without
 /// waiting when dropped.
@@ -68,13 +66,10 @@ impl Drop for Blocking {
     }
 }
 
-/// Bounded calls: 10 s to connect, 30 s without a byte of the answer.
+/// `base` in `region`, every call bounded as the kinds' calls are.
 fn in_region(base: &SdkConfig, region: &str) -> SdkConfig {
-    let timeouts = TimeoutConfig::builder()
-        .connect_timeout(Duration::from_secs(10))
-        .read_timeout(Duration::from_secs(30))
-        .build();
-    base.to_builder().region(Region::new(region.to_string())).timeout_config(timeouts).build()
+    let config = base.to_builder().region(Region::new(region.to_string()));
+    config.timeout_config(crate::clients::call_timeouts()).build()
 }
 
 /// A bucket holding state objects.

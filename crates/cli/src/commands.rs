@@ -426,25 +426,38 @@ fn stop_on_signals() -> Interrupt {
     interrupt
 }
 
-/// The state `args` name: `--state`, else where the spec's `[state]` says.
-pub(crate) async fn open_state(args: &StateArgs) -> Result<Arc<dyn Backend>> {
-    let (location, encryption) = match (&args.spec, &args.state) {
+/// Where the state `args` name is (`--state`, else where the spec's `[state]` says) and how
+/// the spec seals it.
+pub(crate) fn locate_state(
+    args: &StateArgs,
+) -> Result<(
+    StateLocation,
+    Option<engine::spec::EncryptionSection>,
+    Option<engine::spec::SpecSource>,
+)> {
+    match (&args.spec, &args.state) {
         (Some(spec), over) => {
             let source = read_spec(spec, None)?;
             let location =
                 source.state_location(over.as_deref()).map_err(engine::EngineError::from)?;
-            (location, source.state_encryption().map_err(engine::EngineError::from)?)
+            let encryption = source.state_encryption().map_err(engine::EngineError::from)?;
+            Ok((location, encryption, Some(source)))
         }
-        (None, Some(over)) => {
-            let region = std::env::var("AWS_REGION").unwrap_or_default();
-            let location = StateLocation::from_arg(over, region, engine::DEFAULT_LEASE)
-                .ok_or_else(|| miette!("--state {over}: expected a path or s3://BUCKET/KEY"))?;
-            (location, None)
-        }
-        (None, None) => {
-            return Err(miette!("give --state (a path or s3://BUCKET/KEY) or --spec SPEC"));
-        }
-    };
+        (None, Some(over)) => Ok((location_arg("--state", over)?, None, None)),
+        (None, None) => Err(miette!("give --state (a path or s3://BUCKET/KEY) or --spec SPEC")),
+    }
+}
+
+/// A state location given on the command line without a spec (an S3 bucket in `$AWS_REGION`).
+pub(crate) fn location_arg(flag: &str, arg: &str) -> Result<StateLocation> {
+    let region = std::env::var("AWS_REGION").unwrap_or_default();
+    StateLocation::from_arg(arg, region, engine::DEFAULT_LEASE)
+        .ok_or_else(|| miette!("{flag} {arg}: expected a path or s3://BUCKET/KEY"))
+}
+
+/// The backend of the state `args` name.
+pub(crate) async fn open_state(args: &StateArgs) -> Result<Arc<dyn Backend>> {
+    let (location, encryption, _) = locate_state(args)?;
     open_at(&location, encryption.as_ref()).await
 }
 

@@ -3,8 +3,8 @@
 //! pointed at the new place.
 
 use crate::args::MigrateArgs;
-use crate::commands::{open_at, open_state};
-use engine::spec::{EncryptionMethod, EncryptionSection, StateLocation};
+use crate::commands::{locate_state, location_arg, open_at};
+use engine::spec::{EncryptionMethod, EncryptionSection};
 use engine::{Backend, EngineError};
 use miette::{IntoDiagnostic, Result, miette};
 
@@ -30,45 +30,18 @@ fn sealing(args: &MigrateArgs) -> Result<Option<Option<EncryptionSection>>> {
 }
 
 pub async fn run(args: &MigrateArgs) -> Result<u8> {
-    let from = open_state(&args.from).await?;
-    let spec = match &args.from.spec {
-        Some(path) => Some(engine::spec::SpecSource::from_file(path).into_diagnostic()?),
-        None => None,
-    };
+    let (from_location, from_sealing, spec) = locate_state(&args.from)?;
     let to_location = match (&args.to, &spec) {
+        (None, _) => from_location.clone(),
         (Some(to), Some(spec)) => spec.state_location(Some(to)).map_err(EngineError::from)?,
-        (Some(to), None) => {
-            let region = std::env::var("AWS_REGION").unwrap_or_default();
-            StateLocation::from_arg(to, region, engine::DEFAULT_LEASE)
-                .ok_or_else(|| miette!("--to {to}: expected a path or s3://BUCKET/KEY"))?
-        }
-        (None, _) => {
-            StateLocation::from_arg(&from.location(), String::new(), engine::DEFAULT_LEASE)
-                .ok_or_else(|| miette!("--to is needed"))?
-        }
+        (Some(to), None) => location_arg("--to", to)?,
     };
-    let to_sealing = match sealing(args)? {
-        Some(chosen) => chosen,
-        None => match &spec {
-            Some(spec) => spec.state_encryption().map_err(EngineError::from)?,
-            None => None,
-        },
-    };
-    let in_place = args.to.is_none() || to_location.to_string() == from.location();
-    let to = match (in_place, &to_location) {
-        // Same place: reach it as the source does (same region, same lease).
-        (true, StateLocation::S3 { .. }) if args.to.is_none() => {
-            let location = spec
-                .as_ref()
-                .map(|s| s.state_location(args.from.state.as_deref()))
-                .transpose()
-                .map_err(EngineError::from)?
-                .unwrap_or(to_location.clone());
-            open_at(&location, to_sealing.as_ref()).await?
-        }
-        _ => open_at(&to_location, to_sealing.as_ref()).await?,
-    };
-    let method = to_sealing.as_ref().map_or("clear".to_string(), |s| format!("{:?}", s.method));
+    // Unless the command line says otherwise, sealed as the spec seals it.
+    let to_sealing = sealing(args)?.unwrap_or(from_sealing.clone());
+    let in_place = to_location == from_location;
+    let from = open_at(&from_location, from_sealing.as_ref()).await?;
+    let to = open_at(&to_location, to_sealing.as_ref()).await?;
+    let method = to_sealing.as_ref().map_or("clear", |s| s.method.name());
     let moved = tokio::task::spawn_blocking(move || migrate(from.as_ref(), to.as_ref(), in_place))
         .await
         .into_diagnostic()?
@@ -80,7 +53,7 @@ pub async fn run(args: &MigrateArgs) -> Result<u8> {
         moved.resources.len(),
         if in_place { "sealed anew at" } else { "copied to" },
         to_location,
-        method.to_lowercase(),
+        method,
     );
     if !in_place {
         println!(

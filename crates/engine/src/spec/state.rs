@@ -63,6 +63,16 @@ pub enum EncryptionMethod {
     AwsKms,
 }
 
+impl EncryptionMethod {
+    /// The method as the spec writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            EncryptionMethod::Passphrase => "passphrase",
+            EncryptionMethod::AwsKms => "aws_kms",
+        }
+    }
+}
+
 /// The variable a passphrase is read from unless `passphrase_env` names another.
 pub const PASSPHRASE_ENV: &str = "ENGINE_STATE_PASSPHRASE";
 
