@@ -16,6 +16,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import discovery  # noqa: E402
 import hooks  # noqa: E402
+import objects  # noqa: E402
 from api import App  # noqa: E402
 from errors import ApiError, invalid  # noqa: E402
 from operations import Latency  # noqa: E402
@@ -24,7 +25,9 @@ from operations import Latency  # noqa: E402
 def build_app(latency):
     router = discovery.load_all()
     flavors, registry = hooks.build(router.services)
-    return App(router, flavors, registry, latency)
+    app = App(router, flavors, registry, latency)
+    app.objects = objects.Objects(app)
+    return app
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -37,6 +40,11 @@ class Handler(BaseHTTPRequestHandler):
     def _serve(self):
         url = urlsplit(self.path)
         query = dict(parse_qsl(url.query, keep_blank_values=True))
+        if objects.claims(url.path):
+            raw = self._raw_body()
+            status, headers, data = self.app.objects.handle(self.command, url.path, query, self.headers, raw)
+            self._send_bytes(status, headers, data)
+            return
         try:
             body = self._body()
             status, payload = self.app.handle(self.command, unquote(url.path), query, body)
@@ -47,11 +55,25 @@ class Handler(BaseHTTPRequestHandler):
             status, payload = 500, ApiError(500, f"Internal error: {e}").body()
         self._send(status, payload)
 
-    def _body(self):
+    def _raw_body(self):
+        """The request's bytes, sent with a Content-Length or in chunks (a streamed upload)."""
+        if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
+            out = bytearray()
+            while True:
+                size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+                if size == 0:
+                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                        pass  # trailers
+                    return bytes(out)
+                out += self.rfile.read(size)
+                self.rfile.readline()  # the CRLF after each chunk
         length = int(self.headers.get("Content-Length") or 0)
-        if not length:
+        return self.rfile.read(length) if length else b""
+
+    def _body(self):
+        raw = self._raw_body()
+        if not raw:
             return None
-        raw = self.rfile.read(length)
         try:
             return json.loads(raw)
         except ValueError:
@@ -66,6 +88,14 @@ class Handler(BaseHTTPRequestHandler):
         data = json.dumps(payload).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json; charset=UTF-8")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _send_bytes(self, status, headers, data):
+        self.send_response(status)
+        for name, value in headers.items():
+            self.send_header(name, value)
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)

@@ -6,6 +6,7 @@ mod crash;
 mod eks;
 mod faults;
 mod gcp_lane;
+mod gcs_state;
 mod lock;
 mod network;
 mod openbao_aws;

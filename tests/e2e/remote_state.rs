@@ -1,7 +1,7 @@
 //! State kept in S3 (moto): conditional saves, leases raced for, renewed, expired after a kill
 //! and lost mid-apply, with nothing lost and no duplicate made.
 
-use crate::support::{REFERENCE_RESOURCES, owned, reference_counts};
+use crate::support::{REFERENCE_RESOURCES, exactly_one_wins_each_round, owned, reference_counts};
 use aws_sdk_s3::types::{
     BucketLocationConstraint, BucketVersioningStatus, CreateBucketConfiguration,
     VersioningConfiguration,
@@ -11,7 +11,7 @@ use engine_state::{Backend, RemoteBackend, StateError};
 use engine_tests::{
     FaultProxy, Moto, ProxyRules, engine_command, network_spec_path, run_engine, text,
 };
-use std::sync::{Arc, Barrier};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 const BUCKET: &str = "engine-state";
@@ -138,41 +138,7 @@ async fn two_clients_racing_for_one_s3_lease_exactly_one_wins_every_round() {
             Arc::new(RemoteBackend::new(Arc::new(store), "race.json", Duration::from_secs(30)))
         })
         .collect();
-    for round in 0..100 {
-        let start = Arc::new(Barrier::new(2));
-        let tried = Arc::new(Barrier::new(2));
-        let contenders: Vec<_> = backends
-            .iter()
-            .map(|backend| {
-                let (backend, start, tried) = (backend.clone(), start.clone(), tried.clone());
-                std::thread::spawn(move || {
-                    start.wait();
-                    let started = Instant::now();
-                    let taken = backend.lock("apply");
-                    let took = started.elapsed();
-                    tried.wait(); // the winner holds its lease until both have tried
-                    (taken, took)
-                })
-            })
-            .collect();
-        let results: Vec<_> = contenders.into_iter().map(|c| c.join().unwrap()).collect();
-        let winners: Vec<_> = results.iter().filter_map(|(r, _)| r.as_ref().ok()).collect();
-        assert_eq!(winners.len(), 1, "round {round}: exactly one holds the lease");
-        let winner = winners[0].holder().id.clone();
-        for (result, took) in &results {
-            if let Err(e) = result {
-                match e {
-                    StateError::Locked { holder, .. } => {
-                        assert_eq!(holder.id, winner, "round {round}")
-                    }
-                    other => panic!("round {round}: expected Locked, got {other}"),
-                }
-                assert!(*took < Duration::from_secs(5), "round {round}: refused fast ({took:?})");
-            }
-        }
-        drop(results);
-        assert!(backends[0].lock_status().unwrap().is_none(), "round {round}: released");
-    }
+    exactly_one_wins_each_round(&backends, 100);
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -828,9 +828,9 @@ const CASES: &[Case] = &[
     Case {
         name: "state: a backend that does not exist",
         edits: &[],
-        overlay: "[state]\nbackend = \"gcs\"\n",
+        overlay: "[state]\nbackend = \"azurerm\"\n",
         at: Overlay("backend"),
-        message: "unknown variant `gcs`, expected `local` or `s3`",
+        message: "unknown variant `azurerm`, expected one of `local`, `s3`, `gcs`",
         field: "state.backend",
     },
     Case {

@@ -4,10 +4,11 @@ use engine::spec::SpecSource;
 use engine::{Engine, EngineBuilder, LocalBackend};
 use engine_aws::AwsProvider;
 use engine_lanes::{Lane, LaneBuilder};
+use engine_state::{Backend, RemoteBackend, StateError};
 use engine_tests::{BaoServer, Moto};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::{Arc, Barrier};
+use std::time::{Duration, Instant};
 
 /// The lane of `spec_text` (as `specs/aws.toml`) as the binary wires it, with AWS at
 /// `aws_config`, and an engine builder with the spec and the lane's providers.
@@ -206,4 +207,45 @@ pub fn openbao_spec(dir: &Path, address: &str, mounts: &[&str]) -> PathBuf {
     let spec = dir.join("aws.toml");
     std::fs::write(&spec, text).unwrap();
     spec
+}
+
+/// `rounds` rounds of every backend taking the lock at once: each round exactly one holds it,
+/// every other is refused within 5 s naming the winner, and the lock is released after.
+pub fn exactly_one_wins_each_round(backends: &[Arc<RemoteBackend>], rounds: usize) {
+    let contenders = backends.len();
+    for round in 0..rounds {
+        let start = Arc::new(Barrier::new(contenders));
+        let tried = Arc::new(Barrier::new(contenders));
+        let contenders: Vec<_> = backends
+            .iter()
+            .map(|backend| {
+                let (backend, start, tried) = (backend.clone(), start.clone(), tried.clone());
+                std::thread::spawn(move || {
+                    start.wait();
+                    let started = Instant::now();
+                    let taken = backend.lock("apply");
+                    let took = started.elapsed();
+                    tried.wait(); // the winner holds its lease until both have tried
+                    (taken, took)
+                })
+            })
+            .collect();
+        let results: Vec<_> = contenders.into_iter().map(|c| c.join().unwrap()).collect();
+        let winners: Vec<_> = results.iter().filter_map(|(r, _)| r.as_ref().ok()).collect();
+        assert_eq!(winners.len(), 1, "round {round}: exactly one holds the lease");
+        let winner = winners[0].holder().id.clone();
+        for (result, took) in &results {
+            if let Err(e) = result {
+                match e {
+                    StateError::Locked { holder, .. } => {
+                        assert_eq!(holder.id, winner, "round {round}")
+                    }
+                    other => panic!("round {round}: expected Locked, got {other}"),
+                }
+                assert!(*took < Duration::from_secs(5), "round {round}: refused fast ({took:?})");
+            }
+        }
+        drop(results);
+        assert!(backends[0].lock_status().unwrap().is_none(), "round {round}: released");
+    }
 }

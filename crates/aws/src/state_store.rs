@@ -6,65 +6,16 @@
 //! S3 answers 412 (or 409 to a conditional write racing another) and the engine reads again.
 //!
 //! The engine's journal saves state synchronously, from inside the executor's async tasks and
-//! from the lease's heartbeat thread; the calls run on their own one-thread runtime
-//! ([`Blocking`]) and the caller waits for the answer, so a save works from any thread, in any
-//! runtime or none.
+//! from the lease's heartbeat thread; the calls run on their own runtime ([`Blocking`]).
 
 use aws_config::SdkConfig;
 use aws_sdk_s3::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
 use aws_sdk_s3::primitives::ByteStream;
 use aws_sdk_s3::types::BucketVersioningStatus;
 use aws_types::region::Region;
+use engine::Blocking;
 use engine_state::{Condition, DataKey, KeySource, ObjectStore, StoreError, StoredObject};
 use std::future::Future;
-
-/// A runtime of its own for blocking callers, started at the first call and shut down without
-/// waiting when dropped.
-struct Blocking {
-    name: &'static str,
-    runtime: std::sync::OnceLock<tokio::runtime::Runtime>,
-}
-
-impl Blocking {
-    fn new(name: &'static str) -> Self {
-        Blocking { name, runtime: std::sync::OnceLock::new() }
-    }
-
-    /// Runs `call` on the runtime and waits for its answer (`stopped` if it never comes).
-    fn run<T: Send + 'static, E: Send + 'static>(
-        &self,
-        call: impl Future<Output = Result<T, E>> + Send + 'static,
-        stopped: E,
-    ) -> Result<T, E> {
-        let runtime = match self.runtime.get() {
-            Some(runtime) => runtime,
-            None => {
-                let Ok(made) = tokio::runtime::Builder::new_multi_thread()
-                    .worker_threads(1)
-                    .thread_name(self.name)
-                    .enable_all()
-                    .build()
-                else {
-                    return Err(stopped);
-                };
-                self.runtime.get_or_init(|| made)
-            }
-        };
-        let (answer, answered) = std::sync::mpsc::sync_channel(1);
-        runtime.spawn(async move {
-            let _ = answer.send(call.await);
-        });
-        answered.recv().unwrap_or(Err(stopped))
-    }
-}
-
-impl Drop for Blocking {
-    fn drop(&mut self) {
-        if let Some(runtime) = self.runtime.take() {
-            runtime.shutdown_background();
-        }
-    }
-}
 
 /// `base` in `region`, every call bounded as the kinds' calls are.
 fn in_region(base: &SdkConfig, region: &str) -> SdkConfig {

@@ -77,7 +77,7 @@ pub struct Common {
     /// the spec's (e.g. the sandbox's local peers). Default: $ENGINE_OVERLAY.
     #[arg(long, env = "ENGINE_OVERLAY")]
     pub overlay: Option<PathBuf>,
-    /// Where the state is: a file, or s3://BUCKET/KEY (default: $ENGINE_STATE, else the spec's
+    /// Where the state is: a file, s3://BUCKET/KEY or gs://BUCKET/KEY (default: $ENGINE_STATE, else the spec's
     /// [state], else .engine/<spec-name>.state.json beside the spec).
     #[arg(long, env = "ENGINE_STATE")]
     pub state: Option<String>,
@@ -167,17 +167,18 @@ pub enum StateCommand {
 pub struct MigrateArgs {
     #[command(flatten)]
     pub from: StateArgs,
-    /// Where to: a file or s3://BUCKET/KEY (default: where it is, to change only its sealing).
+    /// Where to: a file, s3://BUCKET/KEY or gs://BUCKET/KEY (default: where it is, to change only its sealing).
     #[arg(long)]
     pub to: Option<String>,
     /// How the moved state is sealed: none, passphrase or aws_kms (default: as the spec's
     /// [state.encryption] says).
-    #[arg(long, value_parser = ["none", "passphrase", "aws_kms"])]
+    #[arg(long, value_parser = ["none", "passphrase", "aws_kms", "gcp_kms"])]
     pub to_encryption: Option<String>,
     /// The variable holding the passphrase of --to-encryption passphrase.
     #[arg(long)]
     pub to_passphrase_env: Option<String>,
-    /// The KMS key of --to-encryption aws_kms (id, ARN or alias/...).
+    /// The KMS key of --to-encryption aws_kms (id, ARN or alias/...) or gcp_kms
+    /// (projects/P/locations/L/keyRings/R/cryptoKeys/K).
     #[arg(long)]
     pub to_kms_key_id: Option<String>,
 }
@@ -187,7 +188,7 @@ pub struct StateArgs {
     /// The spec whose state to read, where its [state] says (or give --state).
     #[arg(long)]
     pub spec: Option<PathBuf>,
-    /// Where the state is: a file, or s3://BUCKET/KEY (default: $ENGINE_STATE).
+    /// Where the state is: a file, s3://BUCKET/KEY or gs://BUCKET/KEY (default: $ENGINE_STATE).
     #[arg(long, env = "ENGINE_STATE")]
     pub state: Option<String>,
 }
@@ -229,7 +230,7 @@ pub struct GraphArgs {
 
 #[derive(Debug, Args)]
 pub struct ImportArgs {
-    /// An OpenTofu/Terraform state (format 4): a file or s3://BUCKET/KEY (repeatable).
+    /// An OpenTofu/Terraform state (format 4): a file, s3://BUCKET/KEY or gs://BUCKET/KEY (repeatable).
     #[arg(long = "from-tofu", required = true)]
     pub from_tofu: Vec<String>,
     #[command(flatten)]

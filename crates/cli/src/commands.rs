@@ -219,20 +219,32 @@ pub async fn run(cli: Cli) -> Result<u8> {
 }
 
 /// The text of an OpenTofu state: a file, or an object `s3://BUCKET/KEY` (in the spec's
-/// region, reached as the engine reaches AWS).
+/// region, reached as the engine reaches AWS) or `gs://BUCKET/KEY` (e.g. the GCS backend's
+/// `<prefix>/default.tfstate`).
 async fn read_tofu_state(from: &str, engine: &Engine) -> Result<String> {
-    let Some(rest) = from.strip_prefix("s3://") else {
-        return std::fs::read_to_string(from)
-            .into_diagnostic()
-            .wrap_err_with(|| format!("reading OpenTofu state {from}"));
-    };
-    let (bucket, key) =
-        rest.split_once('/').ok_or_else(|| miette!("{from}: expected s3://BUCKET/KEY"))?;
     let region = engine.spec().globals().map(|g| g.region).unwrap_or_default();
-    let aws = engine_aws::sdk_config_from_env(Some(&region)).await;
-    let store = engine_aws::S3StateStore::new(&aws, bucket, &region);
-    let key = key.to_string();
-    let object = tokio::task::spawn_blocking(move || engine_state::ObjectStore::get(&store, &key))
+    let (store, key): (Box<dyn engine_state::ObjectStore>, String) =
+        match StateLocation::from_arg(from, region.clone(), engine::DEFAULT_LEASE) {
+            Some(StateLocation::Local { .. }) => {
+                return std::fs::read_to_string(from)
+                    .into_diagnostic()
+                    .wrap_err_with(|| format!("reading OpenTofu state {from}"));
+            }
+            Some(StateLocation::S3 { bucket, key, region, .. }) => {
+                let aws = engine_aws::sdk_config_from_env(Some(&region)).await;
+                (Box::new(engine_aws::S3StateStore::new(&aws, &bucket, &region)), key)
+            }
+            Some(StateLocation::Gcs { bucket, key, .. }) => {
+                let endpoint = std::env::var(engine_lanes::GCP_ENDPOINT_ENV).ok();
+                let store = engine_gcp::GcsStateStore::new(&bucket, endpoint.as_deref())
+                    .map_err(|e| miette!("reading OpenTofu state {from}: {e}"))?;
+                (Box::new(store), key)
+            }
+            None => {
+                return Err(miette!("{from}: expected a path, s3://BUCKET/KEY or gs://BUCKET/KEY"));
+            }
+        };
+    let object = tokio::task::spawn_blocking(move || store.get(&key))
         .await
         .into_diagnostic()?
         .map_err(|e| miette!("reading OpenTofu state {from}: {e}"))?
@@ -272,7 +284,7 @@ async fn build(
     // A new OpenBao's credentials wait beside a local state, or beside the spec.
     let escrow_beside = match &location {
         StateLocation::Local { path } => path.clone(),
-        StateLocation::S3 { .. } => engine::state_path_of(&source),
+        StateLocation::S3 { .. } | StateLocation::Gcs { .. } => engine::state_path_of(&source),
     };
     let encryption = source.state_encryption().map_err(engine::EngineError::from)?;
     let lane = LaneBuilder::new(&source).state_path(&escrow_beside).build().await;
@@ -444,7 +456,9 @@ pub(crate) fn locate_state(
             Ok((location, encryption, Some(source)))
         }
         (None, Some(over)) => Ok((location_arg("--state", over)?, None, None)),
-        (None, None) => Err(miette!("give --state (a path or s3://BUCKET/KEY) or --spec SPEC")),
+        (None, None) => {
+            Err(miette!("give --state (a path, s3://BUCKET/KEY or gs://BUCKET/KEY) or --spec SPEC"))
+        }
     }
 }
 
@@ -452,7 +466,7 @@ pub(crate) fn locate_state(
 pub(crate) fn location_arg(flag: &str, arg: &str) -> Result<StateLocation> {
     let region = std::env::var("AWS_REGION").unwrap_or_default();
     StateLocation::from_arg(arg, region, engine::DEFAULT_LEASE)
-        .ok_or_else(|| miette!("{flag} {arg}: expected a path or s3://BUCKET/KEY"))
+        .ok_or_else(|| miette!("{flag} {arg}: expected a path, s3://BUCKET/KEY or gs://BUCKET/KEY"))
 }
 
 /// The backend of the state `args` name.
@@ -461,17 +475,18 @@ pub(crate) async fn open_state(args: &StateArgs) -> Result<Arc<dyn Backend>> {
     open_at(&location, encryption.as_ref()).await
 }
 
-/// The backend at `location`, sealed as `encryption` says, reaching AWS from the environment.
+/// The backend at `location`, sealed as `encryption` says, reaching the clouds from the
+/// environment.
 pub(crate) async fn open_at(
     location: &StateLocation,
     encryption: Option<&engine::spec::EncryptionSection>,
 ) -> Result<Arc<dyn Backend>> {
     let region = match location {
         StateLocation::S3 { region, .. } => Some(region.clone()),
-        StateLocation::Local { .. } => std::env::var("AWS_REGION").ok(),
+        StateLocation::Local { .. } | StateLocation::Gcs { .. } => std::env::var("AWS_REGION").ok(),
     };
-    let aws = engine_aws::sdk_config_from_env(region.as_deref()).await;
-    engine_lanes::state_backend(location, encryption, &aws)
+    let access = engine_lanes::StateAccess::from_env(region.as_deref()).await;
+    engine_lanes::state_backend(location, encryption, &access)
         .map_err(|e| miette!("opening the state at {location}: {e}"))
 }
 

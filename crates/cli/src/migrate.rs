@@ -15,12 +15,15 @@ fn sealing(args: &MigrateArgs) -> Result<Option<Option<EncryptionSection>>> {
         Some("none") => return Ok(Some(None)),
         Some("passphrase") => EncryptionMethod::Passphrase,
         Some("aws_kms") => EncryptionMethod::AwsKms,
+        Some("gcp_kms") => EncryptionMethod::GcpKms,
         Some(other) => {
-            return Err(miette!("--to-encryption {other}: expected none, passphrase or aws_kms"));
+            return Err(miette!(
+                "--to-encryption {other}: expected none, passphrase, aws_kms or gcp_kms"
+            ));
         }
     };
-    if method == EncryptionMethod::AwsKms && args.to_kms_key_id.is_none() {
-        return Err(miette!("--to-encryption aws_kms needs --to-kms-key-id"));
+    if method != EncryptionMethod::Passphrase && args.to_kms_key_id.is_none() {
+        return Err(miette!("--to-encryption {} needs --to-kms-key-id", method.name()));
     }
     Ok(Some(Some(EncryptionSection {
         method,

@@ -125,6 +125,7 @@
 mod address;
 mod api;
 mod apply;
+mod blocking;
 mod calls;
 mod diff;
 mod drift;
@@ -161,6 +162,7 @@ extern crate self as engine;
 pub use address::Address;
 pub use api::{Engine, EngineBuilder, state_path_of};
 pub use apply::{ApplyReport, StepOutcome, StepResult};
+pub use blocking::Blocking;
 pub use calls::{ApiCall, ApiCallCounter, ApiCalls};
 pub use drift::{DriftReport, DriftStatus, FieldDrift, ResourceDrift};
 pub use engine_derive::Attributes;

@@ -1,5 +1,6 @@
 //! The GCP lane's resource kinds on Google's official Rust crates: Compute Engine networking
-//! and Cloud DNS, expanded from the spec's `[gcp]` and `[network]` sections.
+//! and Cloud DNS, expanded from the spec's `[gcp]` and `[network]` sections; and state kept in
+//! Cloud Storage, sealed with Cloud KMS data keys.
 
 /// Drains a paginated `list` (the `by_item()` stream bound to `items`) into a map by resource
 /// name, an error naming `op`. A macro rather than a function: the paginator's trait bounds
@@ -25,8 +26,10 @@ pub mod labels;
 mod operation;
 mod provider;
 pub mod stages;
+mod state_store;
 mod token;
 
 pub use clients::{ClientError, GcpClients, GcpConfig};
 pub use provider::GcpProvider;
+pub use state_store::{CloudKmsDataKeys, GcsStateStore};
 pub use token::access_token;

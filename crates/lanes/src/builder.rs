@@ -18,6 +18,7 @@ use engine_aws::{AwsProvider, KmsDataKeys, S3StateStore};
 use engine_bootstrap::kube::{Kube, KubeConnector, OutputsConnector};
 use engine_bootstrap::{BootstrapProvider, kubeconfig_connector};
 use engine_gcp::GcpProvider;
+use engine_gcp::{CloudKmsDataKeys, GcsStateStore};
 use engine_helm::PullOptions;
 use engine_openbao::{
     BaoConnector, ClusterIssuer, Escrow, NoConnector, OpenBao, OpenBaoProvider, SecretSink,
@@ -56,8 +57,29 @@ pub struct Lane {
     pub bootstrap: Arc<BootstrapProvider>,
     /// The secret store the providers share.
     pub secrets: Arc<dyn SecretStore>,
-    /// How AWS is reached (credentials, endpoint), for a state kept in S3.
-    aws_sdk: aws_config::SdkConfig,
+    /// How a state kept in a bucket is reached.
+    state_access: StateAccess,
+}
+
+/// How a state backend reaches the clouds.
+#[derive(Debug, Clone)]
+pub struct StateAccess {
+    /// AWS (credentials, endpoint): S3 buckets and AWS KMS keys.
+    pub aws: aws_config::SdkConfig,
+    /// One endpoint for every GCP service (a local GCP, without credentials); `None`: Google's
+    /// endpoints with Application Default Credentials. Cloud Storage buckets, Cloud KMS keys.
+    pub gcp_endpoint: Option<String>,
+}
+
+impl StateAccess {
+    /// AWS from the environment's credential chain in `region`, GCP at `$ENGINE_GCP_ENDPOINT`
+    /// or Google's.
+    pub async fn from_env(region: Option<&str>) -> Self {
+        StateAccess {
+            aws: engine_aws::sdk_config_from_env(region).await,
+            gcp_endpoint: std::env::var(GCP_ENDPOINT_ENV).ok().filter(|e| !e.is_empty()),
+        }
+    }
 }
 
 impl Lane {
@@ -77,43 +99,59 @@ impl Lane {
     }
 
     /// The state backend at `location` (`SpecSource::state_location`), sealed as `encryption`
-    /// says (`SpecSource::state_encryption`), reaching AWS as the lane does. No call is made.
+    /// says (`SpecSource::state_encryption`), reaching the clouds as the lane does. No call is
+    /// made.
     pub fn state_backend(
         &self,
         location: &StateLocation,
         encryption: Option<&EncryptionSection>,
     ) -> Result<Arc<dyn Backend>, String> {
-        state_backend(location, encryption, &self.aws_sdk)
+        state_backend(location, encryption, &self.state_access)
     }
 }
 
-/// The state backend at `location`, sealed as `encryption` says: a local file, or an S3 object
-/// reached through `aws` (its credentials and endpoint; the region is the location's). KMS
-/// data keys are made in `aws`'s region. No call is made; a passphrase the method needs must be
-/// in the environment.
+/// The state backend at `location`, sealed as `encryption` says: a local file, an S3 object
+/// (reached with `access.aws`'s credentials and endpoint, in the location's region) or a Cloud
+/// Storage object (at `access.gcp_endpoint`, else Google's). AWS KMS data keys are made in
+/// `access.aws`'s region. No call is made; a passphrase the method needs must be in the
+/// environment.
 pub fn state_backend(
     location: &StateLocation,
     encryption: Option<&EncryptionSection>,
-    aws: &aws_config::SdkConfig,
+    access: &StateAccess,
 ) -> Result<Arc<dyn Backend>, String> {
-    let sealing = Arc::new(state_encryption(encryption, aws)?);
+    let sealing = Arc::new(state_encryption(encryption, access)?);
+    let remote = |store: Arc<dyn engine_state::ObjectStore>, key: &str, lease: Duration| {
+        Arc::new(RemoteBackend::new(store, key, lease).encrypted(sealing.clone()))
+    };
     Ok(match location {
-        StateLocation::Local { path } => Arc::new(LocalBackend::new(path).encrypted(sealing)),
+        StateLocation::Local { path } => {
+            Arc::new(LocalBackend::new(path).encrypted(sealing.clone()))
+        }
         StateLocation::S3 { bucket, key, region, lease } => {
-            let store = S3StateStore::new(aws, bucket, region);
-            Arc::new(RemoteBackend::new(Arc::new(store), key, *lease).encrypted(sealing))
+            remote(Arc::new(S3StateStore::new(&access.aws, bucket, region)), key, *lease)
+        }
+        StateLocation::Gcs { bucket, key, lease } => {
+            let store = GcsStateStore::new(bucket, access.gcp_endpoint.as_deref())?;
+            remote(Arc::new(store), key, *lease)
         }
     })
 }
 
 /// How state is sealed: with the spec's method, or in clear. Either way, envelopes sealed with
-/// KMS data keys, or with the passphrase in `$ENGINE_STATE_PASSPHRASE`, can be read (a state
-/// changing method, or turned back to clear).
+/// AWS KMS or Cloud KMS data keys, or with the passphrase in `$ENGINE_STATE_PASSPHRASE`, can be
+/// read (a state changing method, or turned back to clear).
 fn state_encryption(
     section: Option<&EncryptionSection>,
-    aws: &aws_config::SdkConfig,
+    access: &StateAccess,
 ) -> Result<Encryption, String> {
+    let aws = &access.aws;
+    let gcp = access.gcp_endpoint.as_deref();
     let region = aws.region().map(|r| r.to_string()).unwrap_or_default();
+    // Opening Cloud KMS envelopes needs Google credentials; without them such a state says it
+    // cannot be opened, and every other state still can.
+    let cloud_kms_reader =
+        || CloudKmsDataKeys::new(None, gcp).ok().map(|s| Arc::new(s) as Arc<dyn KeySource>);
     let passphrase_in = |variable: &str| -> Result<Option<Arc<dyn KeySource>>, String> {
         match std::env::var(variable).ok().filter(|p| !p.is_empty()) {
             Some(p) => Passphrase::new(p)
@@ -125,6 +163,7 @@ fn state_encryption(
     let mut read: Vec<Arc<dyn KeySource>> = Vec::new();
     let Some(section) = section else {
         read.push(Arc::new(KmsDataKeys::new(aws, &region, None)));
+        read.extend(cloud_kms_reader());
         read.extend(passphrase_in(PASSPHRASE_ENV)?);
         return Ok(Encryption::clear(read));
     };
@@ -135,12 +174,21 @@ fn state_encryption(
                 format!("[state.encryption] seals the state with a passphrase: set ${variable}")
             })?;
             read.push(Arc::new(KmsDataKeys::new(aws, &region, None)));
+            read.extend(cloud_kms_reader());
             Ok(Encryption::sealed_with(source, read))
         }
         EncryptionMethod::AwsKms => {
             let key = section.kms_key_id.as_deref();
+            read.extend(cloud_kms_reader());
             read.extend(passphrase_in(PASSPHRASE_ENV)?);
             Ok(Encryption::sealed_with(Arc::new(KmsDataKeys::new(aws, &region, key)), read))
+        }
+        EncryptionMethod::GcpKms => {
+            let key = section.kms_key_id.as_deref();
+            read.push(Arc::new(KmsDataKeys::new(aws, &region, None)));
+            read.extend(passphrase_in(PASSPHRASE_ENV)?);
+            let source = CloudKmsDataKeys::new(key, gcp)?;
+            Ok(Encryption::sealed_with(Arc::new(source), read))
         }
     }
 }
@@ -270,7 +318,8 @@ impl<'a> LaneBuilder<'a> {
             None => engine_aws::sdk_config_from_env(Some(&region)).await,
         };
         let aws = Arc::new(AwsProvider::for_spec(&sdk, self.spec));
-        let aws_sdk = sdk.clone();
+        let state_access =
+            StateAccess { aws: sdk.clone(), gcp_endpoint: self.gcp_endpoint.clone() };
         let secrets: Arc<dyn SecretStore> = match self.secrets {
             Some(store) => store,
             None => Arc::new(SecretsManager(aws.clone())),
@@ -341,7 +390,7 @@ impl<'a> LaneBuilder<'a> {
             openbao: Arc::new(openbao),
             bootstrap: Arc::new(bootstrap.build()),
             secrets,
-            aws_sdk,
+            state_access,
         }
     }
 }

@@ -27,5 +27,5 @@ pub mod profiles;
 pub use bridges::SecretsManager;
 pub use builder::{
     BOOTSTRAP_PREFIX, GCP_ENDPOINT_ENV, Lane, LaneBuilder, OPENBAO_PREFIX, SecretStore,
-    state_backend,
+    StateAccess, state_backend,
 };

@@ -34,6 +34,18 @@ impl DataKey {
     pub fn new(bytes: [u8; 32]) -> Self {
         DataKey(bytes)
     }
+
+    /// A new key from the system's secure random source.
+    pub fn random() -> Result<Self, String> {
+        let mut bytes = [0u8; 32];
+        SystemRandom::new().fill(&mut bytes).map_err(|_| "no randomness".to_string())?;
+        Ok(DataKey(bytes))
+    }
+
+    /// The key's bytes, for a key service that seals it (Cloud KMS `Encrypt`); never log them.
+    pub fn expose(&self) -> &[u8; 32] {
+        &self.0
+    }
 }
 
 impl Drop for DataKey {

@@ -140,6 +140,8 @@ class BucketHooks(Hooks):
     def delete(self, ctx):
         rel, entry = load(ctx)
         _metageneration_preconditions(ctx, entry)
+        if ctx.app.objects.has_objects(entry.resource["name"]):
+            raise ApiError(409, "The bucket you tried to delete is not empty.", reason="conflict", status="FAILED_PRECONDITION")
         ctx.app.store.delete(ctx.key(rel))
         return None
 

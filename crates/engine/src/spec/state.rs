@@ -2,19 +2,20 @@
 //!
 //! ```toml
 //! [state]
-//! backend = "s3"                      # "local" (default) or "s3"
+//! backend = "s3"                      # "local" (default), "s3" or "gcs"
 //! bucket = "acme-platform-state"
 //! key = "aws/platform.state.json"     # default: engine/<spec>.state.json
-//! region = "eu-west-3"                # default: [globals] region
+//! region = "eu-west-3"                # s3 only; default: [globals] region
 //! lease_seconds = 60                  # how long a lock lasts unless its run renews it
 //!
 //! [state.encryption]                  # optional: sealed at rest (AES-256-GCM envelope)
-//! method = "passphrase"               # or "aws_kms"
+//! method = "passphrase"               # or "aws_kms", "gcp_kms"
 //! passphrase_env = "ENGINE_STATE_PASSPHRASE"  # the variable holding it (default shown)
 //! # kms_key_id = "alias/engine-state"         # with aws_kms
+//! # kms_key_id = "projects/p/locations/europe-west4/keyRings/r/cryptoKeys/k"  # with gcp_kms
 //! ```
 //!
-//! The command line's `--state` overrides it: a path, or `s3://bucket/key`.
+//! The command line's `--state` overrides it: a path, `s3://bucket/key` or `gs://bucket/key`.
 
 use super::{FieldPath, SpecError, SpecErrors, SpecSource};
 use serde::Deserialize;
@@ -30,13 +31,13 @@ pub struct StateSection {
     pub backend: BackendChoice,
     /// The state file (local), relative to the spec's directory.
     pub path: Option<String>,
-    /// The bucket (s3).
+    /// The bucket (s3, gcs).
     pub bucket: Option<String>,
-    /// The object key (s3).
+    /// The object key (s3, gcs).
     pub key: Option<String>,
     /// The bucket's region (s3).
     pub region: Option<String>,
-    /// How long a lock lasts unless renewed (s3).
+    /// How long a lock lasts unless renewed (s3, gcs).
     pub lease_seconds: Option<u64>,
     /// How the state is sealed at rest (default: clear JSON, sensitive values as digests).
     pub encryption: Option<EncryptionSection>,
@@ -49,7 +50,8 @@ pub struct EncryptionSection {
     pub method: EncryptionMethod,
     /// The environment variable holding the passphrase (never the spec).
     pub passphrase_env: Option<String>,
-    /// The KMS key data keys are made under (id, ARN or `alias/...`).
+    /// The KMS key data keys are made under: AWS (id, ARN or `alias/...`) or Cloud KMS
+    /// (`projects/P/locations/L/keyRings/R/cryptoKeys/K`).
     pub kms_key_id: Option<String>,
 }
 
@@ -61,6 +63,8 @@ pub enum EncryptionMethod {
     Passphrase,
     /// AWS KMS data keys.
     AwsKms,
+    /// Data keys sealed by a Cloud KMS crypto key.
+    GcpKms,
 }
 
 impl EncryptionMethod {
@@ -69,6 +73,7 @@ impl EncryptionMethod {
         match self {
             EncryptionMethod::Passphrase => "passphrase",
             EncryptionMethod::AwsKms => "aws_kms",
+            EncryptionMethod::GcpKms => "gcp_kms",
         }
     }
 }
@@ -90,6 +95,7 @@ pub enum BackendChoice {
     #[default]
     Local,
     S3,
+    Gcs,
 }
 
 /// Where a spec's state is, decided from `[state]` and the command line.
@@ -99,6 +105,8 @@ pub enum StateLocation {
     Local { path: PathBuf },
     /// An object in an S3 bucket, locked by a lease object beside it.
     S3 { bucket: String, key: String, region: String, lease: Duration },
+    /// An object in a Cloud Storage bucket, locked by a lease object beside it.
+    Gcs { bucket: String, key: String, lease: Duration },
 }
 
 impl fmt::Display for StateLocation {
@@ -106,20 +114,29 @@ impl fmt::Display for StateLocation {
         match self {
             StateLocation::Local { path } => write!(f, "{}", path.display()),
             StateLocation::S3 { bucket, key, .. } => write!(f, "s3://{bucket}/{key}"),
+            StateLocation::Gcs { bucket, key, .. } => write!(f, "gs://{bucket}/{key}"),
         }
     }
 }
 
 impl StateLocation {
-    /// The location a command line names: `s3://BUCKET/KEY` (in `region`, locked by leases of
-    /// `lease`) or a path; `None` for a malformed `s3://` address.
+    /// The location a command line names: `s3://BUCKET/KEY` (in `region`), `gs://BUCKET/KEY`
+    /// (both locked by leases of `lease`) or a path; `None` for a malformed bucket address.
     pub fn from_arg(arg: &str, region: String, lease: Duration) -> Option<StateLocation> {
-        let Some(rest) = arg.strip_prefix("s3://") else {
-            return Some(StateLocation::Local { path: PathBuf::from(arg) });
+        let split = |rest: &str, valid: fn(&str) -> bool| {
+            let (bucket, key) = rest.split_once('/')?;
+            (valid(bucket) && !key.is_empty() && !key.starts_with('/'))
+                .then(|| (bucket.to_string(), key.to_string()))
         };
-        let (bucket, key) = rest.split_once('/')?;
-        (bucket_name(bucket) && !key.is_empty() && !key.starts_with('/'))
-            .then(|| StateLocation::S3 { bucket: bucket.into(), key: key.into(), region, lease })
+        if let Some(rest) = arg.strip_prefix("s3://") {
+            let (bucket, key) = split(rest, bucket_name)?;
+            return Some(StateLocation::S3 { bucket, key, region, lease });
+        }
+        if let Some(rest) = arg.strip_prefix("gs://") {
+            let (bucket, key) = split(rest, gcs_bucket_name)?;
+            return Some(StateLocation::Gcs { bucket, key, lease });
+        }
+        Some(StateLocation::Local { path: PathBuf::from(arg) })
     }
 }
 
@@ -144,7 +161,7 @@ impl SpecSource {
                 if section.kms_key_id.is_some() {
                     errors.push(self.error(
                         &at.key("kms_key_id"),
-                        "`kms_key_id` is a setting of the aws_kms method",
+                        "`kms_key_id` is a setting of the aws_kms and gcp_kms methods",
                     ));
                 }
                 if section
@@ -157,15 +174,30 @@ impl SpecSource {
                     );
                 }
             }
-            EncryptionMethod::AwsKms => {
+            EncryptionMethod::AwsKms | EncryptionMethod::GcpKms => {
+                let method = section.method.name();
                 if section.passphrase_env.is_some() {
                     errors.push(self.error(
                         &at.key("passphrase_env"),
                         "`passphrase_env` is a setting of the passphrase method",
                     ));
                 }
-                if section.kms_key_id.as_deref().is_none_or(str::is_empty) {
-                    errors.push(self.error(&at, "the aws_kms method needs `kms_key_id`"));
+                match section.kms_key_id.as_deref() {
+                    None | Some("") => errors
+                        .push(self.error(&at, format!("the {method} method needs `kms_key_id`"))),
+                    Some(key)
+                        if section.method == EncryptionMethod::GcpKms
+                            && !cloud_kms_key_name(key) =>
+                    {
+                        errors.push(self.error(
+                            &at.key("kms_key_id"),
+                            format!(
+                                "`{key}` is not a Cloud KMS key name \
+                                 (projects/P/locations/L/keyRings/R/cryptoKeys/K)"
+                            ),
+                        ))
+                    }
+                    Some(_) => {}
                 }
             }
         }
@@ -173,7 +205,8 @@ impl SpecSource {
         Ok(Some(section))
     }
 
-    /// Where this spec's state is: `over` (`--state`: a path or `s3://bucket/key`) if given,
+    /// Where this spec's state is: `over` (`--state`: a path, `s3://bucket/key` or
+    /// `gs://bucket/key`) if given,
     /// else as `[state]` says, else `.engine/<name>.state.json` beside the spec.
     pub fn state_location(&self, over: Option<&str>) -> Result<StateLocation, SpecErrors> {
         let section = self.state_section()?;
@@ -192,27 +225,40 @@ impl SpecSource {
         }
         let only_for = |field: &str, set: bool, backend: &str, errors: &mut Vec<SpecError>| {
             if set {
-                errors.push(self.error(
-                    &root.key(field),
-                    format!("`{field}` is a setting of the {backend} backend"),
-                ));
+                errors.push(
+                    self.error(&root.key(field), format!("`{field}` is a setting of {backend}")),
+                );
             }
         };
+        let remote = "the s3 and gcs backends";
         match section.backend {
             BackendChoice::Local => {
-                only_for("bucket", section.bucket.is_some(), "s3", &mut errors);
-                only_for("key", section.key.is_some(), "s3", &mut errors);
-                only_for("region", section.region.is_some(), "s3", &mut errors);
-                only_for("lease_seconds", section.lease_seconds.is_some(), "s3", &mut errors);
+                only_for("bucket", section.bucket.is_some(), remote, &mut errors);
+                only_for("key", section.key.is_some(), remote, &mut errors);
+                only_for("region", section.region.is_some(), "the s3 backend", &mut errors);
+                only_for("lease_seconds", section.lease_seconds.is_some(), remote, &mut errors);
             }
-            BackendChoice::S3 => {
-                only_for("path", section.path.is_some(), "local", &mut errors);
+            BackendChoice::S3 | BackendChoice::Gcs => {
+                only_for("path", section.path.is_some(), "the local backend", &mut errors);
+                let gcs = section.backend == BackendChoice::Gcs;
+                if gcs {
+                    only_for("region", section.region.is_some(), "the s3 backend", &mut errors);
+                }
+                let (valid, rule): (fn(&str) -> bool, _) = if gcs {
+                    (
+                        gcs_bucket_name,
+                        "a Cloud Storage bucket name (3-63 of a-z, 0-9, `.`, `-`, `_`)",
+                    )
+                } else {
+                    (bucket_name, "an S3 bucket name (3-63 of a-z, 0-9, `.`, `-`)")
+                };
+                let backend = if gcs { "gcs" } else { "s3" };
                 match &section.bucket {
-                    None => errors.push(self.error(&root, "the s3 backend needs `bucket`")),
-                    Some(b) if !bucket_name(b) => errors.push(self.error(
-                        &root.key("bucket"),
-                        format!("`{b}` is not an S3 bucket name (3-63 of a-z, 0-9, `.`, `-`)"),
-                    )),
+                    None => errors
+                        .push(self.error(&root, format!("the {backend} backend needs `bucket`"))),
+                    Some(b) if !valid(b) => {
+                        errors.push(self.error(&root.key("bucket"), format!("`{b}` is not {rule}")))
+                    }
                     Some(_) => {}
                 }
                 if section.key.as_deref().is_some_and(|k| k.is_empty() || k.starts_with('/')) {
@@ -233,9 +279,9 @@ impl SpecSource {
         let lease = Duration::from_secs(lease);
         if let Some(over) = over {
             return StateLocation::from_arg(over, region(), lease).ok_or_else(|| {
-                self.errors(vec![
-                    self.general_error(format!("--state {over}: expected s3://BUCKET/KEY")),
-                ])
+                self.errors(vec![self.general_error(format!(
+                    "--state {over}: expected s3://BUCKET/KEY or gs://BUCKET/KEY"
+                ))])
             });
         }
         Ok(match section.backend {
@@ -247,14 +293,21 @@ impl SpecSource {
             },
             BackendChoice::S3 => StateLocation::S3 {
                 bucket: section.bucket.clone().unwrap_or_default(),
-                key: section
-                    .key
-                    .clone()
-                    .unwrap_or_else(|| format!("engine/{}.state.json", self.name())),
+                key: self.state_key(&section),
                 region: region(),
                 lease,
             },
+            BackendChoice::Gcs => StateLocation::Gcs {
+                bucket: section.bucket.clone().unwrap_or_default(),
+                key: self.state_key(&section),
+                lease,
+            },
         })
+    }
+
+    /// The object key of a remote state: `key`, else `engine/<spec>.state.json`.
+    fn state_key(&self, section: &StateSection) -> String {
+        section.key.clone().unwrap_or_else(|| format!("engine/{}.state.json", self.name()))
     }
 
     /// The directory of the spec file (`.` when it has none).
@@ -265,6 +318,28 @@ impl SpecSource {
             .map(|p| p.to_path_buf())
             .unwrap_or_else(|| PathBuf::from("."))
     }
+}
+
+/// Whether `name` is a valid Cloud Storage bucket name (names with dots, up to 222 characters,
+/// are domain-verified buckets; the engine takes the common form).
+fn gcs_bucket_name(name: &str) -> bool {
+    (3..=63).contains(&name.len())
+        && name.bytes().all(|b| {
+            b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'.' || b == b'-' || b == b'_'
+        })
+        && name.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && name.ends_with(|c: char| c.is_ascii_alphanumeric())
+        && !name.starts_with("goog")
+}
+
+/// Whether `name` is a Cloud KMS crypto key's resource name.
+fn cloud_kms_key_name(name: &str) -> bool {
+    let parts: Vec<&str> = name.split('/').collect();
+    parts.len() == 8
+        && ["projects", "locations", "keyRings", "cryptoKeys"]
+            .iter()
+            .enumerate()
+            .all(|(i, word)| parts[2 * i] == *word && !parts[2 * i + 1].is_empty())
 }
 
 /// Whether `name` is a valid S3 bucket name (the general rules; no dots next to each other).
@@ -327,19 +402,66 @@ mod tests {
         assert_eq!(at, StateLocation::Local { path: "/tmp/aws.json".into() });
         let err = s.state_location(Some("s3://Bad_Bucket")).unwrap_err();
         assert!(err.details().contains("expected s3://BUCKET/KEY"), "{err}");
+        let at = s.state_location(Some("gs://ogenki_tfstate/cloud-native-ref/gcp.json")).unwrap();
+        assert_eq!(at.to_string(), "gs://ogenki_tfstate/cloud-native-ref/gcp.json");
+        assert!(matches!(at, StateLocation::Gcs { lease, .. } if lease.as_secs() == 5));
+        assert!(s.state_location(Some("gs://bucket-only")).is_err());
+    }
+
+    #[test]
+    fn a_gcs_backend_keeps_a_key_per_spec_and_takes_cloud_kms_keys() {
+        let key = "projects/p/locations/europe-west4/keyRings/state/cryptoKeys/engine";
+        let s = spec(&format!(
+            "[state]\nbackend = \"gcs\"\nbucket = \"acme_state\"\n\n\
+             [state.encryption]\nmethod = \"gcp_kms\"\nkms_key_id = \"{key}\"\n"
+        ));
+        let at = s.state_location(None).unwrap();
+        assert_eq!(
+            at,
+            StateLocation::Gcs {
+                bucket: "acme_state".into(),
+                key: "engine/aws.state.json".into(),
+                lease: engine_state::DEFAULT_LEASE,
+            }
+        );
+        let sealing = s.state_encryption().unwrap().unwrap();
+        assert_eq!(
+            (sealing.method, sealing.kms_key_id.as_deref()),
+            (EncryptionMethod::GcpKms, Some(key))
+        );
     }
 
     #[test]
     fn mistakes_name_the_line_and_field() {
         let cases = [
-            ("[state]\nbackend = \"gcs\"\n", "state.backend", "unknown variant `gcs`"),
+            ("[state]\nbackend = \"azurerm\"\n", "state.backend", "unknown variant `azurerm`"),
+            ("[state]\nbackend = \"gcs\"\n", "state", "the gcs backend needs `bucket`"),
+            (
+                "[state]\nbackend = \"gcs\"\nbucket = \"goog-state\"\n",
+                "state.bucket",
+                "not a Cloud Storage bucket name",
+            ),
+            (
+                "[state]\nbackend = \"gcs\"\nbucket = \"acme\"\nregion = \"eu\"\n",
+                "state.region",
+                "setting of the s3 backend",
+            ),
+            (
+                "[state.encryption]\nmethod = \"gcp_kms\"\nkms_key_id = \"alias/x\"\n",
+                "state.encryption.kms_key_id",
+                "not a Cloud KMS key name",
+            ),
             ("[state]\nbackend = \"s3\"\n", "state", "needs `bucket`"),
             (
                 "[state]\nbackend = \"s3\"\nbucket = \"A\"\n",
                 "state.bucket",
                 "not an S3 bucket name",
             ),
-            ("[state]\nbucket = \"acme-state\"\n", "state.bucket", "setting of the s3 backend"),
+            (
+                "[state]\nbucket = \"acme-state\"\n",
+                "state.bucket",
+                "setting of the s3 and gcs backends",
+            ),
             (
                 "[state]\nbackend = \"s3\"\nbucket = \"acme\"\npath = \"x\"\n",
                 "state.path",
@@ -369,7 +491,7 @@ mod tests {
             (
                 "[state.encryption]\nmethod = \"passphrase\"\nkms_key_id = \"k\"\n",
                 "state.encryption.kms_key_id",
-                "of the aws_kms method",
+                "of the aws_kms and gcp_kms methods",
             ),
             (
                 "[state.encryption]\nmethod = \"passphrase\"\npassphrase = \"hunter2\"\n",
