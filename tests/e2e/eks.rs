@@ -12,7 +12,9 @@ use std::time::Duration;
 
 const CLUSTER: &str = "aws-0";
 const OPS_ROLE: &str = "arn:aws:iam::123456789012:role/ops";
-const KARPENTER_NODE_ROLE: &str = "arn:aws:iam::123456789012:role/aws-0-karpenter-node";
+const KARPENTER_NODE_ROLE: &str = "arn:aws:iam::123456789012:role/Karpenter-aws-0";
+/// Karpenter's interruption queue, as specs/aws.toml names it (the reference's name).
+const KARPENTER_QUEUE: &str = "Karpenter-aws-0";
 const KARPENTER_RULES: &str = "aws-0-karpenter-";
 
 /// The network and the reference `[eks]` section, plus an access entry of the test's own.
@@ -241,7 +243,7 @@ async fn eks_stage_from_empty_to_destroy() {
     let sqs = aws_sdk_sqs::Client::new(&moto.sdk_config().await);
     let queue_url = sqs
         .get_queue_url()
-        .queue_name(CLUSTER)
+        .queue_name(KARPENTER_QUEUE)
         .send()
         .await
         .unwrap()
@@ -291,7 +293,7 @@ async fn eks_stage_from_empty_to_destroy() {
         assert!(patterns.iter().any(|p| p.contains(detail)), "{detail}: {patterns:?}");
     }
     let node_policies =
-        iam.list_attached_role_policies().role_name("aws-0-karpenter-node").send().await.unwrap();
+        iam.list_attached_role_policies().role_name("Karpenter-aws-0").send().await.unwrap();
     let mut node_policies: Vec<&str> =
         node_policies.attached_policies().iter().filter_map(|p| p.policy_name()).collect();
     node_policies.sort();
@@ -502,7 +504,7 @@ async fn eks_stage_from_empty_to_destroy() {
     );
     let providers = iam.list_open_id_connect_providers().send().await.unwrap();
     assert!(providers.open_id_connect_provider_list().is_empty());
-    let queue = sqs.get_queue_url().queue_name(CLUSTER).send().await;
+    let queue = sqs.get_queue_url().queue_name(KARPENTER_QUEUE).send().await;
     assert!(queue.is_err(), "{queue:?}");
     let rules = eventbridge.list_rules().name_prefix(KARPENTER_RULES).send().await.unwrap();
     assert!(rules.rules().is_empty(), "{:?}", rules.rules());

@@ -152,6 +152,27 @@ async fn a_network_kept_in_gcs_sealed_with_cloud_kms_converges_and_migrates_back
     let plan =
         run_engine(&moto.endpoint(), &["plan", spec, "--state", local, "--detailed-exitcode"], &[]);
     assert_eq!(plan.status.code(), Some(0), "{}", text(&plan));
+
+    // OpenTofu's GCS backend keeps `<prefix>/default.tfstate`: import reads it there, and lists
+    // what it cannot take over.
+    let tofu = serde_json::json!({"version": 4, "resources": [{
+        "mode": "managed", "type": "google_compute_network", "name": "vpc",
+        "instances": [{"attributes": {"id": "projects/ogenki-435905/global/networks/vpc"}}],
+    }]});
+    let upload = format!(
+        "{}/upload/storage/v1/b/{BUCKET}/o?uploadType=media&name=cloud-native-ref/gcp/network/default.tfstate",
+        fake.endpoint()
+    );
+    let uploaded = reqwest::Client::new().post(upload).body(tofu.to_string()).send().await;
+    assert!(uploaded.unwrap().status().is_success());
+    let from = "gs://engine-state/cloud-native-ref/gcp/network/default.tfstate";
+    let import = run_engine(
+        &moto.endpoint(),
+        &["import", "--from-tofu", from, spec, "--state", local],
+        &gcp,
+    );
+    assert!(import.status.success(), "{}", text(&import));
+    assert!(text(&import).contains("google_compute_network.vpc"), "{}", text(&import));
 }
 
 #[tokio::test(flavor = "multi_thread")]

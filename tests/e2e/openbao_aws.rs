@@ -11,8 +11,8 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-const BUCKET: &str = "aws-0-openbao-snapshots-eu-west-3";
-const RECORD: &str = "bao.priv.aws.cloud.ogenki.io";
+const BUCKET: &str = "eu-west-3-ogenki-openbao-snapshot";
+const RECORD: &str = "bao.priv.aws.ogenki.io";
 
 /// Every lineage resource: kept by an unconfirmed destroy.
 const LINEAGE: [&str; 6] = [

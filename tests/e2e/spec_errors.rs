@@ -258,7 +258,7 @@ const CASES: &[Case] = &[
     },
     Case {
         name: "network: private zone name that is not a DNS name",
-        edits: &[("private_zone = {}", "private_zone = { name = \"priv aws\" }")],
+        edits: &[("name = \"priv.aws.ogenki.io\" }", "name = \"priv aws\" }")],
         overlay: "",
         at: Spec("private_zone"),
         message: "`priv aws` is not a DNS name",
@@ -348,7 +348,7 @@ const CASES: &[Case] = &[
     Case {
         name: "openbao.server: the same alias for both keys",
         edits: &[(
-            "snapshot_key_alias = \"openbao-snapshots\"",
+            "snapshot_key_alias = \"xplane-openbao-snapshot\"",
             "snapshot_key_alias = \"openbao-seal\"",
         )],
         overlay: "",
@@ -370,8 +370,8 @@ const CASES: &[Case] = &[
     Case {
         name: "openbao.server.snapshots: bucket name S3 refuses",
         edits: &[(
-            "prefix = \"snapshots/\"",
-            "prefix = \"snapshots/\"\nbucket = \"Snapshots_Bucket\"",
+            "bucket = \"eu-west-3-ogenki-openbao-snapshot\"",
+            "bucket = \"Snapshots_Bucket\"",
         )],
         overlay: "",
         at: Spec("bucket = "),
@@ -556,7 +556,10 @@ const CASES: &[Case] = &[
     // [openbao]: OpenBao's configuration.
     Case {
         name: "openbao: address that is not a URL",
-        edits: &[("ca_file = \"~/", "address = \"bao.priv:8200\"\nca_file = \"~/")],
+        edits: &[(
+            "address = \"https://bao.priv.aws.ogenki.io:8200\"",
+            "address = \"bao.priv:8200\"",
+        )],
         overlay: "",
         at: Spec("address = "),
         message: "`bao.priv:8200` is not an http(s) URL",
@@ -575,11 +578,22 @@ const CASES: &[Case] = &[
     },
     Case {
         name: "openbao.init: empty secret prefix",
-        edits: &[("secret_prefix = \"openbao/aws-0\"", "secret_prefix = \"\"")],
+        edits: &[("secret_prefix = \"openbao/cloud-native-ref\"", "secret_prefix = \"\"")],
         overlay: "",
         at: Spec("secret_prefix"),
         message: "the prefix must not be empty",
         field: "openbao.init.secret_prefix",
+    },
+    Case {
+        name: "openbao.init: a secret place without a name",
+        edits: &[(
+            "root_token_secret = \"openbao/cloud-native-ref/tokens/root#token\"",
+            "root_token_secret = \"#token\"",
+        )],
+        overlay: "",
+        at: Spec("root_token_secret"),
+        message: "expected NAME or NAME#field",
+        field: "openbao.init.root_token_secret",
     },
     Case {
         name: "openbao.mounts: path with an empty segment",
@@ -643,8 +657,8 @@ const CASES: &[Case] = &[
     Case {
         name: "openbao.tls: renewal window longer than the certificate",
         edits: &[(
-            "secret = \"openbao/tls\"            # read",
-            "secret = \"openbao/tls\"\nrenew_before_days = 400            # read",
+            "secret = \"certificates/priv.aws.ogenki.io/openbao\"   # read",
+            "secret = \"certificates/priv.aws.ogenki.io/openbao\"\nrenew_before_days = 400   # read",
         )],
         overlay: "",
         at: Spec("renew_before_days"),

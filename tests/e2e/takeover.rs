@@ -1,16 +1,17 @@
-//! Taking over what OpenTofu built: the network stage applied by Terraform (the configuration in
-//! bench/vs-terraform/network, the reference's module naming) against moto, its state imported
-//! from the bucket key the reference keeps it at with `engine import --from-tofu`, and the
-//! engine's plan creates and replaces nothing.
+//! Taking over what OpenTofu built: the network stage and OpenBao's lineage applied by Terraform
+//! (the configurations in bench/vs-terraform/{network,lineage}, the reference's names) against
+//! moto, their states imported with `engine import --from-tofu`, and the engine's plan creates
+//! and replaces nothing.
 
 use crate::support::{owned, reference_counts};
+use engine_pki as pki;
 use engine_tests::{Moto, network_spec_path, run_engine, text, workspace};
 use std::path::Path;
 use std::process::Command;
 
-/// Terraform applies `bench/vs-terraform/network` against `moto` in `dir`; answers its state
+/// Terraform applies `bench/vs-terraform/<stage>` against `moto` in `dir`; answers its state
 /// file. Terraform and its AWS provider come with this machine (testenv/terraform-config.sh).
-fn terraform_applies_the_network(moto: &Moto, dir: &Path) -> std::path::PathBuf {
+fn terraform_applies(moto: &Moto, stage: &str, dir: &Path) -> std::path::PathBuf {
     let config = Command::new(workspace().join("testenv/terraform-config.sh"))
         .output()
         .expect("run testenv/terraform-config.sh");
@@ -20,8 +21,8 @@ fn terraform_applies_the_network(moto: &Moto, dir: &Path) -> std::path::PathBuf 
         String::from_utf8_lossy(&config.stderr)
     );
     let config = String::from_utf8(config.stdout).unwrap().trim().to_string();
-    std::fs::copy(workspace().join("bench/vs-terraform/network/main.tf"), dir.join("main.tf"))
-        .unwrap();
+    let source = workspace().join(format!("bench/vs-terraform/{stage}/main.tf"));
+    std::fs::copy(source, dir.join("main.tf")).unwrap();
     let terraform = |args: &[&str]| {
         let out = Command::new("terraform")
             .args(args)
@@ -54,7 +55,7 @@ async fn the_network_terraform_built_is_taken_over_with_nothing_created_or_repla
     let work = tempfile::tempdir().unwrap();
     let tf = work.path().join("tf");
     std::fs::create_dir_all(&tf).unwrap();
-    let tfstate = terraform_applies_the_network(&moto, &tf);
+    let tfstate = terraform_applies(&moto, "network", &tf);
     let before = owned(&moto).await;
     assert_eq!((before.vpcs, before.subnets), (0, 0), "nothing carries the engine's tags yet");
     let spec = network_spec_path();
@@ -73,15 +74,11 @@ async fn the_network_terraform_built_is_taken_over_with_nothing_created_or_repla
     assert!(out.contains("aws.network.route_table.public <= aws_route_table.public"), "{out}");
     assert!(!out.contains("Not taken over"), "everything Terraform made is the spec's: {out}");
 
-    let plan = run_engine(&moto.endpoint(), &["plan", spec, "--state", state, "--json"], &[]);
-    assert!(plan.status.success(), "{}", text(&plan));
-    let plan: serde_json::Value = serde_json::from_slice(&plan.stdout).unwrap();
-    let actions: Vec<(String, String)> = plan["resource_changes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| (c["action"].as_str().unwrap().to_string(), c["address"].to_string()))
-        .collect();
+    let actions = plan_actions(&run_engine(
+        &moto.endpoint(),
+        &["plan", spec, "--state", state, "--json"],
+        &[],
+    ));
     let forbidden: Vec<_> = actions
         .iter()
         .filter(|(a, _)| matches!(a.as_str(), "create" | "replace" | "delete"))
@@ -98,5 +95,88 @@ async fn the_network_terraform_built_is_taken_over_with_nothing_created_or_repla
     assert_eq!(drift.status.code(), Some(0), "{}", text(&drift));
     let again =
         run_engine(&moto.endpoint(), &["plan", spec, "--state", state, "--detailed-exitcode"], &[]);
+    assert_eq!(again.status.code(), Some(0), "{}", text(&again));
+}
+
+/// The actions of a `plan --json`, as (action, address).
+fn plan_actions(plan: &std::process::Output) -> Vec<(String, String)> {
+    assert!(plan.status.success(), "{}", text(plan));
+    let plan: serde_json::Value = serde_json::from_slice(&plan.stdout).unwrap();
+    plan["resource_changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["action"].as_str().unwrap().to_string(), c["address"].to_string()))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn openbaos_lineage_terraform_built_is_taken_over_never_made_again() {
+    let moto = Moto::start();
+    let work = tempfile::tempdir().unwrap();
+    let tf = work.path().join("tf");
+    std::fs::create_dir_all(&tf).unwrap();
+    let tfstate = terraform_applies(&moto, "lineage", &tf);
+    // specs/aws.toml as it is, its offline root where this test keeps one.
+    pki::init_root(&work.path().join("pki")).unwrap();
+    let overlay = work.path().join("overlay.toml");
+    std::fs::write(
+        &overlay,
+        format!("[openbao]\nca_file = \"{}\"\n", work.path().join("pki/root-ca.crt").display()),
+    )
+    .unwrap();
+    let spec = workspace().join("specs/aws.toml");
+    let state = work.path().join("aws.state.json");
+    let (spec, overlay, state, tfstate) = (
+        spec.to_str().unwrap(),
+        overlay.to_str().unwrap(),
+        state.to_str().unwrap(),
+        tfstate.to_str().unwrap(),
+    );
+    let lineage = [
+        "--target",
+        "aws.openbao.kms_key",
+        "--target",
+        "aws.openbao.kms_alias",
+        "--target",
+        "aws.openbao.kms_replica_key",
+        "--target",
+        "aws.openbao.s3_bucket",
+    ];
+    let overlaid = |args: &[&str]| -> Vec<String> {
+        let mut all: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+        all.extend(["--overlay".to_string(), overlay.to_string()]);
+        all.extend(["--state".to_string(), state.to_string()]);
+        all.extend(lineage.iter().map(|a| a.to_string()));
+        all
+    };
+    let run = |args: Vec<String>| {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        run_engine(&moto.endpoint(), &args, &[])
+    };
+
+    let import = run(overlaid(&["import", "--from-tofu", tfstate, spec]));
+    let out = text(&import);
+    assert!(import.status.success(), "{out}");
+    assert!(out.contains("Taken over from OpenTofu: 6 resources"), "{out}");
+    assert!(out.contains("aws.openbao.kms_key.seal <= aws_kms_key.openbao"), "{out}");
+    assert!(out.contains("aws.openbao.s3_bucket.snapshots <= aws_s3_bucket.snapshot"), "{out}");
+    assert!(!out.contains("Not taken over"), "the bucket's settings are the bucket's: {out}");
+
+    let actions = plan_actions(&run(overlaid(&["plan", spec, "--json"])));
+    assert_eq!(actions.len(), 6, "{actions:?}");
+    let forbidden: Vec<_> = actions
+        .iter()
+        .filter(|(a, _)| matches!(a.as_str(), "create" | "replace" | "delete"))
+        .collect();
+    assert!(forbidden.is_empty(), "no key, alias or bucket made again: {forbidden:?}");
+
+    let apply = run(overlaid(&["apply", spec, "--auto-approve"]));
+    assert!(apply.status.success(), "{}", text(&apply));
+    assert!(text(&apply).contains("0 added"), "{}", text(&apply));
+    let kms = aws_sdk_kms::Client::new(&moto.sdk_config().await);
+    let keys = kms.list_keys().send().await.unwrap();
+    assert_eq!(keys.keys().len(), 2, "the seal and snapshot keys, once each");
+    let again = run(overlaid(&["plan", spec, "--detailed-exitcode"]));
     assert_eq!(again.status.code(), Some(0), "{}", text(&again));
 }

@@ -4,7 +4,7 @@
 use engine::Secret;
 use engine::{Action, Address, Engine};
 use engine_openbao::BaoClient;
-use engine_tests::lane::{self, LINEAGE, PREFIX, Peers, Run, ar, stage};
+use engine_tests::lane::{self, LINEAGE, Peers, ROOT_TOKEN_SECRET, Run, ar, stage};
 use engine_tests::moto;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
@@ -101,7 +101,9 @@ async fn whole_aws_lane_from_empty_to_flux_and_back() {
     // OpenBao: initialised with its credentials in Secrets Manager, and jwt/aws-0 bound to the
     // cluster's issuer: a service-account token of the cluster logs in.
     let sdk = p.moto.sdk_config().await;
-    let token = moto::secret_string(&sdk, &format!("{PREFIX}/root-token")).await;
+    let stored = moto::secret_string(&sdk, ROOT_TOKEN_SECRET).await;
+    let stored: serde_json::Value = serde_json::from_str(&stored).expect("a JSON document");
+    let token = stored["token"].as_str().expect("the `token` field").to_string();
     let root =
         BaoClient::new(&engine_tests::bao_connection(&p.bao, Some(Secret::new(token.clone()))))
             .unwrap();

@@ -18,7 +18,10 @@ use serde_json::json;
 use std::path::Path;
 use std::time::Duration;
 
-pub const PREFIX: &str = "openbao/aws-0";
+/// Where specs/aws.toml keeps OpenBao's root token: the reference's secret, field `token`.
+pub const ROOT_TOKEN_SECRET: &str = "openbao/cloud-native-ref/tokens/root";
+/// Where specs/aws.toml keeps the intermediate CA: the reference's secret, field `bundle`.
+pub const INTERMEDIATE_SECRET: &str = "certificates/priv.aws.ogenki.io/intermediate-ca";
 
 /// The lineage a destroy keeps unless confirmed.
 pub const LINEAGE: [&str; 6] = [
@@ -93,8 +96,9 @@ pub async fn peers() -> Peers {
     let root = pki::init_root(&work.path().join("pki")).unwrap();
     let inter = pki::intermediate(&root, "aws").unwrap();
     let sm = aws_sdk_secretsmanager::Client::new(&moto.sdk_config().await);
+    let bundle = json!({ "bundle": inter.bundle_pem().expose() }).to_string();
     for (name, value) in [
-        ("openbao/pki/intermediate-aws", inter.bundle_pem().expose()),
+        (INTERMEDIATE_SECRET, bundle.as_str()),
         ("github/flux-app/app-id", "123456"),
         ("github/flux-app/installation-id", "654321"),
         ("github/flux-app/private-key", "-----BEGIN FAKE KEY-----\nlane\n-----END FAKE KEY-----"),

@@ -229,7 +229,7 @@ resource "aws_flow_log" "this" {
 }
 
 resource "aws_route53_zone" "private" {
-  name    = "priv.aws.cloud.ogenki.io"
+  name    = "priv.aws.ogenki.io"
   comment = "${local.cluster} private zone"
   vpc {
     vpc_id     = aws_vpc.this.id

@@ -76,6 +76,31 @@ pub(crate) fn tofu_resources(resource_type: &str, id: &str, a: &Json) -> Option<
             }
             Some(vec![resource("aws_flow_log", id, f)])
         }
+        // OpenBao's lineage: the keys, their aliases, the replica, the snapshot bucket.
+        "aws_kms_key" => {
+            let mut f = fields(a);
+            rename(&mut f, "customer_master_key_spec", "key_spec");
+            Some(vec![resource("aws_kms_key", id, f)])
+        }
+        "aws_kms_alias" | "aws_s3_bucket" => same(resource_type),
+        "aws_kms_replica_key" => {
+            let mut f = fields(a);
+            // arn:aws:kms:<region>:<account>:key/<id>
+            let key_id = |arn: &str| arn.rsplit_once("key/").map(|(_, k)| k.to_string());
+            if let Some(primary) = a["primary_key_arn"].as_str().and_then(key_id) {
+                f.insert("primary_key_id".into(), json!(primary));
+            }
+            if let Some(region) = a["arn"].as_str().and_then(|arn| arn.split(':').nth(3)) {
+                f.insert("region".into(), json!(region));
+            }
+            Some(vec![resource("aws_kms_replica_key", id, f)])
+        }
+        // A bucket's settings, one resource each in the provider, are fields of the engine's
+        // bucket: taking over the bucket takes them over, and its plan shows any difference.
+        "aws_s3_bucket_versioning"
+        | "aws_s3_bucket_server_side_encryption_configuration"
+        | "aws_s3_bucket_public_access_block"
+        | "aws_s3_bucket_lifecycle_configuration" => Some(vec![]),
         "aws_route53_zone" => {
             let mut f = fields(a);
             if let Some(vpc) = a["vpc"].as_array().and_then(|v| v.first()) {
@@ -189,5 +214,31 @@ mod tests {
         assert_eq!(p.attributes["role_name"], "r");
         assert_eq!(p.attributes["policy"], json!({"Version": "2012-10-17"}));
         assert!(tofu_resources("aws_default_network_acl", "acl-1", &json!({})).is_none());
+    }
+
+    #[test]
+    fn the_lineages_keys_replica_and_bucket_take_the_kinds_names() {
+        let key = json!({"id": "k-1", "customer_master_key_spec": "SYMMETRIC_DEFAULT", "multi_region": true});
+        let k = &tofu_resources("aws_kms_key", "k-1", &key).unwrap()[0];
+        assert_eq!(
+            (k.attributes["key_spec"].clone(), k.attributes["multi_region"].clone()),
+            (json!("SYMMETRIC_DEFAULT"), json!(true))
+        );
+        let replica = json!({
+            "id": "mrk-1",
+            "arn": "arn:aws:kms:eu-west-1:396740644681:key/mrk-1",
+            "primary_key_arn": "arn:aws:kms:eu-west-3:396740644681:key/mrk-1",
+        });
+        let r = &tofu_resources("aws_kms_replica_key", "mrk-1", &replica).unwrap()[0];
+        assert_eq!(
+            (r.attributes["primary_key_id"].clone(), r.attributes["region"].clone()),
+            (json!("mrk-1"), json!("eu-west-1"))
+        );
+        let bucket = json!({"id": "eu-west-3-ogenki-openbao-snapshot", "bucket": "eu-west-3-ogenki-openbao-snapshot"});
+        let b =
+            &tofu_resources("aws_s3_bucket", "eu-west-3-ogenki-openbao-snapshot", &bucket).unwrap();
+        assert_eq!(b[0].kind, "aws_s3_bucket");
+        let versioning = tofu_resources("aws_s3_bucket_versioning", "b", &json!({})).unwrap();
+        assert!(versioning.is_empty(), "a bucket setting is the bucket's");
     }
 }

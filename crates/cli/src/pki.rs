@@ -39,7 +39,8 @@ pub async fn ensure_intermediate<S: SecretSink + SecretSource + ?Sized>(
     name: &str,
     store: &S,
 ) -> Result<Outcome, String> {
-    if let Some(stored) = store.get(name).await.map_err(|e| e.to_string())?
+    let place = engine_openbao::SecretRef::parse(name);
+    if let Some(stored) = place.read(store).await.map_err(|e| e.to_string())?
         && let Ok(bundle) = IntermediateBundle::from_bundle_pem(&stored)
         && bundle.root_cert_pem.trim() == root.cert_pem.trim()
         && chains_to(&bundle, root)
@@ -48,7 +49,7 @@ pub async fn ensure_intermediate<S: SecretSink + SecretSource + ?Sized>(
     }
     let bundle = pki::intermediate(root, cloud).map_err(|e| e.to_string())?;
     let pem: Secret = bundle.bundle_pem();
-    store.put(name, &pem).await.map_err(|e| e.to_string())?;
+    store.put(&place.name, &place.stored(&pem)).await.map_err(|e| e.to_string())?;
     Ok(Outcome::Issued(bundle))
 }
 

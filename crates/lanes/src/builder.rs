@@ -413,7 +413,7 @@ fn openbao_connector(
                 address,
                 ca_bundle,
                 source: secrets,
-                token_secret: "openbao/root-token".into(),
+                token_secret: engine_openbao::SecretRef::parse("openbao/root-token"),
             })
         }
         (None, Ok(Some(c))) => Arc::new(c),

@@ -4,7 +4,7 @@
 //! or [`crate::spec_connector`] (the spec's address and CA, the root token from the secret store).
 
 use crate::client::{BaoConnection, BaoError};
-use crate::stores::SecretSource;
+use crate::stores::{SecretRef, SecretSource};
 use std::sync::Arc;
 
 /// Supplies the connection to OpenBao when a kind needs it.
@@ -23,23 +23,24 @@ impl BaoConnector for StaticConnector {
     }
 }
 
-/// A connector whose token is read from a secret store at each connection, under the name
-/// `openbao_init` stores it (`<secret_prefix>/root-token`): before init there is none, right
-/// after init (or a restore) the lineage's token is found.
+/// A connector whose token is read from a secret store at each connection, where
+/// `openbao_init` stores it (`[openbao.init] root_token_secret`, default
+/// `<secret_prefix>/root-token`): before init there is none, right after init (or a restore)
+/// the lineage's token is found.
 pub struct StoredTokenConnector {
     pub address: String,
     pub ca_bundle: Option<String>,
     pub source: Arc<dyn SecretSource>,
-    /// The secret's name, e.g. `openbao/aws-0/root-token`.
-    pub token_secret: String,
+    /// The secret, e.g. `openbao/aws-0/root-token` or `openbao/cloud-native-ref/tokens/root#token`.
+    pub token_secret: SecretRef,
 }
 
 #[async_trait::async_trait]
 impl BaoConnector for StoredTokenConnector {
     async fn connect(&self) -> Result<BaoConnection, BaoError> {
         let token = self
-            .source
-            .get(&self.token_secret)
+            .token_secret
+            .read(self.source.as_ref())
             .await
             .map_err(|e| BaoError::Hook(format!("reading `{}`: {e}", self.token_secret)))?;
         Ok(BaoConnection {

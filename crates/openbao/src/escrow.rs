@@ -19,12 +19,15 @@ pub struct Escrow {
     path: PathBuf,
 }
 
-/// What the file holds: the secret store's names and their values.
+/// What the file holds: the secret store's names and what is stored there, and the root token.
 #[derive(Serialize, Deserialize)]
 struct Held {
     /// The server the credentials belong to.
     address: String,
     entries: BTreeMap<String, String>,
+    /// The root token itself (an entry may hold it inside a JSON document).
+    #[serde(default)]
+    root_token: Option<String>,
 }
 
 impl Escrow {
@@ -43,11 +46,18 @@ impl Escrow {
         self.path.exists()
     }
 
-    /// Keeps `entries` (secret store name, value) of the server at `address` durably.
-    pub fn hold(&self, address: &str, entries: &[(String, Secret)]) -> std::io::Result<()> {
+    /// Keeps `entries` (secret store name, what is stored there) of the server at `address`,
+    /// whose root token is `root_token`, durably.
+    pub fn hold(
+        &self,
+        address: &str,
+        root_token: &Secret,
+        entries: &[(String, Secret)],
+    ) -> std::io::Result<()> {
         let held = Held {
             address: address.to_string(),
             entries: entries.iter().map(|(n, v)| (n.clone(), v.expose().to_string())).collect(),
+            root_token: Some(root_token.expose().to_string()),
         };
         let dir =
             self.path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
@@ -64,24 +74,37 @@ impl Escrow {
         File::open(dir)?.sync_all()
     }
 
-    /// The entries held, if the file exists.
-    pub fn entries(&self) -> std::io::Result<Option<Vec<(String, Secret)>>> {
+    fn held(&self) -> std::io::Result<Option<Held>> {
         let bytes = match std::fs::read(&self.path) {
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(e),
         };
         // serde's message could quote a value: say only where the file is.
-        let held: Held = serde_json::from_slice(&bytes).map_err(|_| {
+        serde_json::from_slice(&bytes).map(Some).map_err(|_| {
             std::io::Error::other(format!("{} is not an escrow file", self.path.display()))
-        })?;
-        Ok(Some(held.entries.into_iter().map(|(n, v)| (n, Secret::new(v))).collect()))
+        })
     }
 
-    /// The held root token (the entry named `<secret_prefix>/root-token`).
+    /// The entries held, if the file exists.
+    pub fn entries(&self) -> std::io::Result<Option<Vec<(String, Secret)>>> {
+        Ok(self
+            .held()?
+            .map(|held| held.entries.into_iter().map(|(n, v)| (n, Secret::new(v))).collect()))
+    }
+
+    /// The held root token (from a file of an older engine: the entry named
+    /// `<secret_prefix>/root-token`).
     pub fn root_token(&self) -> std::io::Result<Option<Secret>> {
-        let entries = self.entries()?.unwrap_or_default();
-        Ok(entries.into_iter().find(|(n, _)| n.ends_with("/root-token")).map(|(_, v)| v))
+        let Some(held) = self.held()? else {
+            return Ok(None);
+        };
+        Ok(held
+            .root_token
+            .or_else(|| {
+                held.entries.into_iter().find(|(n, _)| n.ends_with("/root-token")).map(|(_, v)| v)
+            })
+            .map(Secret::new))
     }
 
     /// A failure to read or write the file, as a kind's error.
@@ -108,9 +131,9 @@ mod tests {
         let escrow = Escrow::new(dir.path().join("sub/aws.openbao-escrow.json"));
         assert!(!escrow.is_held());
         assert!(escrow.entries().unwrap().is_none());
-        let root = ("openbao/aws-0/root-token".to_string(), Secret::new("s.root"));
+        let root = ("tokens/root".to_string(), Secret::new(r#"{"token":"s.root"}"#));
         let keys = ("openbao/aws-0/recovery-keys".to_string(), Secret::new("[\"a\"]"));
-        escrow.hold("https://bao:8200", &[root, keys]).unwrap();
+        escrow.hold("https://bao:8200", &Secret::new("s.root"), &[root, keys]).unwrap();
         assert!(escrow.is_held());
         #[cfg(unix)]
         {

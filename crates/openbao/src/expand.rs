@@ -66,6 +66,8 @@ pub fn expand(
         out.push(
             ResourceSpec::new(a.clone(), "openbao_init")
                 .attr("secret_prefix", i.secret_prefix.as_str())
+                .attr("root_token_secret", i.root_token_ref().to_string())
+                .attr("recovery_keys_secret", i.recovery_keys_ref().to_string())
                 .attr("shares", i.shares)
                 .attr("threshold", i.threshold)
                 .attr("sealed", false)

@@ -2,10 +2,11 @@
 //!
 //! The resource exists once the server is initialised. Attributes: `shares`, `threshold` (the
 //! recovery shares with an auto-unseal seal, the unseal shares with Shamir) and `sealed`
-//! (desired `false`) in place; `seal_type`, `recovery_seal`, `cluster_id` computed. Setting:
-//! `secret_prefix`, under which the credentials go to the secret sink: `<prefix>/root-token`
-//! and `<prefix>/recovery-keys` (auto-unseal) or `<prefix>/unseal-keys` (Shamir), the keys as a
-//! JSON array of base64 strings.
+//! (desired `false`) in place; `seal_type`, `recovery_seal`, `cluster_id` computed. Settings:
+//! where the credentials go in the secret sink: `root_token_secret` and `recovery_keys_secret`
+//! (auto-unseal; `NAME` or `NAME#field`, a JSON object holding the value in `field`), else
+//! `<secret_prefix>/root-token`, `<secret_prefix>/recovery-keys`, and `<secret_prefix>/unseal-keys`
+//! (Shamir); the keys as a JSON array of base64 strings.
 //!
 //! Create:
 //! 1. asks the snapshot source for the newest snapshot of the lineage;
@@ -25,6 +26,7 @@
 use crate::client::BaoClient;
 use crate::escrow::Escrow;
 use crate::shared::Shared;
+use crate::stores::SecretRef;
 use engine::prelude::*;
 use engine::retry::RetryPolicy;
 use engine::wait::{Poll, Wait};
@@ -58,6 +60,37 @@ pub(crate) struct Init {
     #[attr(setting)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub secret_prefix: Option<String>,
+    /// Where the root token goes, `NAME` or `NAME#field` (input only).
+    #[attr(setting)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub root_token_secret: Option<String>,
+    /// Where the recovery keys go, `NAME` or `NAME#field` (input only).
+    #[attr(setting)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recovery_keys_secret: Option<String>,
+}
+
+/// Where the credentials of an initialisation are kept in the secret store.
+struct Places {
+    root_token: SecretRef,
+    recovery_keys: SecretRef,
+    unseal_keys: SecretRef,
+}
+
+impl Places {
+    fn of(desired: &Init) -> KindResult<Places> {
+        let prefix = desired.secret_prefix.as_deref();
+        let prefix = prefix.ok_or_else(|| KindError::new("openbao_init needs `secret_prefix`"))?;
+        let place = |set: &Option<String>, default: &str| match set {
+            Some(text) => SecretRef::parse(text),
+            None => SecretRef { name: format!("{prefix}/{default}"), field: None },
+        };
+        Ok(Places {
+            root_token: place(&desired.root_token_secret, "root-token"),
+            recovery_keys: place(&desired.recovery_keys_secret, "recovery-keys"),
+            unseal_keys: place(&None, "unseal-keys"),
+        })
+    }
 }
 
 fn stored() -> bool {
@@ -114,6 +147,8 @@ impl SealStatus {
             cluster_id: self.cluster_id.clone(),
             credentials_stored,
             secret_prefix: None,
+            root_token_secret: None,
+            recovery_keys_secret: None,
         };
         Live::new(id.unwrap_or_else(|| "openbao".into()), init)
     }
@@ -151,7 +186,7 @@ async fn seal_status(client: &BaoClient) -> KindResult<SealStatus> {
 
 impl InitKind {
     /// Waits until the server answers `sys/health` with 200 (initialised, unsealed, active).
-    /// With `restored` (a Shamir server after a restore: the lineage's secret prefix and key
+    /// With `restored` (a Shamir server after a restore: where the lineage's keys are and their
     /// threshold), a server the restore sealed is unsealed with the lineage's keys, and the
     /// server counts as active only once the restore had time to seal it. A timeout is
     /// retryable (the step is tried again); other errors are returned as they are.
@@ -159,7 +194,7 @@ impl InitKind {
         &self,
         ctx: &Context,
         client: &BaoClient,
-        restored: Option<(&str, usize)>,
+        restored: Option<(&Places, usize)>,
     ) -> KindResult<()> {
         let started = Instant::now();
         let wait = Wait::new("OpenBao", self.0.ready_timeout).every(POLL, POLL);
@@ -183,13 +218,13 @@ impl InitKind {
     async fn look(
         &self,
         client: &BaoClient,
-        restored: Option<(&str, usize)>,
+        restored: Option<(&Places, usize)>,
         started: Instant,
     ) -> KindResult<Option<String>> {
-        if let Some((prefix, threshold)) = restored
+        if let Some((places, threshold)) = restored
             && seal_status(client).await?.sealed
         {
-            self.unseal_with_stored_keys(client, prefix, threshold).await?;
+            self.unseal_with_stored_keys(client, places, threshold).await?;
             return Ok(Some("sealed by the restore: unsealing".into()));
         }
         Ok(match client.status("GetHealth", "sys/health").await? {
@@ -220,11 +255,11 @@ impl InitKind {
     async fn unseal_with_stored_keys(
         &self,
         client: &BaoClient,
-        prefix: &str,
+        places: &Places,
         threshold: usize,
     ) -> KindResult<()> {
-        let name = format!("{prefix}/unseal-keys");
-        let keys = self.0.source.get(&name).await;
+        let name = &places.unseal_keys;
+        let keys = name.read(self.0.source.as_ref()).await;
         let keys =
             keys.map_err(|e| KindError::retryable(format!("reading `{name}`: {e}")))?.ok_or_else(
                 || KindError::new(format!("OpenBao is sealed and `{name}` is not stored")),
@@ -262,9 +297,16 @@ impl InitKind {
 
     /// Puts a new server's credentials in escrow (durable, owner-only) before anything else
     /// happens; [`Self::store_held`] later hands them to the secret store.
-    fn hold(&self, client: &BaoClient, entries: &[(String, Secret)]) -> KindResult<()> {
+    fn hold(
+        &self,
+        client: &BaoClient,
+        root_token: &Secret,
+        entries: &[(String, Secret)],
+    ) -> KindResult<()> {
         match &self.0.escrow {
-            Some(escrow) => escrow.hold(client.address(), entries).map_err(|e| escrow.failed(e)),
+            Some(escrow) => {
+                escrow.hold(client.address(), root_token, entries).map_err(|e| escrow.failed(e))
+            }
             None => Ok(()),
         }
     }
@@ -282,7 +324,7 @@ impl InitKind {
 
     /// Makes sure the credentials of an initialised server are in the secret store: those held
     /// in escrow are stored now; none anywhere is an error, never an adoption.
-    async fn secure_credentials(&self, client: &BaoClient, prefix: &str) -> KindResult<()> {
+    async fn secure_credentials(&self, client: &BaoClient, places: &Places) -> KindResult<()> {
         if let Some(escrow) = &self.0.escrow
             && let Some(entries) = escrow.entries().map_err(|e| escrow.failed(e))?
         {
@@ -291,13 +333,14 @@ impl InitKind {
         if client.has_token() {
             return Ok(());
         }
+        let (root, keys, unseal) = (&places.root_token, &places.recovery_keys, &places.unseal_keys);
         Err(KindError::new(format!(
             "OpenBao at {} is initialised, but its root token is neither in the secret store \
-             (`{prefix}/root-token`) nor in escrow: the credentials of that initialisation were \
-             lost or are kept elsewhere, so the engine does not adopt it. If you hold them, store \
-             them as `{prefix}/root-token` and `{prefix}/recovery-keys` (`unseal-keys` with \
-             Shamir) and apply again; otherwise make a new root token from the recovery keys \
-             (`bao operator generate-root`), or wipe the server's storage and apply again",
+             (`{root}`) nor in escrow: the credentials of that initialisation were lost or are \
+             kept elsewhere, so the engine does not adopt it. If you hold them, store them as \
+             `{root}` and `{keys}` (`{unseal}` with Shamir) and apply again; otherwise make a \
+             new root token from the recovery keys (`bao operator generate-root`), or wipe the \
+             server's storage and apply again",
             client.address()
         )))
     }
@@ -316,7 +359,7 @@ impl InitKind {
         ctx: &Context,
         client: &BaoClient,
         auto: bool,
-        prefix: &str,
+        places: &Places,
         desired: &Init,
     ) -> KindResult<()> {
         let shares = desired.shares.max(1);
@@ -336,17 +379,20 @@ impl InitKind {
             // serde's message may quote a value: report only the kind of problem.
             KindError::new(format!("Initialize: unexpected answer ({:?})", e.classify()))
         })?;
-        let (keys, keys_name) = if auto {
-            (&init.recovery_keys_base64, format!("{prefix}/recovery-keys"))
+        let (keys, keys_place) = if auto {
+            (&init.recovery_keys_base64, &places.recovery_keys)
         } else {
-            (&init.keys_base64, format!("{prefix}/unseal-keys"))
+            (&init.keys_base64, &places.unseal_keys)
         };
         let threshold = count(threshold);
         let admin = client.with_token(init.root_token.clone());
         let Some(snapshot) = snapshot else {
-            let root = (format!("{prefix}/root-token"), init.root_token.clone());
-            let entries = [root, (keys_name, keys_json(keys))];
-            self.hold(client, &entries)?;
+            let root = &places.root_token;
+            let entries = [
+                (root.name.clone(), root.stored(&init.root_token)),
+                (keys_place.name.clone(), keys_place.stored(&keys_json(keys))),
+            ];
+            self.hold(client, &init.root_token, &entries)?;
             // Unsealed before the slower secret-store writes: a run stopped during them leaves
             // an unsealed server whose contents the next plan can read.
             if !auto {
@@ -364,7 +410,7 @@ impl InitKind {
         let restore = "sys/storage/raft/snapshot-force";
         admin.write_bytes("RestoreSnapshot", restore, snapshot.data).await?;
         // The restored barrier is sealed with the lineage's keys (Shamir).
-        let restored = (!auto).then_some((prefix, threshold));
+        let restored = (!auto).then_some((places, threshold));
         self.wait_active(ctx, client, restored).await
     }
 }
@@ -387,20 +433,19 @@ impl TypedKind for InitKind {
     }
 
     async fn create(&self, ctx: &Context, desired: &Self::Attrs) -> Outcome<Self> {
-        let prefix = desired.secret_prefix.as_deref();
-        let prefix = prefix.ok_or_else(|| KindError::new("openbao_init needs `secret_prefix`"))?;
+        let places = Places::of(desired)?;
         let client = self.0.connect().await?;
         let status = seal_status(&client).await?;
         if status.initialized {
             // Initialised since the plan was made (or by a try whose answer was lost): adopted
             // only with its credentials in hand (the client holds the token, stored or escrowed).
-            self.secure_credentials(&client, prefix).await?;
+            self.secure_credentials(&client, &places).await?;
             if status.sealed && !status.auto_unseal() {
-                self.unseal_with_stored_keys(&client, prefix, count(status.t)).await?;
+                self.unseal_with_stored_keys(&client, &places, count(status.t)).await?;
             }
             self.wait_active(ctx, &client, None).await?;
         } else {
-            self.initialise(ctx, &client, status.auto_unseal(), prefix, desired).await?;
+            self.initialise(ctx, &client, status.auto_unseal(), &places, desired).await?;
         }
         // Read back as the next run reads: with the token the secret store now holds.
         self.read_back(&self.0.connect().await?, None).await
@@ -417,15 +462,14 @@ impl TypedKind for InitKind {
                  does not do"
             )));
         }
-        let prefix = desired.secret_prefix.as_deref();
-        let prefix = prefix.ok_or_else(|| KindError::new("openbao_init needs `secret_prefix`"))?;
+        let places = Places::of(desired)?;
         let client = self.0.connect().await?;
         if changes.credentials_stored {
-            self.secure_credentials(&client, prefix).await?;
+            self.secure_credentials(&client, &places).await?;
         }
         let status = seal_status(&client).await?;
         if status.sealed && !status.auto_unseal() {
-            self.unseal_with_stored_keys(&client, prefix, count(status.t)).await?;
+            self.unseal_with_stored_keys(&client, &places, count(status.t)).await?;
         }
         self.wait_active(ctx, &client, None).await?;
         self.read_back(&client, Some(&current.id)).await

@@ -71,8 +71,8 @@ pub use spec::{
     PkiRoleConfig, PoliciesConfig, TlsConfig, Ttl, UserConfig, UserpassConfig,
 };
 pub use stores::{
-    HookError, MemorySecrets, NoSecrets, NoSnapshots, SecretSink, SecretSource, Snapshot,
-    SnapshotSource,
+    HookError, MemorySecrets, NoSecrets, NoSnapshots, SecretRef, SecretSink, SecretSource,
+    Snapshot, SnapshotSource,
 };
 
 use engine::{ApiCalls, Kind, Secret, Typed};

@@ -15,6 +15,7 @@
 
 use crate::entry::Entry;
 use crate::shared::{Shared, flag, int, path, read_each, same_text, strings, text};
+use crate::stores::SecretRef;
 use engine::normalize::text_lines;
 use engine::prelude::*;
 use engine_pki::IntermediateBundle;
@@ -100,7 +101,7 @@ impl PkiIntermediateKind {
         let secret_name = desired.bundle_secret.as_deref();
         let secret_name = secret_name
             .ok_or_else(|| KindError::new(format!("{}: no `bundle_secret`", Self::NAME)))?;
-        let bundle = self.0.source.get(secret_name).await;
+        let bundle = SecretRef::parse(secret_name).read(self.0.source.as_ref()).await;
         let bundle = bundle
             .map_err(|e| KindError::retryable(format!("reading `{secret_name}`: {e}")))?
             .ok_or_else(|| {

@@ -120,7 +120,7 @@ fn loopback(address: &str) -> bool {
 
 /// How the engine reaches the OpenBao `spec` configures: its `[openbao] address` (default
 /// `https://bao.priv.<cloud>.<domain>:8200`) trusting its `ca_file`, with the root token
-/// `openbao_init` stores in `source` (`<init secret_prefix>/root-token`). `None` when the spec
+/// `openbao_init` stores in `source` (`[openbao.init] root_token_secret`). `None` when the spec
 /// configures no OpenBao. Errors point at the spec's fields.
 pub fn spec_connector(
     spec: &SpecSource,
@@ -129,12 +129,15 @@ pub fn spec_connector(
     let Some(Loaded { config, address }) = load(spec)? else {
         return Ok(None);
     };
-    let prefix = config.init.as_ref().map(|i| i.secret_prefix.as_str()).unwrap_or("openbao");
+    let token_secret = match &config.init {
+        Some(init) => init.root_token_ref(),
+        None => crate::SecretRef { name: "openbao/root-token".into(), field: None },
+    };
     Ok(Some(StoredTokenConnector {
         address,
         ca_bundle: config.ca_bundle().cloned(),
         source,
-        token_secret: format!("{prefix}/root-token"),
+        token_secret,
     }))
 }
 
@@ -232,7 +235,12 @@ mod tests {
         let s = spec("[openbao.init]\nsecret_prefix = \"openbao/aws-0\"\n");
         let c = spec_connector(&s, secrets.clone()).unwrap().unwrap();
         assert_eq!(c.address, "https://bao.priv.aws.example.test:8200");
-        assert_eq!(c.token_secret, "openbao/aws-0/root-token");
+        assert_eq!(c.token_secret.to_string(), "openbao/aws-0/root-token");
+        let s = spec(
+            "[openbao.init]\nsecret_prefix = \"o\"\nroot_token_secret = \"o/tokens/root#token\"\n",
+        );
+        let c = spec_connector(&s, secrets.clone()).unwrap().unwrap();
+        assert_eq!(c.token_secret.field.as_deref(), Some("token"));
         let bad =
             spec("[openbao]\naddress = \"bao:8200\"\n[openbao.init]\nsecret_prefix = \"x\"\n");
         let err = spec_connector(&bad, secrets.clone()).err().unwrap();

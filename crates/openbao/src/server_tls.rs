@@ -10,7 +10,7 @@
 //! to the secret store.
 
 use crate::shared::Shared;
-use crate::stores::HookError;
+use crate::stores::{HookError, SecretRef};
 use engine::prelude::*;
 use engine_pki::{self as pki, IntermediateBundle};
 use serde::{Deserialize, Serialize};
@@ -77,7 +77,8 @@ fn leaf_facts(pem: &str) -> Result<(Vec<String>, i64), KindError> {
 
 impl ServerTlsKind {
     async fn bundle(&self, name: &str) -> KindResult<IntermediateBundle> {
-        let bundle = self.0.source.get(name).await.map_err(|e| hook(name, e))?;
+        let place = SecretRef::parse(name);
+        let bundle = place.read(self.0.source.as_ref()).await.map_err(|e| hook(name, e))?;
         let bundle =
             bundle.ok_or_else(|| KindError::new(format!("`{name}` is not in the secret store")))?;
         IntermediateBundle::from_bundle_pem(&bundle)

@@ -8,6 +8,8 @@
 //!
 //! [openbao.init]
 //! secret_prefix = "openbao/aws-0"          # <prefix>/root-token, <prefix>/recovery-keys
+//! # root_token_secret = "openbao/cloud-native-ref/tokens/root#token"   # NAME or NAME#json-field
+//! # recovery_keys_secret = "openbao/cloud-native-ref/tokens/recovery"
 //!
 //! [openbao.mounts.platform]
 //! type = "kv-v2"
@@ -191,11 +193,38 @@ pub struct TlsConfig {
 pub struct InitConfig {
     /// Name prefix of the credentials in the secret store.
     pub secret_prefix: String,
+    /// Where the root token goes: `NAME` or `NAME#field` (a JSON object holding it in `field`);
+    /// default `<secret_prefix>/root-token`.
+    pub root_token_secret: Option<String>,
+    /// Where the recovery keys go (a JSON array of base64 strings, or `NAME#field` holding that
+    /// text); default `<secret_prefix>/recovery-keys`.
+    pub recovery_keys_secret: Option<String>,
     /// Recovery (auto-unseal) or unseal (Shamir) key shares.
     #[serde(default = "one")]
     pub shares: i64,
     #[serde(default = "one")]
     pub threshold: i64,
+}
+
+impl InitConfig {
+    /// Where the root token is kept.
+    pub fn root_token_ref(&self) -> crate::SecretRef {
+        self.place(&self.root_token_secret, "root-token")
+    }
+
+    /// Where the recovery keys are kept.
+    pub fn recovery_keys_ref(&self) -> crate::SecretRef {
+        self.place(&self.recovery_keys_secret, "recovery-keys")
+    }
+
+    fn place(&self, set: &Option<String>, default: &str) -> crate::SecretRef {
+        match set {
+            Some(text) => crate::SecretRef::parse(text),
+            None => {
+                crate::SecretRef { name: format!("{}/{default}", self.secret_prefix), field: None }
+            }
+        }
+    }
 }
 
 fn one() -> i64 {
@@ -580,6 +609,14 @@ impl OpenBaoConfig {
         if let Some(i) = &self.init {
             if i.secret_prefix.trim().is_empty() {
                 errors.push("openbao.init.secret_prefix: the prefix must not be empty".into());
+            }
+            for (field, value) in [
+                ("root_token_secret", &i.root_token_secret),
+                ("recovery_keys_secret", &i.recovery_keys_secret),
+            ] {
+                if value.as_deref().is_some_and(|v| v.trim().is_empty() || v.starts_with('#')) {
+                    errors.push(format!("openbao.init.{field}: expected NAME or NAME#field"));
+                }
             }
             if i.shares < 1 || i.threshold < 1 || i.threshold > i.shares {
                 errors.push("openbao.init: need 1 <= threshold <= shares".into());

@@ -27,6 +27,72 @@ pub trait SecretSource: Send + Sync {
     async fn get(&self, name: &str) -> Result<Option<Secret>, HookError>;
 }
 
+/// A secret in a store, or one text field of a JSON secret: written `name` or `name#field`, the
+/// way the reference keeps some values (`openbao/cloud-native-ref/tokens/root#token`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SecretRef {
+    pub name: String,
+    pub field: Option<String>,
+}
+
+impl SecretRef {
+    /// `name` or `name#field`.
+    pub fn parse(text: &str) -> SecretRef {
+        match text.rsplit_once('#') {
+            Some((name, field)) if !name.is_empty() && !field.is_empty() => {
+                SecretRef { name: name.into(), field: Some(field.into()) }
+            }
+            _ => SecretRef { name: text.into(), field: None },
+        }
+    }
+
+    /// What is stored for `value`: the value itself, or a JSON object holding it in the field.
+    pub fn stored(&self, value: &Secret) -> Secret {
+        match &self.field {
+            None => value.clone(),
+            Some(field) => {
+                let mut doc = serde_json::Map::new();
+                doc.insert(field.clone(), serde_json::Value::from(value.expose()));
+                Secret::new(serde_json::Value::Object(doc).to_string())
+            }
+        }
+    }
+
+    /// The value in `stored`: all of it, or its field. Errors name the secret and the field,
+    /// never a value.
+    pub fn value(&self, stored: Secret) -> Result<Secret, HookError> {
+        let Some(field) = &self.field else {
+            return Ok(stored);
+        };
+        let doc: serde_json::Value = serde_json::from_str(stored.expose())
+            .map_err(|_| HookError(format!("`{}` is not a JSON object", self.name)))?;
+        doc.get(field)
+            .and_then(serde_json::Value::as_str)
+            .map(Secret::new)
+            .ok_or_else(|| HookError(format!("`{}` has no text field `{field}`", self.name)))
+    }
+
+    /// The value `source` holds, if the secret exists.
+    pub async fn read<S: SecretSource + ?Sized>(
+        &self,
+        source: &S,
+    ) -> Result<Option<Secret>, HookError> {
+        match source.get(&self.name).await? {
+            Some(stored) => self.value(stored).map(Some),
+            None => Ok(None),
+        }
+    }
+}
+
+impl fmt::Display for SecretRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.field {
+            Some(field) => write!(f, "{}#{field}", self.name),
+            None => f.write_str(&self.name),
+        }
+    }
+}
+
 /// A raft snapshot.
 pub struct Snapshot {
     /// Where it came from (e.g. the object key), for messages.

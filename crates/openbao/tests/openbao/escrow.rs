@@ -45,7 +45,7 @@ fn provider(
         address: server.address.clone(),
         ca_bundle: server.ca_bundle.clone(),
         source: secrets.clone(),
-        token_secret: format!("{PREFIX}/root-token"),
+        token_secret: engine_openbao::SecretRef::parse(&format!("{PREFIX}/root-token")),
     };
     let bao = OpenBao::builder(Arc::new(connector))
         .secret_sink(sink)

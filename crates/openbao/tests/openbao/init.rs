@@ -57,7 +57,7 @@ pub(super) fn provider(
         address: server.address.clone(),
         ca_bundle: server.ca_bundle.clone(),
         source: secrets.clone(),
-        token_secret: format!("{PREFIX}/root-token"),
+        token_secret: engine_openbao::SecretRef::parse(&format!("{PREFIX}/root-token")),
     }))
     .secret_sink(secrets.clone())
     .secret_source(secrets.clone());

@@ -262,14 +262,16 @@ pub(super) fn resources(cx: &Context<'_>, k: &KarpenterSpec) -> Vec<ResourceSpec
     let cluster = cx.cluster;
     let mut out = Vec::new();
 
-    // The interruption queue, named after the cluster (Karpenter's `interruptionQueue`).
+    // The interruption queue (Karpenter's `interruptionQueue`), named after the cluster unless
+    // the spec names it.
     let queue = addr("sqs_queue").index(KARPENTER);
+    let queue_name = k.queue_name.as_deref().unwrap_or(cluster);
     out.push(
         ResourceSpec::new(queue.clone(), "aws_sqs_queue")
-            .attr("name", cluster)
+            .attr("name", queue_name)
             .attr("message_retention_seconds", 300i64)
             .attr("sqs_managed_sse", true)
-            .attr("tags", (cx.tag)(&queue, cluster)),
+            .attr("tags", (cx.tag)(&queue, queue_name)),
     );
     let queue_arn = Value::reference(&queue, "arn");
     let queue_policy_addr = addr("sqs_queue_policy").index(KARPENTER);
@@ -298,7 +300,8 @@ pub(super) fn resources(cx: &Context<'_>, k: &KarpenterSpec) -> Vec<ResourceSpec
 
     // The node role, its policies and its access entry.
     let node_role = addr("iam_role").index("karpenter-node");
-    let node_role_name = format!("{cluster}-karpenter-node");
+    let node_role_name =
+        k.node_role_name.clone().unwrap_or_else(|| format!("{cluster}-karpenter-node"));
     out.push(
         ResourceSpec::new(node_role.clone(), "aws_iam_role")
             .attr("name", node_role_name.as_str())

@@ -144,6 +144,10 @@ pub struct KarpenterSpec {
     pub namespace: String,
     #[serde(default = "default_karpenter_service_account")]
     pub service_account: String,
+    /// The interruption queue (default: the cluster's name; the reference: `Karpenter-<cluster>`).
+    pub queue_name: Option<String>,
+    /// The nodes' role (default `<cluster>-karpenter-node`; the reference: `Karpenter-<cluster>`).
+    pub node_role_name: Option<String>,
 }
 
 fn default_true() -> bool {
