@@ -148,14 +148,14 @@ async fn security_stage_from_empty_with_secrets_in_secrets_manager() {
     let tls: serde_json::Value =
         serde_json::from_str(&moto::secret_string(&sdk, "openbao/tls").await).unwrap();
     pki::verify_server_chain(
-        tls["certificate"].as_str().unwrap(),
+        tls["cert"].as_str().unwrap(),
         &[],
         tls["ca"].as_str().unwrap(),
         Some("bao.priv.aws.cloud.ogenki.io"),
     )
     .expect("OpenBao's certificate chains to the root");
     assert_eq!(tls["ca"].as_str().unwrap().trim(), root.cert_pem.trim());
-    let tls_key = tls["private_key"].as_str().unwrap().to_string();
+    let tls_key = tls["key"].as_str().unwrap().to_string();
 
     // Second run: nothing to do, no write anywhere.
     let engine = build();

@@ -1,11 +1,17 @@
 //! Taking over what OpenTofu built: the network stage and OpenBao's lineage applied by Terraform
 //! (the configurations in bench/vs-terraform/{network,lineage}, the reference's names) against
 //! moto, their states imported with `engine import --from-tofu`, and the engine's plan creates
-//! and replaces nothing.
+//! and replaces nothing; OpenBao's configuration (mounts, policies, auth methods) made through
+//! the Vault provider taken over with its data.
 
 use crate::support::{owned, reference_counts};
+use engine::spec::SpecSource;
+use engine::{Action, Engine, LocalBackend, Secret};
+use engine_lanes::LaneBuilder;
+use engine_openbao::{BaoClient, BaoConnection};
 use engine_pki as pki;
-use engine_tests::{Moto, network_spec_path, run_engine, text, workspace};
+use engine_tests::{BaoServer, Moto, network_spec_path, run_engine, text, workspace};
+use serde_json::json;
 use std::path::Path;
 use std::process::Command;
 
@@ -179,4 +185,102 @@ async fn openbaos_lineage_terraform_built_is_taken_over_never_made_again() {
     assert_eq!(keys.keys().len(), 2, "the seal and snapshot keys, once each");
     let again = run(overlaid(&["plan", spec, "--detailed-exitcode"]));
     assert_eq!(again.status.code(), Some(0), "{}", text(&again));
+}
+
+/// A policy as the reference's management stack writes it.
+const READER: &str = "path \"platform/data/*\" {\n  capabilities = [\"read\"]\n}\n";
+
+#[tokio::test(flavor = "multi_thread")]
+async fn openbaos_configuration_opentofu_made_is_taken_over_with_its_data() {
+    let moto = Moto::start();
+    let sdk = moto.sdk_config().await;
+    let bao = BaoServer::dev().await;
+    let token = bao.root_token.clone().unwrap();
+
+    // What the reference's stacks left: the root token where it keeps it (field `token`), a kv
+    // mount holding data, a policy, the userpass method.
+    aws_sdk_secretsmanager::Client::new(&sdk)
+        .create_secret()
+        .name("openbao/cloud-native-ref/tokens/root")
+        .secret_string(json!({ "token": token }).to_string())
+        .send()
+        .await
+        .unwrap();
+    let connection = BaoConnection {
+        address: bao.address.clone(),
+        ca_bundle: None,
+        token: Some(Secret::new(token.clone())),
+    };
+    let root = BaoClient::new(&connection).unwrap();
+    let made =
+        json!({"type": "kv", "options": {"version": "2"}, "description": "platform secrets"});
+    root.write("test", "sys/mounts/platform", &made).await.unwrap();
+    root.write("test", "platform/data/app", &json!({"data": {"password": "kept"}})).await.unwrap();
+    root.write("test", "sys/policies/acl/reader", &json!({ "policy": READER })).await.unwrap();
+    root.write("test", "sys/auth/userpass", &json!({"type": "userpass"})).await.unwrap();
+    // Their OpenTofu state, with the Vault provider's types and attributes (that provider is
+    // not on this machine, so the state is written here as it records these resources).
+    let instance = |kind: &str, name: &str, attributes: serde_json::Value| {
+        json!({"mode": "managed", "type": kind, "name": name,
+               "provider": "provider[\"registry.opentofu.org/hashicorp/vault\"]",
+               "instances": [{"schema_version": 0, "attributes": attributes}]})
+    };
+    let tfstate = json!({"version": 4, "terraform_version": "1.11.4", "resources": [
+        instance("vault_mount", "platform", json!({
+            "id": "platform", "path": "platform", "type": "kv-v2",
+            "description": "platform secrets", "options": {"version": "2"},
+            "default_lease_ttl_seconds": 0, "max_lease_ttl_seconds": 0,
+        })),
+        instance("vault_policy", "reader", json!({"id": "reader", "name": "reader", "policy": READER})),
+        instance("vault_auth_backend", "userpass", json!({"id": "userpass", "path": "userpass", "type": "userpass"})),
+    ]});
+    let instances =
+        engine::tofu_import::read_tofu_state("management.tfstate", &tfstate.to_string()).unwrap();
+
+    // The engine's spec of the same configuration, with the reference's secret names.
+    let work = tempfile::tempdir().unwrap();
+    let spec_path = work.path().join("aws.toml");
+    let config = format!(
+        "\n[openbao.init]\nsecret_prefix = \"openbao/cloud-native-ref\"\n\
+         root_token_secret = \"openbao/cloud-native-ref/tokens/root#token\"\n\n\
+         [openbao.mounts.platform]\ntype = \"kv-v2\"\ndescription = \"platform secrets\"\n\n\
+         [openbao.policies.inline]\nreader = '''{READER}'''\n\n\
+         [openbao.userpass.users.admin]\npolicies = [\"reader\"]\n"
+    );
+    std::fs::write(&spec_path, engine_tests::spec_text_through(0) + &config).unwrap();
+    let spec = SpecSource::from_file(&spec_path).unwrap();
+    let lane = LaneBuilder::new(&spec)
+        .aws_config(sdk.clone())
+        .openbao_address(&bao.address, None)
+        .state_path(&work.path().join("aws.state.json"))
+        .build()
+        .await;
+    let engine = lane
+        .add_to(Engine::builder().spec(spec.clone()))
+        .state(LocalBackend::new(work.path().join("aws.state.json")))
+        .build()
+        .unwrap_or_else(|e| panic!("{e:?}"));
+
+    let matching = engine.import_from_tofu(&instances).unwrap();
+    let kinds: Vec<&str> = matching.matched.values().map(|r| r.kind.as_str()).collect();
+    assert_eq!(kinds.len(), 3, "{matching:?}");
+    assert!(matching.unmatched.is_empty() && matching.unknown.is_empty(), "{matching:?}");
+    let plan = engine.plan().await.unwrap();
+    for change in &plan.changes {
+        if matching.matched.contains_key(&change.address) {
+            assert!(
+                !matches!(change.action, Action::Create | Action::Replace | Action::Delete),
+                "{} is OpenTofu's and must be taken over: {:?}",
+                change.address,
+                change.action
+            );
+        }
+    }
+    let report = engine.apply(&plan).await.unwrap();
+    assert!(report.is_success(), "{:#?}", report.failures().collect::<Vec<_>>());
+    let kept =
+        root.read_data("test", "platform/data/app").await.unwrap().expect("the data is kept");
+    assert_eq!(kept["data"]["password"], "kept");
+    let again = engine.plan().await.unwrap();
+    assert!(again.changes.iter().all(|c| c.action == Action::NoOp), "{:?}", again.summary());
 }

@@ -57,6 +57,7 @@ mod server_tls;
 mod shared;
 mod spec;
 mod stores;
+mod tofu;
 mod userpass;
 
 pub use client::{BaoClient, BaoConnection, BaoError};

@@ -150,6 +150,15 @@ impl Provider for OpenBaoProvider {
         &["openbao"]
     }
 
+    fn tofu_resources(
+        &self,
+        resource_type: &str,
+        id: &str,
+        attributes: &serde_json::Value,
+    ) -> Option<Vec<engine::tofu_import::TofuResource>> {
+        crate::tofu::tofu_resources(resource_type, id, attributes)
+    }
+
     fn expand(&self, spec: &SpecSource) -> Result<Vec<ResourceSpec>, SpecErrors> {
         let Some(Loaded { config, .. }) = load(spec)? else {
             return Ok(vec![]);

@@ -1,6 +1,6 @@
 //! `openbao_server_tls`: OpenBao's TLS server certificate (EC P-256, DNS SANs) issued from the
 //! cloud's intermediate CA and kept in the secret store, where the servers' boot script fetches
-//! it (JSON: `certificate` = leaf + intermediate, `private_key`, `ca` = the offline root).
+//! it (JSON as the reference keeps it: `cert` = leaf + intermediate, `key`, `ca` = the offline root).
 //!
 //! Attributes: `secret` (replace), `bundle_secret` (the intermediate's bundle), `dns_names`
 //! (unordered), `valid` (desired `true`: the stored certificate chains to the current
@@ -96,7 +96,11 @@ impl ServerTlsKind {
         };
         let doc: Json = serde_json::from_str(stored.expose())
             .map_err(|_| KindError::new(format!("`{secret}` is not the JSON document expected")))?;
-        let certificate = doc.get("certificate").and_then(Json::as_str).unwrap_or_default();
+        // `certificate`: the field's name in documents of older engines.
+        let certificate = ["cert", "certificate"]
+            .iter()
+            .find_map(|field| doc.get(*field).and_then(Json::as_str))
+            .unwrap_or_default();
         let (names, not_after) = leaf_facts(certificate)?;
         let bundle = self.bundle(&desired.bundle_secret).await?;
         let renew = desired.renew_before_days.unwrap_or(RENEW_BEFORE_DAYS);
@@ -124,8 +128,8 @@ impl ServerTlsKind {
         let leaf = pki::server_leaf(&bundle, &names)
             .map_err(|e| KindError::new(format!("issuing OpenBao's certificate: {e}")))?;
         let doc = json!({
-            "certificate": leaf.chain_pem,
-            "private_key": leaf.key_pem().expose(),
+            "cert": leaf.chain_pem,
+            "key": leaf.key_pem().expose(),
             "ca": bundle.root_cert_pem,
         });
         let stored = self.0.sink.put(secret, &Secret::new(doc.to_string())).await;

@@ -36,7 +36,7 @@ pub struct ServerSpec {
     #[serde(default = "default_image")]
     pub image: String,
     /// Secrets Manager secret holding the server's TLS certificate, key and CA (JSON with
-    /// `certificate`, `private_key`, `ca`).
+    /// `cert`, `key`, `ca`, the reference's fields).
     #[serde(default = "default_tls_secret")]
     pub tls_secret: String,
     /// Host name in the private zone: `<hostname>.<zone>`.

@@ -67,14 +67,16 @@ install -d -o openbao -g openbao -m 0750 $PLUGIN_DIR
 curl -fsSL -o "$PLUGIN_BIN" "{plugin_url}"
 {plugin_check}chmod 0755 "$PLUGIN_BIN"
 
-# TLS material from Secrets Manager (JSON: certificate, private_key, ca).
+# TLS material from Secrets Manager (JSON: cert, key, ca, as the reference keeps it; documents
+# of older engines name the first two certificate and private_key).
 install -d -o openbao -g openbao -m 0750 /etc/openbao/tls
 aws secretsmanager get-secret-value --region {region} --secret-id "{tls_secret}" \
   --query SecretString --output text > /run/openbao-tls.json
 python3 - <<'PY'
 import json, os
 doc = json.load(open("/run/openbao-tls.json"))
-files = {{"tls.crt": doc["certificate"], "tls.key": doc["private_key"], "ca.crt": doc["ca"]}}
+cert, key = doc.get("cert", doc.get("certificate")), doc.get("key", doc.get("private_key"))
+files = {{"tls.crt": cert, "tls.key": key, "ca.crt": doc["ca"]}}
 for name, text in files.items():
     path = os.path.join("/etc/openbao/tls", name)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o640)
