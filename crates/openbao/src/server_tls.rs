@@ -75,6 +75,15 @@ fn leaf_facts(pem: &str) -> Result<(Vec<String>, i64), KindError> {
     Ok((names, cert.validity().not_after.timestamp()))
 }
 
+/// The certificate chain in a stored document: `cert`, or `certificate` in documents of older
+/// engines.
+fn stored_certificate(doc: &Json) -> &str {
+    ["cert", "certificate"]
+        .iter()
+        .find_map(|field| doc.get(*field).and_then(Json::as_str))
+        .unwrap_or_default()
+}
+
 impl ServerTlsKind {
     async fn bundle(&self, name: &str) -> KindResult<IntermediateBundle> {
         let place = SecretRef::parse(name);
@@ -96,11 +105,7 @@ impl ServerTlsKind {
         };
         let doc: Json = serde_json::from_str(stored.expose())
             .map_err(|_| KindError::new(format!("`{secret}` is not the JSON document expected")))?;
-        // `certificate`: the field's name in documents of older engines.
-        let certificate = ["cert", "certificate"]
-            .iter()
-            .find_map(|field| doc.get(*field).and_then(Json::as_str))
-            .unwrap_or_default();
+        let certificate = stored_certificate(&doc);
         let (names, not_after) = leaf_facts(certificate)?;
         let bundle = self.bundle(&desired.bundle_secret).await?;
         let renew = desired.renew_before_days.unwrap_or(RENEW_BEFORE_DAYS);
@@ -185,5 +190,12 @@ mod tests {
         assert_eq!(names, ["bao.priv.aws.example.com", "localhost"]);
         let days = (not_after - time::OffsetDateTime::now_utc().unix_timestamp()) / 86_400;
         assert!((360..=366).contains(&days), "{days}");
+    }
+
+    #[test]
+    fn the_chain_is_read_under_the_reference_field_and_the_older_one() {
+        assert_eq!(stored_certificate(&json!({"cert": "new", "key": "k"})), "new");
+        assert_eq!(stored_certificate(&json!({"certificate": "old", "private_key": "k"})), "old");
+        assert_eq!(stored_certificate(&json!({"ca": "root"})), "");
     }
 }

@@ -194,3 +194,39 @@ impl SecretSource for MemorySecrets {
         Ok(self.value(name))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_secret_ref_reads_and_writes_one_json_field_and_quotes_no_value() {
+        let whole = SecretRef::parse("openbao/aws-0/root-token");
+        assert_eq!(
+            (whole.name.as_str(), whole.field.as_deref()),
+            ("openbao/aws-0/root-token", None)
+        );
+        assert_eq!(whole.stored(&Secret::new("s.root")).expose(), "s.root");
+        assert_eq!(whole.value(Secret::new("s.root")).unwrap().expose(), "s.root");
+
+        let field = SecretRef::parse("openbao/cloud-native-ref/tokens/root#token");
+        assert_eq!(field.to_string(), "openbao/cloud-native-ref/tokens/root#token");
+        let stored = field.stored(&Secret::new("s.root"));
+        assert_eq!(stored.expose(), r#"{"token":"s.root"}"#);
+        assert_eq!(field.value(stored).unwrap().expose(), "s.root");
+        let missing = field.value(Secret::new(r#"{"other":"s.secret"}"#)).unwrap_err();
+        assert!(missing.0.contains("no text field `token`") && !missing.0.contains("s.secret"));
+        let not_json = field.value(Secret::new("s.secret")).unwrap_err();
+        assert!(!not_json.0.contains("s.secret"), "{}", not_json.0);
+        assert_eq!(SecretRef::parse("#token").field, None, "a field needs a name before it");
+    }
+
+    #[tokio::test]
+    async fn a_secret_ref_reads_through_a_store() {
+        let store = MemorySecrets::new();
+        store.put("tokens/root", &Secret::new(r#"{"token":"s.root"}"#)).await.unwrap();
+        let read = SecretRef::parse("tokens/root#token").read(&store).await.unwrap();
+        assert_eq!(read.unwrap().expose(), "s.root");
+        assert!(SecretRef::parse("absent#token").read(&store).await.unwrap().is_none());
+    }
+}
