@@ -40,10 +40,16 @@ fn credentials(endpoint: Option<&str>) -> Result<Credentials, String> {
 /// A failed call of Google's clients: a precondition that did not hold, an object that is
 /// gone, or anything else.
 fn classify(e: &google_cloud_storage::Error) -> StoreError {
-    match e.http_status_code() {
+    by_status(e.http_status_code(), || e.to_string())
+}
+
+/// What an HTTP status means to the store: a precondition that did not hold, an object that is
+/// gone, or a failure described by `message`.
+fn by_status(status: Option<u16>, message: impl FnOnce() -> String) -> StoreError {
+    match status {
         Some(412 | 409) => StoreError::Conflict,
         Some(404) => StoreError::Missing,
-        _ => StoreError::Failed(e.to_string()),
+        _ => StoreError::Failed(message()),
     }
 }
 
@@ -142,15 +148,12 @@ impl GcsStateStore {
                 .send()
                 .await
                 .map_err(|e| StoreError::Failed(format!("Cloud Storage: {e}")))?;
-            match answer.status().as_u16() {
-                200..=299 => Ok(answer),
-                412 | 409 => Err(StoreError::Conflict),
-                404 => Err(StoreError::Missing),
-                status => {
-                    let body = answer.text().await.unwrap_or_default();
-                    Err(StoreError::Failed(format!("Cloud Storage answered {status}: {body}")))
-                }
+            if answer.status().is_success() {
+                return Ok(answer);
             }
+            let status = answer.status().as_u16();
+            let body = answer.text().await.unwrap_or_default();
+            Err(by_status(Some(status), || format!("Cloud Storage answered {status}: {body}")))
         }
     }
 

@@ -148,10 +148,6 @@ fn state_encryption(
     let aws = &access.aws;
     let gcp = access.gcp_endpoint.as_deref();
     let region = aws.region().map(|r| r.to_string()).unwrap_or_default();
-    // Opening Cloud KMS envelopes needs Google credentials; without them such a state says it
-    // cannot be opened, and every other state still can.
-    let cloud_kms_reader =
-        || CloudKmsDataKeys::new(None, gcp).ok().map(|s| Arc::new(s) as Arc<dyn KeySource>);
     let passphrase_in = |variable: &str| -> Result<Option<Arc<dyn KeySource>>, String> {
         match std::env::var(variable).ok().filter(|p| !p.is_empty()) {
             Some(p) => Passphrase::new(p)
@@ -160,37 +156,44 @@ fn state_encryption(
             None => Ok(None),
         }
     };
-    let mut read: Vec<Arc<dyn KeySource>> = Vec::new();
-    let Some(section) = section else {
-        read.push(Arc::new(KmsDataKeys::new(aws, &region, None)));
-        read.extend(cloud_kms_reader());
-        read.extend(passphrase_in(PASSPHRASE_ENV)?);
-        return Ok(Encryption::clear(read));
+    let write: Option<Arc<dyn KeySource>> = match section {
+        None => None,
+        Some(section) => Some(match section.method {
+            EncryptionMethod::Passphrase => {
+                let variable = section.passphrase_variable();
+                passphrase_in(variable)?.ok_or_else(|| {
+                    format!("[state.encryption] seals the state with a passphrase: set ${variable}")
+                })?
+            }
+            EncryptionMethod::AwsKms => {
+                Arc::new(KmsDataKeys::new(aws, &region, section.kms_key_id.as_deref()))
+            }
+            EncryptionMethod::GcpKms => {
+                Arc::new(CloudKmsDataKeys::new(section.kms_key_id.as_deref(), gcp)?)
+            }
+        }),
     };
-    match section.method {
-        EncryptionMethod::Passphrase => {
-            let variable = section.passphrase_variable();
-            let source = passphrase_in(variable)?.ok_or_else(|| {
-                format!("[state.encryption] seals the state with a passphrase: set ${variable}")
-            })?;
-            read.push(Arc::new(KmsDataKeys::new(aws, &region, None)));
-            read.extend(cloud_kms_reader());
-            Ok(Encryption::sealed_with(source, read))
-        }
-        EncryptionMethod::AwsKms => {
-            let key = section.kms_key_id.as_deref();
-            read.extend(cloud_kms_reader());
-            read.extend(passphrase_in(PASSPHRASE_ENV)?);
-            Ok(Encryption::sealed_with(Arc::new(KmsDataKeys::new(aws, &region, key)), read))
-        }
-        EncryptionMethod::GcpKms => {
-            let key = section.kms_key_id.as_deref();
-            read.push(Arc::new(KmsDataKeys::new(aws, &region, None)));
-            read.extend(passphrase_in(PASSPHRASE_ENV)?);
-            let source = CloudKmsDataKeys::new(key, gcp)?;
-            Ok(Encryption::sealed_with(Arc::new(source), read))
-        }
+    // The other methods open what they sealed. Opening Cloud KMS envelopes needs Google
+    // credentials; without them such a state says it cannot be opened, and every other state
+    // still can.
+    let writes =
+        |method: EncryptionMethod| write.as_ref().is_some_and(|w| w.method() == method.name());
+    let mut read: Vec<Arc<dyn KeySource>> = Vec::new();
+    if !writes(EncryptionMethod::AwsKms) {
+        read.push(Arc::new(KmsDataKeys::new(aws, &region, None)));
     }
+    if !writes(EncryptionMethod::GcpKms) {
+        read.extend(
+            CloudKmsDataKeys::new(None, gcp).ok().map(|s| Arc::new(s) as Arc<dyn KeySource>),
+        );
+    }
+    if !writes(EncryptionMethod::Passphrase) {
+        read.extend(passphrase_in(PASSPHRASE_ENV)?);
+    }
+    Ok(match write {
+        Some(write) => Encryption::sealed_with(write, read),
+        None => Encryption::clear(read),
+    })
 }
 
 /// How the engine reaches OpenBao, when not as the spec says.

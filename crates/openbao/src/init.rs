@@ -81,9 +81,8 @@ impl Places {
     fn of(desired: &Init) -> KindResult<Places> {
         let prefix = desired.secret_prefix.as_deref();
         let prefix = prefix.ok_or_else(|| KindError::new("openbao_init needs `secret_prefix`"))?;
-        let place = |set: &Option<String>, default: &str| match set {
-            Some(text) => SecretRef::parse(text),
-            None => SecretRef { name: format!("{prefix}/{default}"), field: None },
+        let place = |set: &Option<String>, default: &str| {
+            SecretRef::chosen_or(set.as_deref(), format!("{prefix}/{default}"))
         };
         Ok(Places {
             root_token: place(&desired.root_token_secret, "root-token"),

@@ -218,12 +218,7 @@ impl InitConfig {
     }
 
     fn place(&self, set: &Option<String>, default: &str) -> crate::SecretRef {
-        match set {
-            Some(text) => crate::SecretRef::parse(text),
-            None => {
-                crate::SecretRef { name: format!("{}/{default}", self.secret_prefix), field: None }
-            }
-        }
+        crate::SecretRef::chosen_or(set.as_deref(), format!("{}/{default}", self.secret_prefix))
     }
 }
 

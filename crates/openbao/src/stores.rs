@@ -46,6 +46,14 @@ impl SecretRef {
         }
     }
 
+    /// `set` (`NAME` or `NAME#field`) if given, else the whole secret `default_name`.
+    pub fn chosen_or(set: Option<&str>, default_name: String) -> SecretRef {
+        match set {
+            Some(text) => SecretRef::parse(text),
+            None => SecretRef { name: default_name, field: None },
+        }
+    }
+
     /// What is stored for `value`: the value itself, or a JSON object holding it in the field.
     pub fn stored(&self, value: &Secret) -> Secret {
         match &self.field {

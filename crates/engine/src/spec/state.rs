@@ -231,19 +231,17 @@ impl SpecSource {
             }
         };
         let remote = "the s3 and gcs backends";
+        let s3 = section.backend == BackendChoice::S3;
+        only_for("region", section.region.is_some() && !s3, "the s3 backend", &mut errors);
         match section.backend {
             BackendChoice::Local => {
                 only_for("bucket", section.bucket.is_some(), remote, &mut errors);
                 only_for("key", section.key.is_some(), remote, &mut errors);
-                only_for("region", section.region.is_some(), "the s3 backend", &mut errors);
                 only_for("lease_seconds", section.lease_seconds.is_some(), remote, &mut errors);
             }
             BackendChoice::S3 | BackendChoice::Gcs => {
                 only_for("path", section.path.is_some(), "the local backend", &mut errors);
-                let gcs = section.backend == BackendChoice::Gcs;
-                if gcs {
-                    only_for("region", section.region.is_some(), "the s3 backend", &mut errors);
-                }
+                let gcs = !s3;
                 let (valid, rule): (fn(&str) -> bool, _) = if gcs {
                     (
                         gcs_bucket_name,
