@@ -18,3 +18,4 @@ mod spec_errors;
 mod support;
 mod takeover;
 mod whole_lane;
+mod workspace;

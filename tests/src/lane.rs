@@ -215,3 +215,38 @@ pub fn stage(address: &str) -> &'static str {
         _ => "other",
     }
 }
+
+/// An engine of the spec file at `path` (with `overlay` merged over it) as the `engine` binary
+/// makes it, reaching AWS at `aws_endpoint` and GCP at `gcp_endpoint`, its state in `state`,
+/// every lane selected, `excludes` left out and its events sent to `observer`: one member of a
+/// run of several specs.
+pub async fn spec_engine(
+    path: &Path,
+    overlay: &str,
+    endpoints: (&str, &str),
+    state: &Path,
+    excludes: &[&str],
+    observer: std::sync::Arc<dyn engine::Observer>,
+) -> Engine {
+    let (aws_endpoint, gcp_endpoint) = endpoints;
+    let spec = SpecSource::from_file(path)
+        .unwrap()
+        .with_overlay(SpecSource::from_text("overlay.toml", "overlay", overlay))
+        .unwrap_or_else(|e| panic!("{e:?}"));
+    let lane = LaneBuilder::new(&spec)
+        .aws_config(moto::sdk_config_at(aws_endpoint).await)
+        .gcp_endpoint(gcp_endpoint)
+        .build()
+        .await;
+    let builder = lane
+        .add_to(Engine::builder().spec(spec))
+        .state(LocalBackend::new(state))
+        .selection(engine::Selection::decide(Some("all"), &[], &|_| None).unwrap())
+        .retry_backoff(Duration::from_millis(100))
+        .observer(observer);
+    excludes
+        .iter()
+        .fold(builder, |b, e| b.exclude(*e))
+        .build()
+        .unwrap_or_else(|e| panic!("{}: {e:?}", path.display()))
+}

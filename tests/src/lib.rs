@@ -129,6 +129,7 @@ pub fn engine_command(endpoint: &str, args: &[&str]) -> Command {
     cmd.args(args)
         .env_remove("AWS_PROFILE")
         .env_remove("ENGINE_CLOUD")
+        .env_remove("TM_CLOUD")
         .env_remove("ENGINE_OVERLAY")
         .env_remove("ENGINE_STATE")
         .env_remove("ENGINE_LLM_PLATFORM_ENABLED")

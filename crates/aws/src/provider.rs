@@ -46,7 +46,7 @@ impl Provider for AwsProvider {
     }
 
     fn sections(&self) -> &'static [&'static str] {
-        &["network", "openbao", "eks"]
+        &["network", "openbao", "eks", "federation"]
     }
 
     fn expand(&self, spec: &SpecSource) -> Result<Vec<ResourceSpec>, SpecErrors> {
@@ -54,6 +54,7 @@ impl Provider for AwsProvider {
         let mut resources = stages::network::expand(spec, &globals)?;
         resources.extend(stages::openbao::expand(spec, &globals)?);
         resources.extend(stages::eks::expand(spec, &globals)?);
+        resources.extend(stages::federation::expand(spec, &globals)?);
         watch_roles(&mut resources);
         Ok(resources)
     }

@@ -71,17 +71,22 @@ pub enum PkiCommand {
 /// What every spec-driven command takes.
 #[derive(Debug, Args)]
 pub struct Common {
-    /// The spec file, e.g. specs/aws.toml.
-    pub spec: PathBuf,
+    /// The spec files, e.g. specs/aws.toml, or specs/shared.toml specs/aws.toml specs/gcp.toml
+    /// to run several lanes at once (each spec keeps its own state).
+    #[arg(required = true, num_args = 1..)]
+    pub specs: Vec<PathBuf>,
     /// A spec file merged over the spec: its tables merge key by key, its other values replace
-    /// the spec's (e.g. the sandbox's local peers). Default: $ENGINE_OVERLAY.
-    #[arg(long, env = "ENGINE_OVERLAY")]
-    pub overlay: Option<PathBuf>,
-    /// Where the state is: a file, s3://BUCKET/KEY or gs://BUCKET/KEY (default: $ENGINE_STATE, else the spec's
-    /// [state], else .engine/<spec-name>.state.json beside the spec).
-    #[arg(long, env = "ENGINE_STATE")]
-    pub state: Option<String>,
-    /// Cloud lanes to run: aws, gcp, aws,gcp or all (default: $ENGINE_CLOUD, else aws).
+    /// the spec's (e.g. the sandbox's local peers). With several specs, NAME=FILE for the spec
+    /// named NAME (repeatable, or comma-separated in $ENGINE_OVERLAY).
+    #[arg(long, env = "ENGINE_OVERLAY", value_delimiter = ',')]
+    pub overlay: Vec<String>,
+    /// Where the state is: a file, s3://BUCKET/KEY or gs://BUCKET/KEY (default: $ENGINE_STATE,
+    /// else the spec's [state], else .engine/<spec-name>.state.json beside the spec). With
+    /// several specs, NAME=LOCATION for the spec named NAME (repeatable, or comma-separated).
+    #[arg(long, env = "ENGINE_STATE", value_delimiter = ',')]
+    pub state: Vec<String>,
+    /// Cloud lanes to run: aws, gcp, aws,gcp or all (default: $ENGINE_CLOUD, else $TM_CLOUD, else
+    /// aws). Specs of the `shared` lane always run.
     #[arg(long)]
     pub cloud: Option<String>,
     /// Turn on a feature gate (e.g. llm-platform); also $ENGINE_LLM_PLATFORM_ENABLED=true.

@@ -5,7 +5,7 @@ use crate::progress::Progress;
 use crate::style::Style;
 use crate::{json, render_plan};
 use engine::spec::StateLocation;
-use engine::{Backend, Engine, GraphFormat, Interrupt, Plan, Selection, StateDocument};
+use engine::{Backend, Engine, GraphFormat, Interrupt, Plan, Selection, StateDocument, Workspace};
 use engine_lanes::LaneBuilder;
 use miette::{IntoDiagnostic, Result, WrapErr, miette};
 use std::io::{BufRead, IsTerminal, Write};
@@ -20,48 +20,63 @@ const CHANGES: u8 = 2;
 pub async fn run(cli: Cli) -> Result<u8> {
     match cli.command {
         Command::Plan(a) => {
-            let Some(engine) = build(&a.common, 10, false, Interrupt::new()).await? else {
+            let Some(ws) = build(&a.common, 10, false, Interrupt::new()).await? else {
                 return Ok(OK);
             };
-            let plan = if a.destroy { engine.plan_destroy().await? } else { engine.plan().await? };
+            let plans = if a.destroy { ws.plan_destroy().await } else { ws.plan().await };
+            let plans = all_or_first_error(plans)?;
             if a.json {
-                println!("{}", serde_json::to_string_pretty(&json::plan(&plan)).into_diagnostic()?);
+                let rendered: Vec<_> = plans.iter().map(json::plan).collect();
+                let value = match rendered.len() {
+                    1 => rendered.into_iter().next().unwrap_or_default(),
+                    _ => serde_json::Value::Array(rendered),
+                };
+                println!("{}", serde_json::to_string_pretty(&value).into_diagnostic()?);
             } else {
-                print!("{}", render_plan::plan_text(&plan, &Style::stdout()));
+                for (engine, plan) in ws.engines().iter().zip(&plans) {
+                    print_header(&ws, engine);
+                    print!("{}", render_plan::plan_text(plan, &Style::stdout()));
+                }
             }
-            Ok(if a.detailed_exitcode && plan.has_changes() { CHANGES } else { OK })
+            let changes = plans.iter().any(Plan::has_changes);
+            Ok(if a.detailed_exitcode && changes { CHANGES } else { OK })
         }
         Command::Apply(a) => {
             let interrupt = stop_on_signals();
-            let Some(engine) = build(&a.common, a.parallelism, false, interrupt).await? else {
+            let Some(ws) = build(&a.common, a.parallelism, false, interrupt).await? else {
                 return Ok(OK);
             };
-            let plan = engine.plan().await?;
-            execute(&engine, plan, a.auto_approve, a.json).await
+            let plans = all_or_first_error(ws.plan().await)?;
+            execute(&ws, plans, a.auto_approve, a.json).await
         }
         Command::Destroy(a) => {
             let interrupt = stop_on_signals();
             let built = build(&a.common, a.parallelism, a.confirm_protected, interrupt).await?;
-            let Some(engine) = built else {
+            let Some(ws) = built else {
                 return Ok(OK);
             };
-            let plan = engine.plan_destroy().await?;
-            execute(&engine, plan, a.auto_approve, false).await
+            let plans = all_or_first_error(ws.plan_destroy().await)?;
+            execute(&ws, plans, a.auto_approve, false).await
         }
         Command::Drift(a) => {
-            let Some(engine) = build(&a.common, 10, false, Interrupt::new()).await? else {
+            let Some(ws) = build(&a.common, 10, false, Interrupt::new()).await? else {
                 return Ok(OK);
             };
-            let report = engine.drift().await?;
+            let reports = all_or_first_error(ws.drift().await)?;
             if a.json {
-                println!(
-                    "{}",
-                    serde_json::to_string_pretty(&json::drift(&report)).into_diagnostic()?
-                );
+                let rendered: Vec<_> = reports.iter().map(json::drift).collect();
+                let value = match rendered.len() {
+                    1 => rendered.into_iter().next().unwrap_or_default(),
+                    _ => serde_json::Value::Array(rendered),
+                };
+                println!("{}", serde_json::to_string_pretty(&value).into_diagnostic()?);
             } else {
-                print!("{}", render_plan::drift_text(&report, &Style::stdout()));
+                for (engine, report) in ws.engines().iter().zip(&reports) {
+                    print_header(&ws, engine);
+                    print!("{}", render_plan::drift_text(report, &Style::stdout()));
+                }
             }
-            Ok(if report.is_clean() { OK } else { CHANGES })
+            Ok(if reports.iter().all(engine::DriftReport::is_clean) { OK } else { CHANGES })
         }
         Command::Graph(a) => {
             // Every lane's graph can be shown; only the feature gates select.
@@ -198,12 +213,16 @@ pub async fn run(cli: Cli) -> Result<u8> {
         }
         Command::ForceUnlock(f) => force_unlock(&f).await,
         Command::Import(i) => {
-            let Some(engine) = build(&i.common, 10, false, Interrupt::new()).await? else {
+            if i.common.specs.len() > 1 {
+                return Err(miette!("import takes one spec: the state it records into"));
+            }
+            let Some(ws) = build(&i.common, 10, false, Interrupt::new()).await? else {
                 return Ok(OK);
             };
+            let engine = &ws.engines()[0];
             let mut instances = Vec::new();
             for from in &i.from_tofu {
-                let text = read_tofu_state(from, &engine).await?;
+                let text = read_tofu_state(from, engine).await?;
                 instances.extend(
                     engine::tofu_import::read_tofu_state(from, &text)
                         .map_err(|e| miette!("{e}"))?,
@@ -260,68 +279,137 @@ fn pki_dir(dir: Option<PathBuf>) -> Result<PathBuf> {
     })
 }
 
-/// Builds the engine (all validation happens here, before any API call). `None` when the
-/// spec's lane is not selected: one `[skip]` line is printed.
+/// Builds one engine per spec (all validation happens here, before any API call) into the
+/// run's workspace. A spec whose lane is not selected is left out with one `[skip]` line;
+/// `None` when no spec is left.
 async fn build(
     common: &Common,
     parallelism: usize,
     confirm_protected: bool,
     interrupt: Interrupt,
-) -> Result<Option<Engine>> {
+) -> Result<Option<Workspace>> {
     let selection =
         Selection::decide(common.cloud.as_deref(), &common.features, &|k| std::env::var(k).ok())
             .map_err(|e| miette!("{e}"))?;
-    let source = read_spec(&common.spec, common.overlay.as_deref())?;
-    let builder = Engine::builder()
-        .spec(source.clone())
-        .selection(selection)
-        .parallelism(parallelism)
-        .confirm_protected(confirm_protected)
-        .interrupt(interrupt)
-        .observer(Arc::new(Progress::new()));
-    let location =
-        source.state_location(common.state.as_deref()).map_err(engine::EngineError::from)?;
-    // A new OpenBao's credentials wait beside a local state, or beside the spec.
-    let escrow_beside = match &location {
-        StateLocation::Local { path } => path.clone(),
-        StateLocation::S3 { .. } | StateLocation::Gcs { .. } => engine::state_path_of(&source),
-    };
-    let encryption = source.state_encryption().map_err(engine::EngineError::from)?;
-    let lane = LaneBuilder::new(&source).state_path(&escrow_beside).build().await;
-    let backend = lane
-        .state_backend(&location, encryption.as_ref())
-        .map_err(|e| miette!("opening the state at {location}: {e}"))?;
-    let mut builder = lane.add_to(builder).shared_state(backend);
-    for t in &common.target {
-        builder = builder.target(t);
+    let several = common.specs.len() > 1;
+    let mut sources = Vec::new();
+    for path in &common.specs {
+        let name = engine::spec::SpecSource::from_file(path)
+            .into_diagnostic()
+            .wrap_err_with(|| format!("reading {}", path.display()))?
+            .name();
+        let overlay = per_spec("--overlay", &common.overlay, &name, several)?;
+        let state = per_spec("--state", &common.state, &name, several)?;
+        sources.push((read_spec(path, overlay.map(Path::new))?, state));
     }
-    for e in &common.exclude {
-        builder = builder.exclude(e);
+    let mut engines = Vec::new();
+    for (source, state) in sources {
+        let builder = Engine::builder()
+            .spec(source.clone())
+            .selection(selection.clone())
+            .parallelism(parallelism)
+            .confirm_protected(confirm_protected)
+            .interrupt(interrupt.clone())
+            .observer(Arc::new(Progress::new()));
+        let location = source.state_location(state).map_err(engine::EngineError::from)?;
+        // A new OpenBao's credentials wait beside a local state, or beside the spec.
+        let escrow_beside = match &location {
+            StateLocation::Local { path } => path.clone(),
+            StateLocation::S3 { .. } | StateLocation::Gcs { .. } => engine::state_path_of(&source),
+        };
+        let encryption = source.state_encryption().map_err(engine::EngineError::from)?;
+        let lane = LaneBuilder::new(&source).state_path(&escrow_beside).build().await;
+        let backend = lane
+            .state_backend(&location, encryption.as_ref())
+            .map_err(|e| miette!("opening the state at {location}: {e}"))?;
+        let mut builder = lane.add_to(builder).shared_state(backend);
+        for t in &common.target {
+            builder = builder.target(t);
+        }
+        for e in &common.exclude {
+            builder = builder.exclude(e);
+        }
+        let engine = builder.build()?;
+        if let Some(message) = engine.skipped() {
+            println!("{message}");
+            continue;
+        }
+        for note in engine.notes() {
+            eprintln!("{note}");
+        }
+        engines.push(engine);
     }
-    let engine = builder.build()?;
-    if let Some(message) = engine.skipped() {
-        println!("{message}");
+    if engines.is_empty() {
         return Ok(None);
     }
-    for note in engine.notes() {
-        eprintln!("{note}");
-    }
-    Ok(Some(engine))
+    Ok(Some(Workspace::new(engines)?))
 }
 
-/// Shows the plan, asks (unless approved), applies, reports.
-async fn execute(engine: &Engine, plan: Plan, auto_approve: bool, as_json: bool) -> Result<u8> {
+/// The value of a per-spec option (`--overlay`, `--state`) for the spec named `name`: an entry
+/// `NAME=VALUE`, or, with one spec only, a plain value.
+fn per_spec<'a>(
+    flag: &str,
+    values: &'a [String],
+    name: &str,
+    several: bool,
+) -> Result<Option<&'a str>> {
+    let mut chosen = None;
+    for v in values {
+        let named = v.split_once('=').filter(|(n, _)| {
+            !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+        });
+        match named {
+            Some((n, value)) if n == name => chosen = Some(value),
+            Some(_) => {}
+            None if several => {
+                return Err(miette!(
+                    "{flag} {v}: with several specs, say which spec it is for (NAME=VALUE)"
+                ));
+            }
+            None => chosen = Some(v.as_str()),
+        }
+    }
+    Ok(chosen)
+}
+
+/// With several specs, a line naming the spec before its plan or report.
+fn print_header(ws: &Workspace, engine: &Engine) {
+    if ws.engines().len() > 1 {
+        let style = Style::stdout();
+        println!(
+            "\n{}",
+            style.bold(&format!("── {} lane: {} ──", engine.lane_name(), engine.spec().file()))
+        );
+    }
+}
+
+/// Every member's result, or the first error (after saying which spec it came from).
+fn all_or_first_error<T>(results: Vec<Result<T, engine::EngineError>>) -> Result<Vec<T>> {
+    results.into_iter().collect::<Result<Vec<T>, _>>().map_err(miette::Report::from)
+}
+
+/// Shows the plans, asks once (unless approved), applies them all, reports per spec.
+async fn execute(
+    ws: &Workspace,
+    plans: Vec<Plan>,
+    auto_approve: bool,
+    as_json: bool,
+) -> Result<u8> {
     let style = Style::stdout();
     if !as_json {
-        print!("{}", render_plan::plan_text(&plan, &style));
+        for (engine, plan) in ws.engines().iter().zip(&plans) {
+            print_header(ws, engine);
+            print!("{}", render_plan::plan_text(plan, &style));
+        }
     }
-    if !plan.has_changes() {
+    if !plans.iter().any(Plan::has_changes) {
         if as_json {
-            println!(
-                "{}",
-                serde_json::to_string_pretty(&json::apply(&Default::default()))
-                    .into_diagnostic()?
-            );
+            let empty = json::apply(&Default::default());
+            let value = match plans.len() {
+                1 => empty,
+                n => serde_json::Value::Array(vec![empty; n]),
+            };
+            println!("{}", serde_json::to_string_pretty(&value).into_diagnostic()?);
         }
         return Ok(OK);
     }
@@ -334,59 +422,100 @@ async fn execute(engine: &Engine, plan: Plan, auto_approve: bool, as_json: bool)
         println!("Cancelled: nothing was changed.");
         return Ok(FAILED);
     }
-    let report = engine.apply(&plan).await?;
-    if as_json {
-        println!("{}", serde_json::to_string_pretty(&json::apply(&report)).into_diagnostic()?);
-    } else {
-        let done = |a| report.count(a);
-        println!(
-            "\n{} {} added, {} changed, {} destroyed in {:.1}s ({} API calls, {} mutating).",
-            style.bold(match (plan.mode, report.is_success()) {
-                (engine::PlanMode::Apply, true) => "Apply complete!",
-                (engine::PlanMode::Apply, false) => "Apply failed.",
-                (engine::PlanMode::Destroy, true) => "Destroy complete!",
-                (engine::PlanMode::Destroy, false) => "Destroy failed.",
-            }),
-            done(engine::Action::Create),
-            done(engine::Action::Update),
-            done(engine::Action::Delete),
-            report.elapsed.as_secs_f64(),
-            report.api_calls.total(),
-            report.api_calls.mutating(),
-        );
-        for f in report.failures() {
-            if let engine::StepOutcome::Failed(why) = &f.outcome {
-                println!("  {} {}: {why}", style.red("✗"), f.address);
+    let results = ws.apply(&plans).await;
+    let mut rendered = Vec::new();
+    let mut first_error = None;
+    let mut success = true;
+    for ((engine, plan), result) in ws.engines().iter().zip(&plans).zip(results) {
+        let report = match result {
+            Ok(report) => report,
+            Err(e) => {
+                success = false;
+                if ws.engines().len() > 1 {
+                    eprintln!("{}: {e}", engine.spec().file());
+                }
+                first_error.get_or_insert(e);
+                continue;
             }
-        }
-        // Why steps did not start: the run was interrupted, it lost its state lock, or
-        // something they need failed.
-        let skipped_because = |why: &dyn Fn(&str) -> bool| {
-            let matches = |s: &&engine::StepResult| matches!(&s.outcome, engine::StepOutcome::Skipped(w) if why(w));
-            report.steps.iter().filter(matches).count()
         };
-        let interrupted = |w: &str| w.contains("interrupted");
-        let lock_lost = |w: &str| w.contains("no longer this run's");
-        let failed_need = skipped_because(&|w| !interrupted(w) && !lock_lost(w));
-        if failed_need > 0 {
-            println!("  {failed_need} steps skipped because something they need failed.");
-        }
-        let not_started = skipped_because(&lock_lost);
-        if not_started > 0 {
-            println!(
-                "  The state lock was lost: {not_started} steps not started, nothing more written. \
-                 Run apply again once the other run is done."
-            );
-        }
-        if skipped_because(&interrupted) > 0 {
-            println!(
-                "  Interrupted: {} steps not started; steps in flight finished and are recorded. \
-                 Run apply again to finish.",
-                skipped_because(&interrupted)
-            );
+        success &= report.is_success();
+        if as_json {
+            rendered.push(json::apply(&report));
+        } else {
+            print_header(ws, engine);
+            print_report(plan, &report, &style);
         }
     }
-    Ok(if report.is_success() { OK } else { FAILED })
+    if as_json {
+        let value = match rendered.len() {
+            1 => rendered.into_iter().next().unwrap_or_default(),
+            _ => serde_json::Value::Array(rendered),
+        };
+        println!("{}", serde_json::to_string_pretty(&value).into_diagnostic()?);
+    }
+    if let Some(e) = first_error {
+        return Err(e.into());
+    }
+    Ok(if success { OK } else { FAILED })
+}
+
+/// One spec's apply or destroy report.
+fn print_report(plan: &Plan, report: &engine::ApplyReport, style: &Style) {
+    let done = |a| report.count(a);
+    println!(
+        "\n{} {} added, {} changed, {} destroyed in {:.1}s ({} API calls, {} mutating).",
+        style.bold(match (plan.mode, report.is_success()) {
+            (engine::PlanMode::Apply, true) => "Apply complete!",
+            (engine::PlanMode::Apply, false) => "Apply failed.",
+            (engine::PlanMode::Destroy, true) => "Destroy complete!",
+            (engine::PlanMode::Destroy, false) => "Destroy failed.",
+        }),
+        done(engine::Action::Create),
+        done(engine::Action::Update),
+        done(engine::Action::Delete),
+        report.elapsed.as_secs_f64(),
+        report.api_calls.total(),
+        report.api_calls.mutating(),
+    );
+    for f in report.failures() {
+        if let engine::StepOutcome::Failed(why) = &f.outcome {
+            println!("  {} {}: {why}", style.red("✗"), f.address);
+        }
+    }
+    // Why steps did not start: the run was interrupted, it lost its state lock, another
+    // spec it waits for did not finish, or something they need failed.
+    let skipped_because = |why: &dyn Fn(&str) -> bool| {
+        let matches = |s: &&engine::StepResult| matches!(&s.outcome, engine::StepOutcome::Skipped(w) if why(w));
+        report.steps.iter().filter(matches).count()
+    };
+    let interrupted = |w: &str| w.contains("interrupted");
+    let lock_lost = |w: &str| w.contains("no longer this run's");
+    let other_spec = |w: &str| w.contains("it waits for spec");
+    let failed_need = skipped_because(&|w| !interrupted(w) && !lock_lost(w) && !other_spec(w));
+    if failed_need > 0 {
+        println!("  {failed_need} steps skipped because something they need failed.");
+    }
+    let waited = skipped_because(&other_spec);
+    if waited > 0 {
+        println!(
+            "  {waited} steps not started: they wait for another spec of this run, which did \
+             not finish."
+        );
+    }
+    let not_started = skipped_because(&lock_lost);
+    if not_started > 0 {
+        println!(
+            "  The state lock was lost: {not_started} steps not started, nothing more written. \
+             Run apply again once the other run is done."
+        );
+    }
+    if skipped_because(&interrupted) > 0 {
+        println!(
+            "  Interrupted: {} steps not started; steps in flight finished and are recorded. \
+             Run apply again to finish.",
+            skipped_because(&interrupted)
+        );
+    }
 }
 
 /// Asks `question` on the terminal; only `yes` confirms. Without a terminal, fails with

@@ -3,7 +3,7 @@
 use crate::apply::{ExecSettings, execute};
 use crate::diff::{delete_change, order_deletes, plan_changes};
 use crate::graph::ResourceGraph;
-use crate::selection::GATED_SECTIONS;
+use crate::selection::{GATED_SECTIONS, SHARED_LANE};
 use crate::spec::{FieldPath, SpecErrors, SpecSource};
 use crate::{
     Address, ApiCalls, ApplyReport, Context, DriftReport, EngineError, Event, Interrupt, Kind,
@@ -247,6 +247,8 @@ impl EngineBuilder {
         Ok(Engine {
             name,
             lane,
+            serves_every_lane: globals.lane.as_deref() == Some(SHARED_LANE),
+            after: globals.after.clone(),
             spec,
             graph,
             providers: lane_providers,
@@ -281,6 +283,10 @@ pub fn state_path_of(spec: &SpecSource) -> PathBuf {
 pub struct Engine {
     name: String,
     lane: Lane,
+    /// A `shared` spec: run whatever lanes are selected.
+    serves_every_lane: bool,
+    /// `[globals.after]`: spec name → this spec's address prefixes that wait for it.
+    after: std::collections::BTreeMap<String, Vec<String>>,
     spec: SpecSource,
     graph: ResourceGraph,
     /// The providers of the spec's lane.
@@ -347,7 +353,7 @@ impl Engine {
 
     /// `Some(message)` when this spec's lane is not selected: the run does nothing.
     pub fn skipped(&self) -> Option<String> {
-        (!self.selection.has_lane(self.lane)).then(|| {
+        (!self.serves_every_lane && !self.selection.has_lane(self.lane)).then(|| {
             format!(
                 "[skip] {} lane not selected (cloud: {}): {}",
                 self.lane.name(),
@@ -360,6 +366,16 @@ impl Engine {
     /// Lines for the user about what this run leaves out (a gated section whose gate is off).
     pub fn notes(&self) -> &[String] {
         &self.notes
+    }
+
+    /// `[globals.after]`: other spec's name → this spec's address prefixes that wait for it.
+    pub fn after(&self) -> &std::collections::BTreeMap<String, Vec<String>> {
+        &self.after
+    }
+
+    /// The lane a run selects this spec by: `shared`, or its cloud's.
+    pub fn lane_name(&self) -> &str {
+        if self.serves_every_lane { SHARED_LANE } else { self.lane.name() }
     }
 
     /// Whether the feature gate is on for this run.
@@ -475,6 +491,15 @@ impl Engine {
 
     /// Executes `plan` under the state lock. Refuses if the state changed since the plan.
     pub async fn apply(&self, plan: &Plan) -> Result<ApplyReport, EngineError> {
+        self.apply_gated(plan, None).await
+    }
+
+    /// `apply`, with steps waiting on `gate` before they start (another spec's run).
+    pub(crate) async fn apply_gated(
+        &self,
+        plan: &Plan,
+        gate: Option<Arc<dyn crate::workspace::Gate>>,
+    ) -> Result<ApplyReport, EngineError> {
         let started = Instant::now();
         let lock: Arc<dyn HeldLock> = Arc::from(self.state.lock(match plan.mode {
             PlanMode::Apply => "apply",
@@ -520,6 +545,7 @@ impl Engine {
                 retry: self.retry,
                 drain: self.drain,
                 interrupt: self.interrupt.clone(),
+                gate,
             },
         )
         .await;

@@ -85,6 +85,8 @@ pub(crate) struct ExecSettings {
     pub interrupt: Interrupt,
     /// How errors of dependents still letting go are retried.
     pub drain: RetryPolicy,
+    /// What steps wait for outside this plan (another spec's run), if anything.
+    pub gate: Option<Arc<dyn crate::workspace::Gate>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -156,8 +158,13 @@ pub(crate) async fn execute(
             let steps = steps.clone();
             let semaphore = semaphore.clone();
             let task = running.spawn(async move {
-                let _permit = semaphore.acquire_owned().await;
                 let s = &steps[step];
+                if let Some(gate) = &shared.settings.gate
+                    && let Err(why) = gate.open(&changes[s.change].address).await
+                {
+                    return not_started(&changes[s.change], s.kind, &why);
+                }
+                let _permit = semaphore.acquire_owned().await;
                 if shared.settings.interrupt.is_interrupted() {
                     return not_started(&changes[s.change], s.kind, "the run was interrupted");
                 }

@@ -155,6 +155,7 @@ pub mod spec;
 pub mod testing;
 mod value;
 pub mod wait;
+mod workspace;
 
 // The derive macro's generated code names `::engine::...`, also inside this crate.
 extern crate self as engine;
@@ -183,6 +184,7 @@ pub use retry::RetryPolicy;
 pub use secret::Secret;
 pub use selection::{Lane, Selection};
 pub use value::{Attrs, Reference, Tags, Value};
+pub use workspace::{Gate, Workspace};
 
 /// Ownership tag: marks a resource as made by this engine.
 pub const TAG_MANAGED_BY: &str = "engine:managed-by";

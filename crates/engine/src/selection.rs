@@ -37,6 +37,10 @@ pub struct Selection {
 
 /// Environment variable read when `--cloud` is not given.
 pub const CLOUD_ENV: &str = "ENGINE_CLOUD";
+/// The reference platform's variable, read when neither `--cloud` nor `ENGINE_CLOUD` is set.
+pub const REFERENCE_CLOUD_ENV: &str = "TM_CLOUD";
+/// The lane of specs that serve every cloud (`[globals] lane = "shared"`): always selected.
+pub const SHARED_LANE: &str = "shared";
 /// Feature gates known to the engine and the environment variable that enables each.
 pub const FEATURE_GATES: [(&str, &str); 1] = [("llm-platform", "ENGINE_LLM_PLATFORM_ENABLED")];
 
@@ -51,17 +55,21 @@ impl Default for Selection {
 }
 
 impl Selection {
-    /// The one decision point: `--cloud` (else `ENGINE_CLOUD`, else `aws`) and `--feature` flags
-    /// (else each gate's environment variable set to `true`). `env` is the environment lookup.
+    /// The one decision point: `--cloud` (else `ENGINE_CLOUD`, else `TM_CLOUD`, else `aws`) and
+    /// `--feature` flags (else each gate's environment variable set to `true`). `env` is the
+    /// environment lookup. The `shared` lane is always selected.
     pub fn decide(
         cloud: Option<&str>,
         features: &[String],
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Result<Selection, String> {
-        let cloud =
-            cloud.map(str::to_string).or_else(|| env(CLOUD_ENV)).unwrap_or_else(|| "aws".into());
+        let cloud = cloud
+            .map(str::to_string)
+            .or_else(|| env(CLOUD_ENV))
+            .or_else(|| env(REFERENCE_CLOUD_ENV))
+            .unwrap_or_else(|| "aws".into());
         let mut lanes = BTreeSet::new();
-        for part in cloud.split(',') {
+        for part in cloud.split(',').filter(|p| !p.trim().is_empty()) {
             match part.trim() {
                 "all" => lanes.extend(Lane::ALL),
                 other => {
@@ -160,6 +168,15 @@ mod tests {
         assert_eq!(s.lanes_text(), "gcp");
         let s = Selection::decide(Some("aws, gcp"), &[], &no_env).unwrap();
         assert_eq!(s.lanes_text(), "aws,gcp");
+        // The reference's variable, when the engine's is not set.
+        let reference = |k: &str| (k == REFERENCE_CLOUD_ENV).then(|| " gcp ,".to_string());
+        assert_eq!(Selection::decide(None, &[], &reference).unwrap().lanes_text(), "gcp");
+        let both = |k: &str| match k {
+            CLOUD_ENV => Some("aws".to_string()),
+            REFERENCE_CLOUD_ENV => Some("gcp".to_string()),
+            _ => None,
+        };
+        assert_eq!(Selection::decide(None, &[], &both).unwrap().lanes_text(), "aws");
     }
 
     #[test]

@@ -34,6 +34,14 @@ pub struct Globals {
     /// removed. Every other resource the engine makes is watched whole.
     #[serde(default)]
     pub shared: Vec<String>,
+    /// The lane a run selects this spec by, when it is not its cloud's: `shared` for what serves
+    /// every lane (e.g. the AWS–GCP federation), which runs whatever lanes are selected.
+    pub lane: Option<String>,
+    /// Ordering against other specs run in the same invocation: spec name → address prefixes
+    /// of this spec that start only once that spec's apply has finished (and, on destroy, that
+    /// spec's destroy waits for them). A spec not in the invocation orders nothing.
+    #[serde(default)]
+    pub after: BTreeMap<String, Vec<String>>,
 }
 
 /// `[globals.flux]`.
@@ -86,6 +94,30 @@ impl Globals {
                         format!("the `{key}` version is empty"),
                     ),
                 );
+            }
+        }
+        if let Some(lane) = &self.lane
+            && lane != "shared"
+            && lane != &self.cloud
+        {
+            errors.push(spec.error(
+                &g.key("lane"),
+                format!(
+                    "unknown lane `{lane}` (expected `shared`, or leave it out for the cloud's)"
+                ),
+            ));
+        }
+        for (other, prefixes) in &self.after {
+            if !valid_spec_name(other) {
+                errors.push(
+                    spec.error(&g.key("after").key(other), format!("`{other}` is not a spec name")),
+                );
+            }
+            if prefixes.is_empty() || prefixes.iter().any(|p| p.trim().is_empty()) {
+                errors.push(spec.error(
+                    &g.key("after").key(other),
+                    "name the address prefixes that wait (like [\"gcp.gke\", \"bootstrap\"])",
+                ));
             }
         }
         if let Some(flux) = &self.flux {

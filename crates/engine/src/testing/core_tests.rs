@@ -543,3 +543,124 @@ async fn two_resources_at_one_address_are_an_error_at_their_section() {
     assert!(e.message.contains("two resources have the address fake.item.raw"), "{errors:?}");
     assert!(rig.cloud.log().is_empty());
 }
+
+/// A member of a workspace on `cloud`: spec `name` (its own state in `dir`) holding `body`.
+fn member(cloud: &Arc<FakeCloud>, dir: &std::path::Path, name: &str, body: &str) -> Engine {
+    let fast = RetryPolicy {
+        attempts: 4,
+        first_delay: Duration::from_millis(5),
+        max_delay: Duration::from_millis(10),
+    };
+    Engine::builder()
+        .spec_str(&format!("{name}.toml"), name, &format!("{GLOBALS}\n{body}"))
+        .provider(Arc::new(FakeProvider::new("aws", cloud.clone())))
+        .state(LocalBackend::new(dir.join(format!("{name}.state.json"))))
+        .retry_policy(fast)
+        .drain_policy(fast)
+        .build()
+        .unwrap()
+}
+
+/// The shared member (its first line is still `[globals]`).
+const SHARED: &str = r#"lane = "shared"
+[fake.items.fed]
+size = 1
+"#;
+
+/// The GCP-like member: `cluster` waits for spec `shared`, `net` does not.
+const WAITING: &str = r#"
+[globals.after]
+shared = ["fake.item.cluster"]
+[fake.items.net]
+size = 1
+[fake.items.cluster]
+parent = "net"
+"#;
+
+fn shared_member(cloud: &Arc<FakeCloud>, dir: &std::path::Path) -> Engine {
+    member(cloud, dir, "shared", SHARED)
+}
+
+#[tokio::test]
+async fn a_workspace_orders_only_what_after_names_and_reverses_it_on_destroy() {
+    let cloud = Arc::new(FakeCloud::default());
+    let dir = tempfile::tempdir().unwrap();
+    let shared = shared_member(&cloud, dir.path());
+    let waiting = member(&cloud, dir.path(), "lane", WAITING);
+    // The shared item needs three tries: the waiting member's `cluster` must still start after.
+    cloud.fail("fake.item.fed", Op::Create, Fault::Busy(2));
+    let ws = crate::Workspace::new(vec![shared, waiting]).unwrap();
+    let plans: Vec<_> = ws.plan().await.into_iter().map(Result::unwrap).collect();
+    let reports = ws.apply(&plans).await;
+    assert!(reports.iter().all(|r| r.as_ref().unwrap().is_success()));
+    let creates: Vec<String> =
+        cloud.log().into_iter().filter(|(o, _)| *o == Op::Create).map(|(_, a)| a).collect();
+    let last_fed = creates.iter().rposition(|a| a == "fake.item.fed").unwrap();
+    assert!(position(&creates, "cluster") > last_fed, "{creates:?}");
+    // Each member keeps its own state.
+    let names = |e: &Engine| -> Vec<String> {
+        e.state_document().unwrap().resources.keys().cloned().collect()
+    };
+    assert_eq!(names(&ws.engines()[0]), ["fake.item.fed"]);
+    assert_eq!(names(&ws.engines()[1]), ["fake.item.cluster", "fake.item.net"]);
+    // A second run changes nothing and waits for nothing.
+    let plans: Vec<_> = ws.plan().await.into_iter().map(Result::unwrap).collect();
+    assert!(plans.iter().all(|p| !p.has_changes()));
+
+    // Destroy: the shared item goes only once the waiting member is gone.
+    cloud.clear_log();
+    cloud.fail("fake.item.cluster", Op::Delete, Fault::Busy(2));
+    let plans: Vec<_> = ws.plan_destroy().await.into_iter().map(Result::unwrap).collect();
+    let reports = ws.apply(&plans).await;
+    assert!(reports.iter().all(|r| r.as_ref().unwrap().is_success()));
+    let deletes: Vec<String> =
+        cloud.log().into_iter().filter(|(o, _)| *o == Op::Delete).map(|(_, a)| a).collect();
+    assert!(position(&deletes, "fed") > position(&deletes, "net"), "{deletes:?}");
+    assert!(cloud.is_empty());
+}
+
+#[tokio::test]
+async fn what_waits_on_a_failed_spec_is_not_started_and_the_rest_goes_on() {
+    let cloud = Arc::new(FakeCloud::default());
+    let dir = tempfile::tempdir().unwrap();
+    let ws = crate::Workspace::new(vec![
+        shared_member(&cloud, dir.path()),
+        member(&cloud, dir.path(), "lane", WAITING),
+    ])
+    .unwrap();
+    cloud.fail("fake.item.fed", Op::Create, Fault::Denied);
+    let plans: Vec<_> = ws.plan().await.into_iter().map(Result::unwrap).collect();
+    let reports: Vec<_> = ws.apply(&plans).await.into_iter().map(Result::unwrap).collect();
+    assert!(!reports[0].is_success());
+    let outcome = |address: &str| {
+        reports[1].steps.iter().find(|s| s.address.as_str() == address).unwrap().outcome.clone()
+    };
+    assert_eq!(outcome("fake.item.net"), StepOutcome::Done);
+    match outcome("fake.item.cluster") {
+        StepOutcome::Skipped(why) => assert!(why.contains("spec `shared`"), "{why}"),
+        other => panic!("{other:?}"),
+    }
+    // The next run, with the fault gone, finishes the work.
+    cloud.heal("fake.item.fed", Op::Create);
+    let plans: Vec<_> = ws.plan().await.into_iter().map(Result::unwrap).collect();
+    let reports = ws.apply(&plans).await;
+    assert!(reports.iter().all(|r| r.as_ref().unwrap().is_success()));
+    assert_eq!(cloud.len(), 3);
+}
+
+#[test]
+fn a_workspace_refuses_two_specs_of_one_name_and_cycles() {
+    let cloud = Arc::new(FakeCloud::default());
+    let dir = tempfile::tempdir().unwrap();
+    let twice = crate::Workspace::new(vec![
+        member(&cloud, dir.path(), "a", "[fake.items.x]\n"),
+        member(&cloud, dir.path(), "a", "[fake.items.y]\n"),
+    ]);
+    assert!(twice.err().unwrap().to_string().contains("two specs are named `a`"));
+    let cycle = crate::Workspace::new(vec![
+        member(&cloud, dir.path(), "a", "[globals.after]\nb = [\"fake\"]\n[fake.items.x]\n"),
+        member(&cloud, dir.path(), "b", "[globals.after]\na = [\"fake\"]\n[fake.items.y]\n"),
+    ]);
+    let message = cycle.err().unwrap().to_string();
+    assert!(message.contains("cycle: a → b → a"), "{message}");
+}

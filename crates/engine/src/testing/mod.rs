@@ -135,6 +135,11 @@ impl FakeCloud {
         self.with(|c| c.faults.insert((address.to_string(), op), fault));
     }
 
+    /// Lets `op` on the item at `address` succeed again.
+    pub fn heal(&self, address: &str, op: Op) {
+        self.with(|c| c.faults.remove(&(address.to_string(), op)));
+    }
+
     /// Operations so far, in order, with the address they were for (reads: the kind's name).
     pub fn log(&self) -> Vec<(Op, String)> {
         self.with(|c| c.log.clone())
