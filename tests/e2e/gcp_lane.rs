@@ -1,14 +1,16 @@
 //! The GCP lane's network and GKE stages (`specs/gcp.toml`) against the project's GCP fake:
 //! from empty, a no-op second run, drift by field and its repair, a kill after every mutating
 //! call, bad specs refused before any call, and a destroy that leaves nothing. What goes inside
-//! the cluster is left out here: `testenv/sandbox up --cloud gcp` (run by `testenv/test`) applies
-//! the whole lane against a real API server.
+//! the cluster is left out here: `testenv/sandbox up --cloud all` (run by `testenv/test`) applies
+//! the whole lane against a real API server; OpenBao on GCP is `openbao_gcp.rs`'s.
 
 use crate::faults::killed_at;
 use engine::spec::SpecSource;
 use engine::{Action, DriftStatus, Engine, LocalBackend};
 use engine_lanes::LaneBuilder;
-use engine_tests::{FaultProxy, GcpFake, ProxyRules, engine_command, text, workspace};
+use engine_tests::{
+    FaultProxy, GcpFake, ProxyRules, engine_command, test_root_ca_overlay, text, workspace,
+};
 use serde_json::{Value as Json, json};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -28,9 +30,21 @@ fn spec_path() -> std::path::PathBuf {
     workspace().join("specs/gcp.toml")
 }
 
+/// What this file's tests leave out: what runs inside the cluster and OpenBao.
+const LEFT_OUT: [&str; 2] = ["gcp.bootstrap", "gcp.openbao"];
+
+/// The overlay: [`OVERLAY`], and the offline root `[openbao]` names.
+fn overlay_text() -> String {
+    format!(
+        "{OVERLAY}
+{}",
+        test_root_ca_overlay()
+    )
+}
+
 fn write_overlay(dir: &Path) -> std::path::PathBuf {
     let path = dir.join("overlay.toml");
-    std::fs::write(&path, OVERLAY).unwrap();
+    std::fs::write(&path, overlay_text()).unwrap();
     path
 }
 
@@ -41,7 +55,7 @@ async fn engine(endpoint: &str, dir: &Path) -> Engine {
 
 /// [`engine`] with `more` added to the overlay.
 async fn engine_with(endpoint: &str, dir: &Path, more: &str) -> Engine {
-    let overlay = format!("{OVERLAY}\n{more}");
+    let overlay = format!("{}\n{more}", overlay_text());
     let spec = SpecSource::from_file(&spec_path())
         .unwrap()
         .with_overlay(SpecSource::from_text("overlay.toml", "overlay", &overlay))
@@ -50,8 +64,9 @@ async fn engine_with(endpoint: &str, dir: &Path, more: &str) -> Engine {
     lane.add_to(Engine::builder().spec(spec))
         .state(LocalBackend::new(dir.join("gcp.state.json")))
         .selection(engine::Selection::decide(Some("gcp"), &[], &|_| None).unwrap())
-        // What goes inside the cluster is `testenv/sandbox up --cloud gcp`'s (a real API server).
-        .exclude("gcp.bootstrap")
+        // What goes inside the cluster is `testenv/sandbox up --cloud all`'s (a real API server).
+        .exclude(LEFT_OUT[0])
+        .exclude(LEFT_OUT[1])
         .retry_backoff(Duration::from_millis(100))
         .build()
         .unwrap_or_else(|e| panic!("{e:?}"))
@@ -328,7 +343,9 @@ async fn gcp_lane_killed_after_each_mutating_call_converges() {
             "--state",
             state.to_str().unwrap(),
             "--exclude",
-            "gcp.bootstrap",
+            LEFT_OUT[0],
+            "--exclude",
+            LEFT_OUT[1],
             "--auto-approve",
         ];
         let killed =

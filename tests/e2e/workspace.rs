@@ -6,7 +6,9 @@
 
 use engine::{Action, Engine, Event, Observer, Workspace};
 use engine_tests::lane::spec_engine;
-use engine_tests::{GcpFake, Moto, engine_command, network_spec_path, text, workspace};
+use engine_tests::{
+    GcpFake, Moto, engine_command, network_spec_path, test_root_ca_overlay, text, workspace,
+};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
@@ -64,6 +66,11 @@ fn finished(spec: &str, prefix: &str) -> impl Fn(&str, &Event) -> bool {
 /// this test leaves out) waits for the federation.
 const GCP_OVERLAY: &str = "[globals.after]\naws-gcp-federation = [\"gcp.gke\"]\n";
 
+/// [`GCP_OVERLAY`] and the offline root `[openbao]` names.
+fn gcp_overlay() -> String {
+    format!("{GCP_OVERLAY}\n{}", test_root_ca_overlay())
+}
+
 async fn members(moto: &Moto, gcp: &GcpFake, dir: &Path, timeline: &Arc<Timeline>) -> Workspace {
     let endpoints = (moto.endpoint(), gcp.endpoint());
     let endpoints = (endpoints.0.as_str(), endpoints.1.as_str());
@@ -87,10 +94,10 @@ async fn members(moto: &Moto, gcp: &GcpFake, dir: &Path, timeline: &Arc<Timeline
     .await;
     let gcp_lane = spec_engine(
         &workspace().join("specs/gcp.toml"),
-        GCP_OVERLAY,
+        &gcp_overlay(),
         endpoints,
         &dir.join("gcp.json"),
-        &["gcp.bootstrap"],
+        &["gcp.bootstrap", "gcp.openbao"],
         timeline.observer("gcp"),
     )
     .await;
@@ -108,7 +115,7 @@ async fn iam(moto: &Moto) -> aws_sdk_iam::Client {
 /// The `engine` binary over the shared spec and the GCP lane, with this test's states.
 fn cli(moto: &Moto, gcp: &GcpFake, dir: &Path, args: &[&str]) -> std::process::Output {
     let overlay = dir.join("gcp-overlay.toml");
-    std::fs::write(&overlay, GCP_OVERLAY).unwrap();
+    std::fs::write(&overlay, gcp_overlay()).unwrap();
     let shared = workspace().join("specs/shared.toml");
     let gcp_spec = workspace().join("specs/gcp.toml");
     let states = [
@@ -120,6 +127,7 @@ fn cli(moto: &Moto, gcp: &GcpFake, dir: &Path, args: &[&str]) -> std::process::O
     all.extend(["--state".into(), states[0].clone(), "--state".into(), states[1].clone()]);
     all.extend(["--overlay".into(), format!("gcp={}", overlay.display())]);
     all.extend(["--exclude".into(), "gcp.bootstrap".into()]);
+    all.extend(["--exclude".into(), "gcp.openbao".into()]);
     let refs: Vec<&str> = all.iter().map(String::as_str).collect();
     engine_command(&moto.endpoint(), &refs)
         .env("ENGINE_GCP_ENDPOINT", gcp.endpoint())

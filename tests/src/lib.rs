@@ -153,3 +153,20 @@ pub fn text(out: &Output) -> String {
         String::from_utf8_lossy(&out.stderr)
     )
 }
+
+/// An offline root made once per test process, in the temporary directory: the certificate
+/// file a spec's `[openbao] ca_file` names when the test does not reach OpenBao through it.
+pub fn test_root_ca() -> PathBuf {
+    static ROOT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    ROOT.get_or_init(|| {
+        let dir = std::env::temp_dir().join(format!("engine-test-root-{}", std::process::id()));
+        engine_pki::init_root(&dir).expect("an offline root for the tests");
+        dir.join("root-ca.crt")
+    })
+    .clone()
+}
+
+/// The overlay line that points `[openbao] ca_file` at [`test_root_ca`].
+pub fn test_root_ca_overlay() -> String {
+    format!("[openbao]\nca_file = \"{}\"\n", test_root_ca().display())
+}

@@ -171,9 +171,8 @@ pub async fn run(cli: Cli) -> Result<u8> {
             let source = read_spec(&spec, overlay.as_deref())?;
             let lane = LaneBuilder::new(&source).build().await;
             let globals = source.globals().map_err(engine::EngineError::from)?;
-            // Validates the cloud's sections and readies its clients; no API call yet.
-            engine::Provider::expand(lane.aws.as_ref(), &source)
-                .map_err(engine::EngineError::from)?;
+            // Validates the whole spec with its lane's providers; no API call yet.
+            lane.add_to(Engine::builder().spec(source.clone())).build()?;
             let Some(pki) = source
                 .section::<engine_openbao::OpenBaoConfig>("openbao")
                 .map_err(engine::EngineError::from)?
@@ -441,7 +440,7 @@ async fn execute(
         success &= report.is_success();
         if as_json {
             rendered.push(json::apply(&report));
-        } else {
+        } else if plan.has_changes() {
             print_header(ws, engine);
             print_report(plan, &report, &style);
         }

@@ -5,6 +5,7 @@ use engine::{ApiCall, ApiCallCounter};
 use google_cloud_compute_v1::client as compute;
 use google_cloud_container_v1::client as container;
 use google_cloud_dns_v1::client as dns;
+use google_cloud_kms_v1::client as kms;
 
 /// Where and how the clients reach GCP.
 #[derive(Debug, Clone, Default)]
@@ -37,6 +38,9 @@ pub struct GcpClients {
     pub managed_zones: dns::ManagedZones,
     pub policies: dns::Policies,
     pub clusters: container::ClusterManager,
+    pub kms: kms::KeyManagementService,
+    /// Cloud Storage's JSON API (its bucket calls have no REST client in Google's crates).
+    pub storage: crate::storage::JsonApi,
     calls: ApiCallCounter,
 }
 
@@ -69,6 +73,9 @@ impl GcpClients {
             managed_zones: client!(dns::ManagedZones, "dns", config),
             policies: client!(dns::Policies, "dns", config),
             clusters: client!(container::ClusterManager, "container", config),
+            kms: client!(kms::KeyManagementService, "cloudkms", config),
+            storage: crate::storage::JsonApi::new(config.endpoint.as_deref())
+                .map_err(|message| ClientError { service: "storage", message })?,
             calls,
         })
     }

@@ -4,6 +4,8 @@ use crate::GcpClients;
 use crate::compute::{firewall, network, router, router_nat, subnetwork};
 use crate::container::{cluster, node_pool};
 use crate::dns::{managed_zone, policy};
+use crate::kms::{crypto_key, key_ring};
+use crate::storage::bucket;
 use engine::{Kind, Typed};
 use std::sync::Arc;
 
@@ -18,5 +20,8 @@ pub(crate) fn all(c: &Arc<GcpClients>) -> Vec<Arc<dyn Kind>> {
         Arc::new(Typed(policy::PolicyKind(c.clone()))),
         Arc::new(Typed(cluster::ClusterKind(c.clone()))),
         Arc::new(Typed(node_pool::NodePoolKind(c.clone()))),
+        Arc::new(Typed(key_ring::KeyRingKind(c.clone()))),
+        Arc::new(Typed(crypto_key::CryptoKeyKind(c.clone()))),
+        Arc::new(Typed(bucket::BucketKind(c.clone()))),
     ]
 }

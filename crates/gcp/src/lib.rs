@@ -22,14 +22,18 @@ mod container;
 mod dns;
 mod error;
 mod kinds;
+mod kms;
 pub mod labels;
 mod operation;
 mod provider;
+mod secret_manager;
 pub mod stages;
 mod state_store;
+mod storage;
 mod token;
 
 pub use clients::{ClientError, GcpClients, GcpConfig};
 pub use provider::GcpProvider;
+pub use secret_manager::SecretManager;
 pub use state_store::{CloudKmsDataKeys, GcsStateStore};
 pub use token::access_token;

@@ -43,7 +43,7 @@ impl Provider for GcpProvider {
     }
 
     fn sections(&self) -> &'static [&'static str] {
-        &["gcp", "network", "gke"]
+        &["gcp", "network", "gke", "openbao"]
     }
 
     fn expand(&self, spec: &SpecSource) -> Result<Vec<ResourceSpec>, SpecErrors> {
@@ -53,19 +53,22 @@ impl Provider for GcpProvider {
             return Err(spec.errors(vec![spec.error(&FieldPath::root("gcp"), e.to_string())]));
         }
         // Every stage's errors at once.
-        match (
+        let mut resources = Vec::new();
+        let mut errors: Option<SpecErrors> = None;
+        for stage in [
             stages::network::expand(spec, &globals, &gcp),
             stages::gke::expand(spec, &globals, &gcp),
-        ) {
-            (Ok(mut network), Ok(gke)) => {
-                network.extend(gke);
-                Ok(network)
+            stages::openbao::expand(spec, &globals, &gcp),
+        ] {
+            match (stage, &mut errors) {
+                (Ok(r), _) => resources.extend(r),
+                (Err(e), Some(all)) => all.extend(e),
+                (Err(e), None) => errors = Some(e),
             }
-            (Err(mut network), Err(gke)) => {
-                network.extend(gke);
-                Err(network)
-            }
-            (Err(e), Ok(_)) | (Ok(_), Err(e)) => Err(e),
+        }
+        match errors {
+            Some(e) => Err(e),
+            None => Ok(resources),
         }
     }
 

@@ -12,30 +12,15 @@
 //! object delete, the bucket's versioning) are plain JSON API requests made here with the same
 //! credentials, so one transport and one endpoint serve the whole store.
 
+use crate::storage::{CALL_TIMEOUT, JsonApi, credentials};
 use engine::Blocking;
 use engine_state::{Condition, DataKey, KeySource, ObjectStore, StoreError, StoredObject};
-use google_cloud_auth::credentials::{CacheableResource, Credentials};
+use google_cloud_auth::credentials::Credentials;
 use google_cloud_storage::client::Storage;
 use std::future::Future;
-use std::time::Duration;
 
-/// Google's Cloud Storage endpoint, when no other is given.
-const STORAGE_ENDPOINT: &str = "https://storage.googleapis.com";
 /// Cloud KMS's endpoint, when no other is given.
 const KMS_ENDPOINT: &str = "https://cloudkms.googleapis.com";
-/// How long one call may take, retries included.
-const CALL_TIMEOUT: Duration = Duration::from_secs(60);
-
-/// Credentials for `endpoint`: none for a local endpoint, else Application Default
-/// Credentials, as every Google tool finds them.
-fn credentials(endpoint: Option<&str>) -> Result<Credentials, String> {
-    match endpoint {
-        Some(_) => Ok(google_cloud_auth::credentials::anonymous::Builder::new().build()),
-        None => google_cloud_auth::credentials::Builder::default()
-            .build()
-            .map_err(|e| format!("Google credentials: {e}")),
-    }
-}
 
 /// A failed call of Google's clients: a precondition that did not hold, an object that is
 /// gone, or anything else.
@@ -66,11 +51,9 @@ async fn bounded<T>(
 /// A bucket holding state objects.
 pub struct GcsStateStore {
     bucket: String,
-    endpoint: String,
-    credentials: Credentials,
+    api: JsonApi,
     /// Google's client, made on the store's runtime at the first call.
     objects: std::sync::Arc<tokio::sync::OnceCell<Storage>>,
-    http: reqwest::Client,
     calls: Blocking,
 }
 
@@ -84,17 +67,10 @@ impl GcsStateStore {
     /// The bucket `bucket`, at `endpoint` without credentials (a local GCP) or at Google with
     /// Application Default Credentials. Makes no call.
     pub fn new(bucket: &str, endpoint: Option<&str>) -> Result<Self, String> {
-        let http = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(10))
-            .timeout(CALL_TIMEOUT)
-            .build()
-            .map_err(|e| format!("making the Cloud Storage client: {e}"))?;
         Ok(GcsStateStore {
             bucket: bucket.to_string(),
-            endpoint: endpoint.unwrap_or(STORAGE_ENDPOINT).trim_end_matches('/').to_string(),
-            credentials: credentials(endpoint)?,
+            api: JsonApi::new(endpoint)?,
             objects: Default::default(),
-            http,
             calls: Blocking::new("state-gcs"),
         })
     }
@@ -111,7 +87,7 @@ impl GcsStateStore {
         &self,
     ) -> (impl Future<Output = Result<Storage, StoreError>> + Send + 'static, String) {
         let (cell, credentials, endpoint) =
-            (self.objects.clone(), self.credentials.clone(), self.endpoint.clone());
+            (self.objects.clone(), self.api.credentials().clone(), self.api.endpoint().to_string());
         let made = async move {
             cell.get_or_try_init(|| async move {
                 Storage::builder()
@@ -129,25 +105,16 @@ impl GcsStateStore {
         (made, format!("projects/_/buckets/{}", self.bucket))
     }
 
-    /// A JSON API request to `url` with the store's credentials.
+    /// A JSON API request to `url` with the store's credentials; an answer that is not a
+    /// success is the error its status says.
     fn json_request(
         &self,
         method: reqwest::Method,
         url: reqwest::Url,
     ) -> impl Future<Output = Result<reqwest::Response, StoreError>> + Send + 'static {
-        let (http, credentials) = (self.http.clone(), self.credentials.clone());
+        let api = self.api.clone();
         async move {
-            let headers = match credentials.headers(http::Extensions::new()).await {
-                Ok(CacheableResource::New { data, .. }) => data,
-                Ok(CacheableResource::NotModified) => http::HeaderMap::new(),
-                Err(e) => return Err(StoreError::Failed(format!("Google credentials: {e}"))),
-            };
-            let answer = http
-                .request(method, url)
-                .headers(headers)
-                .send()
-                .await
-                .map_err(|e| StoreError::Failed(format!("Cloud Storage: {e}")))?;
+            let answer = api.send(method, url, None).await.map_err(StoreError::Failed)?;
             if answer.status().is_success() {
                 return Ok(answer);
             }
@@ -157,19 +124,52 @@ impl GcsStateStore {
         }
     }
 
-    /// `/storage/v1/b/<bucket>` followed by `segments`, each percent-encoded as one segment
-    /// (an object name's slashes included).
+    /// `/storage/v1/b/<bucket>` followed by `segments`.
     fn json_url(&self, segments: &[&str]) -> Result<reqwest::Url, StoreError> {
-        let mut url = reqwest::Url::parse(&self.endpoint)
-            .map_err(|e| StoreError::Failed(format!("the endpoint {}: {e}", self.endpoint)))?;
-        url.path_segments_mut()
-            .map_err(|_| {
-                StoreError::Failed(format!("the endpoint {} takes no path", self.endpoint))
-            })?
-            .pop_if_empty()
-            .extend(["storage", "v1", "b", &self.bucket])
-            .extend(segments);
-        Ok(url)
+        let mut all = vec!["b", self.bucket.as_str()];
+        all.extend(segments);
+        self.api.url(&all).map_err(StoreError::Failed)
+    }
+
+    /// The newest object under `prefix` (latest update, then greatest name) and its bytes, or
+    /// `None` when there is none: OpenBao's raft snapshots in the lineage's bucket. Listing is
+    /// a JSON API request (Google's client lists over gRPC only), reading is Google's client.
+    pub fn newest(&self, prefix: &str) -> Result<Option<(String, Vec<u8>)>, StoreError> {
+        let mut newest: Option<(String, String)> = None;
+        let mut page: Option<String> = None;
+        loop {
+            let mut url = self.json_url(&["o"])?;
+            url.query_pairs_mut()
+                .append_pair("prefix", prefix)
+                .append_pair("fields", "items(name,updated),nextPageToken");
+            if let Some(token) = &page {
+                url.query_pairs_mut().append_pair("pageToken", token);
+            }
+            let request = self.json_request(reqwest::Method::GET, url);
+            let listed: serde_json::Value = self.run(bounded("listing objects", async move {
+                request
+                    .await?
+                    .json()
+                    .await
+                    .map_err(|e| StoreError::Failed(format!("listing objects: {e}")))
+            }))?;
+            for item in listed["items"].as_array().into_iter().flatten() {
+                let name = item["name"].as_str().unwrap_or_default();
+                // RFC 3339 times in one format compare as text.
+                let updated = item["updated"].as_str().unwrap_or_default();
+                let newer =
+                    newest.as_ref().is_none_or(|(n, u)| (updated, name) > (u.as_str(), n.as_str()));
+                if !name.ends_with('/') && newer {
+                    newest = Some((name.to_string(), updated.to_string()));
+                }
+            }
+            match listed["nextPageToken"].as_str() {
+                Some(token) if !token.is_empty() => page = Some(token.to_string()),
+                _ => break,
+            }
+        }
+        let Some((name, _)) = newest else { return Ok(None) };
+        Ok(self.get(&name)?.map(|object| (name, object.bytes)))
     }
 }
 

@@ -1,5 +1,6 @@
-//! The AWS services the other providers lean on: Secrets Manager as a secret store, the S3
-//! snapshot bucket as OpenBao's snapshot source, and EKS bearer tokens for the cluster.
+//! The cloud services the other providers lean on: Secrets Manager (AWS) or Secret Manager
+//! (GCP) as the secret store, the S3 or Cloud Storage snapshot bucket as OpenBao's snapshot
+//! source, and EKS or GKE bearer tokens for the cluster.
 
 use engine::Secret;
 use engine::spec::SpecSource;
@@ -101,5 +102,69 @@ impl engine_bootstrap::kube::TokenSource for GkeTokenSource {
         _cluster: &str,
     ) -> Result<engine::Secret, engine_bootstrap::kube::ConnectError> {
         engine_gcp::access_token().await.map_err(engine_bootstrap::kube::ConnectError)
+    }
+}
+
+/// GCP Secret Manager as the secret store of the GCP lane: OpenBao's credentials, the
+/// intermediate bundle, the bootstrap's Secrets. A client that could not be made (no Google
+/// credentials) fails each call with why.
+pub struct GcpSecretManager(Result<engine_gcp::SecretManager, String>);
+
+impl GcpSecretManager {
+    /// Secret Manager in `config`'s project, reached as `config` says. Makes no call.
+    pub async fn for_config(config: &engine_gcp::GcpConfig) -> Self {
+        let made = engine_gcp::SecretManager::new(&config.project, config.endpoint.as_deref());
+        GcpSecretManager(made.await.map_err(|e| e.to_string()))
+    }
+
+    fn store(&self) -> Result<&engine_gcp::SecretManager, HookError> {
+        self.0.as_ref().map_err(|e| HookError(e.clone()))
+    }
+}
+
+#[async_trait::async_trait]
+impl SecretSource for GcpSecretManager {
+    async fn get(&self, name: &str) -> Result<Option<Secret>, HookError> {
+        self.store()?.get(name).await.map_err(|e| HookError(e.message))
+    }
+}
+
+#[async_trait::async_trait]
+impl SecretSink for GcpSecretManager {
+    async fn put(&self, name: &str, value: &Secret) -> Result<(), HookError> {
+        self.store()?.put(name, value).await.map_err(|e| HookError(e.message))
+    }
+}
+
+/// The newest raft snapshot in the GCP lineage's bucket.
+pub(crate) struct GcsSnapshots {
+    location: Option<(String, String)>,
+    endpoint: Option<String>,
+}
+
+impl GcsSnapshots {
+    /// The snapshots of `spec`'s `[openbao.server]`, at `endpoint` (a local GCP) or Google's.
+    pub fn for_spec(spec: &SpecSource, endpoint: Option<&str>) -> Self {
+        GcsSnapshots {
+            location: engine_gcp::stages::openbao::snapshot_location(spec),
+            endpoint: endpoint.map(str::to_string),
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl SnapshotSource for GcsSnapshots {
+    async fn newest(&self) -> Result<Option<Snapshot>, HookError> {
+        let Some((bucket, prefix)) = self.location.clone() else {
+            return Ok(None);
+        };
+        let store =
+            engine_gcp::GcsStateStore::new(&bucket, self.endpoint.as_deref()).map_err(HookError)?;
+        // The store's calls are blocking (it is the state's store too).
+        let found = tokio::task::spawn_blocking(move || store.newest(&prefix))
+            .await
+            .map_err(|e| HookError(format!("listing snapshots: {e}")))?
+            .map_err(|e| HookError(format!("listing snapshots in gs://{bucket}: {e}")))?;
+        Ok(found.map(|(name, data)| Snapshot { name: format!("gs://{bucket}/{name}"), data }))
     }
 }

@@ -7,7 +7,8 @@
 //! with every other error of the spec and before any API call.
 
 use crate::bridges::{
-    EksTokenSource, GkeTokenSource, S3Snapshots, SecretsManager, snapshot_location,
+    EksTokenSource, GcpSecretManager, GcsSnapshots, GkeTokenSource, S3Snapshots, SecretsManager,
+    snapshot_location,
 };
 use crate::profiles::{eks_outputs, eks_profile, gke_outputs, gke_profile};
 use engine::spec::{
@@ -22,7 +23,7 @@ use engine_gcp::{CloudKmsDataKeys, GcsStateStore};
 use engine_helm::PullOptions;
 use engine_openbao::{
     BaoConnector, ClusterIssuer, Escrow, NoConnector, OpenBao, OpenBaoProvider, SecretSink,
-    SecretSource, StoredTokenConnector, spec_connector,
+    SecretSource, SnapshotSource, StoredTokenConnector, spec_connector,
 };
 use engine_state::{Encryption, KeySource, Passphrase};
 use std::path::{Path, PathBuf};
@@ -31,6 +32,8 @@ use std::time::Duration;
 
 /// Where the AWS lane addresses OpenBao's configuration.
 pub const OPENBAO_PREFIX: &str = "aws.openbao.config";
+/// Where the GCP lane addresses OpenBao's configuration.
+pub const GCP_OPENBAO_PREFIX: &str = "gcp.openbao.config";
 /// Where the AWS lane addresses what goes inside the cluster.
 pub const BOOTSTRAP_PREFIX: &str = "aws.bootstrap";
 /// Where the GCP lane addresses what goes inside the cluster.
@@ -323,14 +326,21 @@ impl<'a> LaneBuilder<'a> {
         let aws = Arc::new(AwsProvider::for_spec(&sdk, self.spec));
         let state_access =
             StateAccess { aws: sdk.clone(), gcp_endpoint: self.gcp_endpoint.clone() };
+        let on_gcp = self.spec.globals().is_ok_and(|g| g.cloud == "gcp");
+        let gcp_config = GcpProvider::config_for(self.spec, self.gcp_endpoint.clone());
+        // The cloud's secret store: Secrets Manager on AWS, Secret Manager on GCP.
         let secrets: Arc<dyn SecretStore> = match self.secrets {
             Some(store) => store,
+            None if on_gcp => Arc::new(GcpSecretManager::for_config(&gcp_config).await),
             None => Arc::new(SecretsManager(aws.clone())),
         };
 
         let connector = openbao_connector(self.spec, self.openbao, secrets.clone());
-        let snapshots =
-            Arc::new(S3Snapshots { aws: aws.clone(), location: snapshot_location(self.spec) });
+        let snapshots: Arc<dyn SnapshotSource> = if on_gcp {
+            Arc::new(GcsSnapshots::for_spec(self.spec, self.gcp_endpoint.as_deref()))
+        } else {
+            Arc::new(S3Snapshots { aws: aws.clone(), location: snapshot_location(self.spec) })
+        };
         let state = engine::state_path_of(self.spec);
         let escrow = self.escrow.unwrap_or_else(|| escrow_beside(&state));
         let bao = OpenBao::builder(connector)
@@ -340,13 +350,17 @@ impl<'a> LaneBuilder<'a> {
             .snapshots(snapshots)
             .ready_timeout(self.openbao_ready_timeout)
             .build();
-        let on_gcp = self.spec.globals().is_ok_and(|g| g.cloud == "gcp");
         let mut profile = if on_gcp { gke_profile() } else { eks_profile() };
         if let Some(issuer) = self.jwt_issuer {
             profile.jwt_issuer = Some(issuer);
         }
-        let builder = OpenBaoProvider::builder("aws", OPENBAO_PREFIX, bao)
-            .after(engine_aws::stages::openbao::serving());
+        let builder = if on_gcp {
+            OpenBaoProvider::builder("gcp", GCP_OPENBAO_PREFIX, bao)
+                .after(engine_gcp::stages::openbao::serving())
+        } else {
+            OpenBaoProvider::builder("aws", OPENBAO_PREFIX, bao)
+                .after(engine_aws::stages::openbao::serving())
+        };
         let openbao = match profile.jwt_issuer.clone() {
             Some(issuer) => builder.cluster_issuer(issuer).build(),
             None => builder.build(),
@@ -381,12 +395,7 @@ impl<'a> LaneBuilder<'a> {
             }
         }
 
-        let gcp = if on_gcp {
-            let config = GcpProvider::config_for(self.spec, self.gcp_endpoint);
-            Some(Arc::new(GcpProvider::new(&config).await))
-        } else {
-            None
-        };
+        let gcp = if on_gcp { Some(Arc::new(GcpProvider::new(&gcp_config).await)) } else { None };
         Lane {
             aws,
             gcp,

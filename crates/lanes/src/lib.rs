@@ -24,8 +24,8 @@ mod bridges;
 mod builder;
 pub mod profiles;
 
-pub use bridges::SecretsManager;
+pub use bridges::{GcpSecretManager, SecretsManager};
 pub use builder::{
-    BOOTSTRAP_PREFIX, GCP_ENDPOINT_ENV, Lane, LaneBuilder, OPENBAO_PREFIX, SecretStore,
-    StateAccess, state_backend,
+    BOOTSTRAP_PREFIX, GCP_ENDPOINT_ENV, GCP_OPENBAO_PREFIX, Lane, LaneBuilder, OPENBAO_PREFIX,
+    SecretStore, StateAccess, state_backend,
 };

@@ -102,6 +102,12 @@ pub fn gke_profile() -> ClusterProfile {
             "operator": {"replicas": 1},
         }),
         flux_cluster_type: "gcp".into(),
+        // OpenBao's `jwt/gcp-0` trusts the cluster's service-account token issuer.
+        jwt_issuer: Some(ClusterIssuer {
+            section: "gke",
+            url: Value::reference(&engine_gcp::stages::gke_cluster(), "issuer"),
+            ca_pem: None,
+        }),
         ..ClusterProfile::default()
     }
 }

@@ -68,6 +68,7 @@ pub fn expand(
                 .attr("secret_prefix", i.secret_prefix.as_str())
                 .attr("root_token_secret", i.root_token_ref().to_string())
                 .attr("recovery_keys_secret", i.recovery_keys_ref().to_string())
+                .attr("unseal_keys_secret", i.unseal_keys_ref().to_string())
                 .attr("shares", i.shares)
                 .attr("threshold", i.threshold)
                 .attr("sealed", false)

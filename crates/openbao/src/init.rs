@@ -68,6 +68,10 @@ pub(crate) struct Init {
     #[attr(setting)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recovery_keys_secret: Option<String>,
+    /// Where a Shamir server's unseal keys go (input only).
+    #[attr(setting)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unseal_keys_secret: Option<String>,
 }
 
 /// Where the credentials of an initialisation are kept in the secret store.
@@ -87,7 +91,7 @@ impl Places {
         Ok(Places {
             root_token: place(&desired.root_token_secret, "root-token"),
             recovery_keys: place(&desired.recovery_keys_secret, "recovery-keys"),
-            unseal_keys: place(&None, "unseal-keys"),
+            unseal_keys: place(&desired.unseal_keys_secret, "unseal-keys"),
         })
     }
 }
@@ -146,6 +150,7 @@ impl SealStatus {
             cluster_id: self.cluster_id.clone(),
             credentials_stored,
             secret_prefix: None,
+            unseal_keys_secret: None,
             root_token_secret: None,
             recovery_keys_secret: None,
         };

@@ -199,6 +199,8 @@ pub struct InitConfig {
     /// Where the recovery keys go (a JSON array of base64 strings, or `NAME#field` holding that
     /// text); default `<secret_prefix>/recovery-keys`.
     pub recovery_keys_secret: Option<String>,
+    /// Where the unseal keys of a Shamir server go; default `<secret_prefix>/unseal-keys`.
+    pub unseal_keys_secret: Option<String>,
     /// Recovery (auto-unseal) or unseal (Shamir) key shares.
     #[serde(default = "one")]
     pub shares: i64,
@@ -215,6 +217,11 @@ impl InitConfig {
     /// Where the recovery keys are kept.
     pub fn recovery_keys_ref(&self) -> crate::SecretRef {
         self.place(&self.recovery_keys_secret, "recovery-keys")
+    }
+
+    /// Where a Shamir server's unseal keys are kept.
+    pub fn unseal_keys_ref(&self) -> crate::SecretRef {
+        self.place(&self.unseal_keys_secret, "unseal-keys")
     }
 
     fn place(&self, set: &Option<String>, default: &str) -> crate::SecretRef {

@@ -1,8 +1,9 @@
 //! The GCP lane's sections and their expansion (pure: no API call): `[gcp]` (the project and
-//! zone every stage uses), `[network]` and `[gke]`.
+//! zone every stage uses), `[network]`, `[gke]` and `[openbao.server]`.
 
 pub mod gke;
 pub mod network;
+pub mod openbao;
 pub mod project;
 
 use engine::spec::SpecSource;
