@@ -10,6 +10,7 @@ mod gcs_state;
 mod lock;
 mod network;
 mod openbao_aws;
+mod openbao_gcp;
 mod outages;
 mod ownership;
 mod remote_state;

@@ -353,14 +353,8 @@ impl Engine {
 
     /// `Some(message)` when this spec's lane is not selected: the run does nothing.
     pub fn skipped(&self) -> Option<String> {
-        (!self.serves_every_lane && !self.selection.has_lane(self.lane)).then(|| {
-            format!(
-                "[skip] {} lane not selected (cloud: {}): {}",
-                self.lane.name(),
-                self.selection.lanes_text(),
-                self.spec.file()
-            )
-        })
+        let globals = self.spec.globals().ok()?;
+        self.selection.skip_line(&globals, self.spec.file())
     }
 
     /// Lines for the user about what this run leaves out (a gated section whose gate is off).

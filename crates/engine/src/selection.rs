@@ -128,6 +128,22 @@ impl Selection {
             .collect()
     }
 
+    /// The one `[skip]` line of a spec (its `[globals]`, its file) whose lane this run does
+    /// not select; `None` when it runs (its cloud's lane is selected, or it serves every lane).
+    pub fn skip_line(&self, globals: &crate::spec::Globals, file: &str) -> Option<String> {
+        if globals.lane.as_deref() == Some(SHARED_LANE) {
+            return None;
+        }
+        let lane = Lane::parse(&globals.cloud)?;
+        (!self.has_lane(lane)).then(|| {
+            format!(
+                "[skip] {} lane not selected (cloud: {}): {file}",
+                lane.name(),
+                self.lanes_text()
+            )
+        })
+    }
+
     /// Whether `lane` runs.
     pub fn has_lane(&self, lane: Lane) -> bool {
         self.lanes.contains(&lane)
