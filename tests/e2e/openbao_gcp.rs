@@ -120,7 +120,7 @@ impl Rig {
             .with_overlay(SpecSource::from_text(
                 "overlay.toml",
                 "overlay",
-                &overlay_text(self.dir.path()),
+                overlay_text(self.dir.path()),
             ))
             .unwrap();
         let lane = LaneBuilder::new(&spec)
