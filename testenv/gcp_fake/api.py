@@ -31,10 +31,13 @@ def new_id(bits=64):
     return str(random.getrandbits(bits - 1) | (1 << (bits - 2)))
 
 
-def fingerprint(resource, skip=("fingerprint", "labelFingerprint")):
+def fingerprint(resource, skip=("fingerprint", "labelFingerprint"), urlsafe=True):
     data = json.dumps({k: v for k, v in resource.items() if k not in skip}, sort_keys=True)
-    # URL-safe, as Compute sends `format: byte` fields (Google's Rust client decodes no other).
-    return base64.urlsafe_b64encode(hashlib.sha256(data.encode()).digest()[:8]).decode()
+    digest = hashlib.sha256(data.encode()).digest()[:8]
+    # URL-safe, as Compute sends its `format: byte` fields (Google's Rust client decodes no
+    # other there); the resource-oriented APIs' `bytes` (an IAM service account's etag) travel
+    # in standard base64, as the proto3 JSON mapping writes them.
+    return (base64.urlsafe_b64encode if urlsafe else base64.b64encode)(digest).decode()
 
 
 def merge(target, patch):

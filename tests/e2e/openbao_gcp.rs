@@ -20,11 +20,13 @@ use std::time::Duration;
 const PROJECT: &str = "ogenki-435905";
 const BUCKET: &str = "ogenki-435905-ogenki-openbao-snapshot";
 const ROOT_TOKEN: &str = "openbao-priv-gcp-root-token";
-const LINEAGE: [&str; 3] = [
+const LINEAGE: [&str; 4] = [
     "gcp.openbao.kms_crypto_key.seal",
     "gcp.openbao.kms_key_ring.seal",
+    "gcp.openbao.service_account.node",
     "gcp.openbao.storage_bucket.snapshots",
 ];
+const REGION: &str = "europe-west4";
 
 struct Rig {
     fake: GcpFake,
@@ -115,13 +117,15 @@ impl Rig {
     /// The lane of `specs/gcp.toml`, OpenBao at the test's server, its JWT mount trusting the
     /// test's API server; what runs inside gcp-0 left out.
     async fn engine(&self, bao: &BaoServer) -> Engine {
+        self.engine_with(bao, "").await
+    }
+
+    /// [`Rig::engine`] with `more` added to the overlay.
+    async fn engine_with(&self, bao: &BaoServer, more: &str) -> Engine {
+        let overlay = format!("{}\n{more}", overlay_text(self.dir.path()));
         let spec = SpecSource::from_file(&workspace().join("specs/gcp.toml"))
             .unwrap()
-            .with_overlay(SpecSource::from_text(
-                "overlay.toml",
-                "overlay",
-                overlay_text(self.dir.path()),
-            ))
+            .with_overlay(SpecSource::from_text("overlay.toml", "overlay", &overlay))
             .unwrap();
         let lane = LaneBuilder::new(&spec)
             .gcp_endpoint(&self.fake.endpoint())
@@ -189,6 +193,43 @@ async fn openbao_on_gcp_from_empty_to_a_destroy_that_keeps_the_lineage() {
     assert_eq!(bucket["versioning"]["enabled"], true);
     assert_eq!(bucket["iamConfiguration"]["uniformBucketLevelAccess"]["enabled"], true);
     assert_eq!(bucket["lifecycle"]["rule"][0]["condition"]["age"], 120);
+
+    // The servers: one node from a template booting OpenBao sealed by the lineage's key, with
+    // the grants it needs, behind an internal load balancer named in the private zone.
+    let compute = format!("/compute/v1/projects/{PROJECT}");
+    let (status, group) =
+        rig.get(&format!("{compute}/regions/{REGION}/instanceGroupManagers/openbao-dev")).await;
+    assert_eq!(status, 200, "{group}");
+    assert_eq!(group["targetSize"], 1);
+    let template_name = group["instanceTemplate"].as_str().unwrap().rsplit('/').next().unwrap();
+    let (_, template) =
+        rig.get(&format!("{compute}/global/instanceTemplates/{template_name}")).await;
+    let props = &template["properties"];
+    assert_eq!(props["machineType"], "e2-small");
+    assert_eq!(
+        props["serviceAccounts"][0]["email"],
+        format!("openbao-node@{PROJECT}.iam.gserviceaccount.com")
+    );
+    assert_eq!(props["disks"][1]["deviceName"], "openbao-data");
+    let script = props["metadata"]["items"][0]["value"].as_str().unwrap();
+    assert!(
+        script.contains("key_ring   = \"openbao-dev\"") && script.contains("OPENBAO_VERSION=2.6.2")
+    );
+    let (_, key_policy) = rig.get(&format!("{ring}/cryptoKeys/openbao-unseal:getIamPolicy")).await;
+    assert!(
+        key_policy.to_string().contains("roles/cloudkms.cryptoKeyEncrypterDecrypter"),
+        "{key_policy}"
+    );
+    let (_, rule) =
+        rig.get(&format!("{compute}/regions/{REGION}/forwardingRules/openbao-dev")).await;
+    assert_eq!(rule["ports"], json!(["8200"]));
+    let (_, record) = rig
+        .get(&format!("/dns/v1/projects/{PROJECT}/managedZones/priv-gcp-ogenki-io/rrsets/bao.priv.gcp.ogenki.io./A"))
+        .await;
+    assert_eq!(record["rrdatas"], json!([rule["IPAddress"]]), "{record}");
+    for firewall in ["openbao-dev-health-check", "openbao-dev-api"] {
+        assert_eq!(rig.get(&format!("{compute}/global/firewalls/{firewall}")).await.0, 200);
+    }
 
     // Init: the root token and recovery keys in Secret Manager under the reference's names.
     let token = rig.secret(ROOT_TOKEN).await.expect("the root token is in Secret Manager");
@@ -275,6 +316,28 @@ async fn openbao_on_gcp_from_empty_to_a_destroy_that_keeps_the_lineage() {
         120
     );
 
+    // A new machine type: a new template, the group rolls to it, the old template goes.
+    let bigger =
+        rig.engine_with(&rig.bao, "[openbao.server]\nmachine_type = \"e2-medium\"\n").await;
+    let plan = bigger.plan().await.unwrap();
+    let changed: Vec<String> = plan.actions().map(|c| c.address.to_string()).collect();
+    assert_eq!(changed, ["gcp.openbao.instance_group.server"], "only the group changes");
+    let report = bigger.apply(&plan).await.unwrap();
+    assert!(report.is_success(), "{:#?}", report.failures().collect::<Vec<_>>());
+    let group_url = format!("{compute}/regions/{REGION}/instanceGroupManagers/openbao-dev");
+    let rolled = rig.get(&group_url).await.1["instanceTemplate"].as_str().unwrap().to_string();
+    assert!(!rolled.ends_with(template_name), "a new template: {rolled}");
+    let (_, templates) = rig.get(&format!("{compute}/global/instanceTemplates")).await;
+    let names: Vec<&str> = templates["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names.len(), 1, "the old template is gone: {names:?}");
+    assert!(rolled.ends_with(names[0]));
+    assert!(!bigger.plan().await.unwrap().has_changes());
+
     // What the lineage keeps: a secret, and the snapshot job's raft snapshots in the bucket
     // (an older one and one outside the prefix beside it).
     client
@@ -297,6 +360,11 @@ async fn openbao_on_gcp_from_empty_to_a_destroy_that_keeps_the_lineage() {
     assert!(report.is_success(), "{:#?}", report.failures().collect::<Vec<_>>());
     assert_eq!(rig.get(&format!("/storage/v1/b/{BUCKET}")).await.0, 200, "the bucket stays");
     assert_eq!(rig.get(&ring).await.0, 200, "the key ring stays");
+    let gone =
+        rig.get(&format!("{compute}/regions/{REGION}/instanceGroupManagers/openbao-dev")).await;
+    assert_eq!(gone.0, 404, "the servers go");
+    let (_, templates) = rig.get(&format!("{compute}/global/instanceTemplates")).await;
+    assert!(templates["items"].as_array().is_none_or(|t| t.is_empty()), "{templates}");
     let left: Vec<String> = engine.state_document().unwrap().resources.keys().cloned().collect();
     assert_eq!(left, LINEAGE, "only the lineage is left in the state");
 

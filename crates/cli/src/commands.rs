@@ -171,8 +171,13 @@ pub async fn run(cli: Cli) -> Result<u8> {
             let source = read_spec(&spec, overlay.as_deref())?;
             let lane = LaneBuilder::new(&source).build().await;
             let globals = source.globals().map_err(engine::EngineError::from)?;
-            // Validates the whole spec with its lane's providers; no API call yet.
-            lane.add_to(Engine::builder().spec(source.clone())).build()?;
+            // Validates the cloud's sections and readies its clients; no API call yet. (Not
+            // OpenBao's: its `certificate_file` is what this command writes.)
+            let cloud: &dyn engine::Provider = match &lane.gcp {
+                Some(gcp) => gcp.as_ref(),
+                None => lane.aws.as_ref(),
+            };
+            cloud.expand(&source).map_err(engine::EngineError::from)?;
             let Some(pki) = source
                 .section::<engine_openbao::OpenBaoConfig>("openbao")
                 .map_err(engine::EngineError::from)?

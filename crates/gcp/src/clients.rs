@@ -5,7 +5,9 @@ use engine::{ApiCall, ApiCallCounter};
 use google_cloud_compute_v1::client as compute;
 use google_cloud_container_v1::client as container;
 use google_cloud_dns_v1::client as dns;
+use google_cloud_iam_admin_v1::client as iam;
 use google_cloud_kms_v1::client as kms;
+use google_cloud_secretmanager_v1::client as secretmanager;
 
 /// Where and how the clients reach GCP.
 #[derive(Debug, Clone, Default)]
@@ -35,10 +37,19 @@ pub struct GcpClients {
     pub subnetworks: compute::Subnetworks,
     pub routers: compute::Routers,
     pub firewalls: compute::Firewalls,
+    pub addresses: compute::Addresses,
+    pub region_health_checks: compute::RegionHealthChecks,
+    pub region_backend_services: compute::RegionBackendServices,
+    pub forwarding_rules: compute::ForwardingRules,
+    pub instance_templates: compute::InstanceTemplates,
+    pub region_instance_group_managers: compute::RegionInstanceGroupManagers,
     pub managed_zones: dns::ManagedZones,
     pub policies: dns::Policies,
+    pub record_sets: dns::ResourceRecordSets,
     pub clusters: container::ClusterManager,
     pub kms: kms::KeyManagementService,
+    pub secrets: secretmanager::SecretManagerService,
+    pub iam: iam::Iam,
     /// Cloud Storage's JSON API (its bucket calls have no REST client in Google's crates).
     pub storage: crate::storage::JsonApi,
     calls: ApiCallCounter,
@@ -70,10 +81,23 @@ impl GcpClients {
             subnetworks: client!(compute::Subnetworks, "compute", config),
             routers: client!(compute::Routers, "compute", config),
             firewalls: client!(compute::Firewalls, "compute", config),
+            addresses: client!(compute::Addresses, "compute", config),
+            region_health_checks: client!(compute::RegionHealthChecks, "compute", config),
+            region_backend_services: client!(compute::RegionBackendServices, "compute", config),
+            forwarding_rules: client!(compute::ForwardingRules, "compute", config),
+            instance_templates: client!(compute::InstanceTemplates, "compute", config),
+            region_instance_group_managers: client!(
+                compute::RegionInstanceGroupManagers,
+                "compute",
+                config
+            ),
             managed_zones: client!(dns::ManagedZones, "dns", config),
             policies: client!(dns::Policies, "dns", config),
+            record_sets: client!(dns::ResourceRecordSets, "dns", config),
             clusters: client!(container::ClusterManager, "container", config),
             kms: client!(kms::KeyManagementService, "cloudkms", config),
+            secrets: client!(secretmanager::SecretManagerService, "secretmanager", config),
+            iam: client!(iam::Iam, "iam", config),
             storage: crate::storage::JsonApi::new(config.endpoint.as_deref())
                 .map_err(|message| ClientError { service: "storage", message })?,
             calls,

@@ -1,9 +1,13 @@
 //! The one list of every GCP kind.
 
 use crate::GcpClients;
-use crate::compute::{firewall, network, router, router_nat, subnetwork};
+use crate::compute::{
+    address, backend_service, firewall, forwarding_rule, health_check, instance_group, network,
+    router, router_nat, subnetwork,
+};
 use crate::container::{cluster, node_pool};
-use crate::dns::{managed_zone, policy};
+use crate::dns::{managed_zone, policy, record_set};
+use crate::iam::{member, service_account};
 use crate::kms::{crypto_key, key_ring};
 use crate::storage::bucket;
 use engine::{Kind, Typed};
@@ -23,5 +27,13 @@ pub(crate) fn all(c: &Arc<GcpClients>) -> Vec<Arc<dyn Kind>> {
         Arc::new(Typed(key_ring::KeyRingKind(c.clone()))),
         Arc::new(Typed(crypto_key::CryptoKeyKind(c.clone()))),
         Arc::new(Typed(bucket::BucketKind(c.clone()))),
+        Arc::new(Typed(service_account::ServiceAccountKind(c.clone()))),
+        Arc::new(Typed(member::MemberKind(c.clone()))),
+        Arc::new(Typed(address::AddressKind(c.clone()))),
+        Arc::new(Typed(health_check::HealthCheckKind(c.clone()))),
+        Arc::new(Typed(backend_service::BackendServiceKind(c.clone()))),
+        Arc::new(Typed(forwarding_rule::ForwardingRuleKind(c.clone()))),
+        Arc::new(Typed(instance_group::InstanceGroupKind(c.clone()))),
+        Arc::new(Typed(record_set::RecordSetKind(c.clone()))),
     ]
 }

@@ -21,6 +21,7 @@ mod compute;
 mod container;
 mod dns;
 mod error;
+mod iam;
 mod kinds;
 mod kms;
 pub mod labels;

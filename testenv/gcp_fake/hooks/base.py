@@ -63,7 +63,7 @@ class Flavor:
         if "updateTime" in props:
             res["updateTime"] = now
         if "etag" in props:
-            res["etag"] = fingerprint(res, skip=("etag",))
+            res["etag"] = fingerprint(res, skip=("etag",), urlsafe=False)
 
     def list_envelope(self, ctx, schema, rel):
         return {}

@@ -326,6 +326,43 @@ class AddressHooks(Hooks):
         return f"34.{100 + n // 65536 % 100}.{n // 256 % 256}.{n % 256}"
 
 
+class InstanceTemplateHooks(Hooks):
+    required = ("name", "properties")
+
+    def on_delete(self, ctx, rel, entry):
+        link = ctx.flavor.link(rel)
+        for key, e in ctx.app.store.matching(r"compute:projects/[^/]+/(regions|zones)/[^/]+/instanceGroupManagers"):
+            if e.resource.get("instanceTemplate") == link:
+                raise ApiError(
+                    400,
+                    f"The instance_template resource '{rel}' is already being used by "
+                    f"'{key.split(':', 1)[1]}'",
+                    reason="resourceInUseByAnotherResource",
+                    status="FAILED_PRECONDITION",
+                )
+
+
+class InstanceGroupManagerHooks(Hooks):
+    """A managed instance group: its template must exist; it reports the instance group it
+    manages (what a backend service names) and is stable at once (no VM runs here)."""
+
+    required = ("name", "baseInstanceName")
+
+    def on_create(self, ctx, res, rel):
+        self._template(ctx, res)
+        res.setdefault("targetSize", 0)
+        group = rel.replace("/instanceGroupManagers/", "/instanceGroups/")
+        res["instanceGroup"] = ctx.flavor.link(group)
+        res["status"] = {"isStable": True}
+
+    def on_update(self, ctx, patch, entry, rel):
+        self._template(ctx, patch)
+
+    def _template(self, ctx, res):
+        if res.get("instanceTemplate"):
+            res["instanceTemplate"] = reference(ctx, res["instanceTemplate"], "instanceTemplates")
+
+
 # Operations ---------------------------------------------------------------------------------
 
 
@@ -389,6 +426,9 @@ def register(hooks):
             "compute.routers": RouterHooks(),
             "compute.addresses": AddressHooks(),
             "compute.globalAddresses": AddressHooks(),
+            "compute.instanceTemplates": InstanceTemplateHooks(),
+            "compute.regionInstanceGroupManagers": InstanceGroupManagerHooks(),
+            "compute.instanceGroupManagers": InstanceGroupManagerHooks(),
             "compute.globalOperations": OperationHooks(),
             "compute.regionOperations": OperationHooks(),
             "compute.zoneOperations": OperationHooks(),

@@ -18,6 +18,8 @@ def clients(client_kwargs):
         global_ops = compute_v1.GlobalOperationsClient(**client_kwargs)
         region_ops = compute_v1.RegionOperationsClient(**client_kwargs)
         zone_ops = compute_v1.ZoneOperationsClient(**client_kwargs)
+        templates = compute_v1.InstanceTemplatesClient(**client_kwargs)
+        groups = compute_v1.RegionInstanceGroupManagersClient(**client_kwargs)
 
     return C
 
@@ -243,6 +245,32 @@ def test_addresses(clients, name):
     for n in (f"{name}-ext", f"{name}-int"):
         clients.addresses.delete(project=PROJECT, region=REGION, address=n).result(timeout=10)
     assert f"{name}-ext" not in [a.name for a in clients.addresses.list(project=PROJECT, region=REGION)]
+
+
+def test_instance_group_and_its_template(clients, name):
+    net = make_network(clients, name)
+    template = compute_v1.InstanceTemplate(
+        name=f"{name}-t1",
+        properties=compute_v1.InstanceProperties(
+            machine_type="e2-small",
+            network_interfaces=[compute_v1.NetworkInterface(network=net.self_link)],
+        ),
+    )
+    clients.templates.insert(project=PROJECT, instance_template_resource=template).result(timeout=10)
+    t1 = clients.templates.get(project=PROJECT, instance_template=f"{name}-t1")
+    missing = compute_v1.InstanceGroupManager(name=name, base_instance_name=name, instance_template="global/instanceTemplates/nope", target_size=1)
+    with pytest.raises(exceptions.NotFound):
+        clients.groups.insert(project=PROJECT, region=REGION, instance_group_manager_resource=missing).result(timeout=10)
+    group = compute_v1.InstanceGroupManager(name=name, base_instance_name=name, instance_template=t1.self_link, target_size=1)
+    clients.groups.insert(project=PROJECT, region=REGION, instance_group_manager_resource=group).result(timeout=10)
+    got = clients.groups.get(project=PROJECT, region=REGION, instance_group_manager=name)
+    assert got.instance_group.endswith(f"/regions/{REGION}/instanceGroups/{name}")
+    assert got.target_size == 1 and got.status.is_stable
+    # A template in use cannot go.
+    with pytest.raises(exceptions.BadRequest):
+        clients.templates.delete(project=PROJECT, instance_template=f"{name}-t1").result(timeout=10)
+    clients.groups.delete(project=PROJECT, region=REGION, instance_group_manager=name).result(timeout=10)
+    clients.templates.delete(project=PROJECT, instance_template=f"{name}-t1").result(timeout=10)
 
 
 def test_region_operations(clients, name):

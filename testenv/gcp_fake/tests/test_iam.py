@@ -76,3 +76,19 @@ def test_percent_encoded_paths(http, name):
     assert status == 200, sa
     encoded = sa["email"].replace("@", "%40")
     assert http("GET", f"/v1/projects/{PROJECT}/serviceAccounts/{encoded}")[1]["email"] == sa["email"]
+
+
+def test_service_account_etags_are_standard_base64(iam, name):
+    """Proto3 JSON writes `bytes` in standard base64; Google's Rust client reads no other."""
+    import base64
+    import binascii
+
+    accounts = iam.projects().serviceAccounts()
+    for i in range(12):
+        account_id = f"{name.replace('t-', 'sa-')[:24]}-{i}"
+        sa = accounts.create(name=f"projects/{PROJECT}", body={"accountId": account_id}).execute()
+        assert "-" not in sa["etag"] and "_" not in sa["etag"], sa["etag"]
+        try:
+            base64.b64decode(sa["etag"], validate=True)
+        except binascii.Error as e:
+            pytest.fail(f"{sa['etag']}: {e}")

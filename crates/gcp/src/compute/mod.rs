@@ -1,8 +1,30 @@
 //! Compute Engine kinds: one file per kind. Networks, subnetworks, routers and firewalls carry
 //! no labels: they are found by name (names are unique in a project or region), so one the
-//! spec names and state does not record is taken over, as `import` would.
+//! spec names and state does not record is taken over, as `import` would. So are OpenBao's
+//! internal load balancer (address, health check, backend service, forwarding rule) and its
+//! instance group.
 
+/// Waits for a regional Compute operation `$op` of `$what`, polling it through the client
+/// `$client` of `$clients` (every regional client reads the region's operations).
+macro_rules! finish_regional {
+    ($clients:expr, $client:ident, $ctx:expr, $what:expr, $op:expr) => {{
+        let clients = &$clients;
+        $crate::operation::finish($ctx, $what, $op, |name| async move {
+            clients.count("compute", "GetRegionOperation");
+            let call = clients.$client.get_operation().set_project(&clients.project);
+            let call = call.set_region(&clients.region).set_operation(name);
+            call.send().await.api("compute:GetRegionOperation")
+        })
+        .await
+    }};
+}
+
+pub(crate) mod address;
+pub(crate) mod backend_service;
 pub(crate) mod firewall;
+pub(crate) mod forwarding_rule;
+pub(crate) mod health_check;
+pub(crate) mod instance_group;
 pub(crate) mod network;
 pub(crate) mod router;
 pub(crate) mod router_nat;
@@ -34,4 +56,24 @@ pub(crate) fn by_name<A: Clone, T>(
             }
         })
         .collect()
+}
+
+/// A Compute model from its REST JSON (the proto JSON mapping Google's clients use).
+pub(crate) fn from_json<T: serde::de::DeserializeOwned>(
+    what: &str,
+    json: serde_json::Value,
+) -> KindResult<T> {
+    serde_json::from_value(json).map_err(|e| engine::KindError::new(format!("{what}: {e}")))
+}
+
+/// A Compute model as its REST JSON.
+pub(crate) fn to_json<T: serde::Serialize>(model: &T) -> serde_json::Value {
+    serde_json::to_value(model).unwrap_or(serde_json::Value::Null)
+}
+
+/// The strings of a JSON array (none when it is not one).
+pub(crate) fn strings(json: &serde_json::Value) -> Vec<String> {
+    json.as_array()
+        .map(|items| items.iter().filter_map(|i| i.as_str().map(str::to_string)).collect())
+        .unwrap_or_default()
 }

@@ -5,12 +5,14 @@
 
 mod expand;
 pub mod spec;
+pub mod startup_script;
 
 pub use expand::{STAGE, serving};
 
+use super::network::spec::NetworkSpec;
 use super::project::GcpSection;
 use engine::ResourceSpec;
-use engine::spec::{Globals, SpecErrors, SpecSource};
+use engine::spec::{FieldPath, Globals, SpecErrors, SpecSource};
 
 /// Validates `[openbao.server]` (if present) and expands it.
 pub fn expand(
@@ -21,8 +23,16 @@ pub fn expand(
     let Some(server) = server(spec)? else {
         return Ok(vec![]);
     };
+    let net = spec.section::<NetworkSpec>("network")?;
+    let Some(net) = net.filter(|n| n.private_zone.is_some()) else {
+        let message = "OpenBao's servers run on the lane's network and are named in its private \
+                       zone: `[network]` with `private_zone` is needed";
+        return Err(
+            spec.errors(vec![spec.error(&FieldPath::root("openbao").key("server"), message)])
+        );
+    };
     spec.errors(spec::validate(spec, globals, gcp, &server)).into_result()?;
-    Ok(expand::resources(&spec.name(), globals, gcp, &server))
+    Ok(expand::resources(&spec.name(), globals, gcp, &server, &net))
 }
 
 fn server(spec: &SpecSource) -> Result<Option<spec::ServerSpec>, SpecErrors> {

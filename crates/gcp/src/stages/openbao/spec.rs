@@ -1,5 +1,6 @@
-//! `[openbao.server]` on GCP: OpenBao's lineage (what outlives its servers): the raft snapshot
-//! bucket and the Cloud KMS key that seals the servers.
+//! `[openbao.server]` on GCP: OpenBao's lineage (what outlives its servers: the raft snapshot
+//! bucket, the Cloud KMS key that seals the servers, their service account) and its servers
+//! (an instance group of one behind an internal load balancer on 8200, and its DNS record).
 
 use crate::stages::project::GcpSection;
 use engine::spec::{FieldPath, Globals, SpecError, SpecSource};
@@ -15,6 +16,35 @@ pub struct OpenBaoSection {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ServerSpec {
+    /// Name stem of the servers' resources: the group, its template, the load balancer, the
+    /// firewalls `<name>-health-check` and `<name>-api`.
+    #[serde(default = "default_name")]
+    pub name: String,
+    /// The OpenBao release the nodes install.
+    #[serde(default = "default_version")]
+    pub version: String,
+    #[serde(default = "default_machine_type")]
+    pub machine_type: String,
+    /// The boot image (a family or an image URL).
+    #[serde(default = "default_image")]
+    pub image: String,
+    #[serde(default = "default_boot_disk")]
+    pub boot_disk_gb: i64,
+    /// The disk raft lives on (`openbao-data`).
+    #[serde(default = "default_data_disk")]
+    pub data_disk_gb: i64,
+    #[serde(default = "default_data_disk_type")]
+    pub data_disk_type: String,
+    /// The nodes' service account id (kept in the lineage: its unique id survives rebuilds).
+    #[serde(default = "default_service_account")]
+    pub service_account: String,
+    /// The load balancer's name in the private zone (`bao` → `bao.<private zone>`).
+    #[serde(default = "default_hostname")]
+    pub hostname: String,
+    /// The Secret Manager secret the nodes read their TLS material from.
+    pub tls_secret: String,
+    /// Who may reach OpenBao's API on 8200 (default: the nodes' subnetwork and the pods).
+    pub api_sources: Option<Vec<String>>,
     pub snapshots: SnapshotsSpec,
     pub seal: SealSpec,
 }
@@ -48,6 +78,33 @@ pub struct SealSpec {
     pub rotation_days: Option<i64>,
 }
 
+fn default_name() -> String {
+    "openbao-dev".into()
+}
+fn default_version() -> String {
+    "2.6.2".into()
+}
+fn default_machine_type() -> String {
+    "e2-small".into()
+}
+fn default_image() -> String {
+    "projects/ubuntu-os-cloud/global/images/family/ubuntu-2404-lts-amd64".into()
+}
+fn default_boot_disk() -> i64 {
+    20
+}
+fn default_data_disk() -> i64 {
+    10
+}
+fn default_data_disk_type() -> String {
+    "pd-balanced".into()
+}
+fn default_service_account() -> String {
+    "openbao-node".into()
+}
+fn default_hostname() -> String {
+    "bao".into()
+}
 fn default_prefix() -> String {
     "snapshots/".into()
 }
@@ -131,6 +188,61 @@ pub(crate) fn validate(
     }
     if server.seal.rotation_days.is_some_and(|d| d < 1) {
         errors.push(spec.error(&seal.key("rotation_days"), "rotate at most once a day"));
+    }
+    // The servers.
+    if !crate::stages::project::valid_name(&server.name) || server.name.len() > 50 {
+        errors.push(spec.error(
+            &root.key("name"),
+            format!(
+                "`{}` is not a name stem (1 to 50 lowercase letters, digits and `-`, starting \
+                 with a letter): the servers' resources are named from it",
+                server.name
+            ),
+        ));
+    }
+    if !crate::stages::gke::spec::valid_machine_type(&server.machine_type) {
+        errors.push(spec.error(
+            &root.key("machine_type"),
+            format!("`{}` is not a machine type (like e2-small)", server.machine_type),
+        ));
+    }
+    let sa = &server.service_account;
+    let sa_ok = (6..=30).contains(&sa.len())
+        && sa.starts_with(|c: char| c.is_ascii_lowercase())
+        && !sa.ends_with('-')
+        && sa.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+    if !sa_ok {
+        errors.push(spec.error(
+            &root.key("service_account"),
+            format!("`{sa}` is not a service account id (6 to 30 lowercase letters, digits, `-`)"),
+        ));
+    }
+    if server.boot_disk_gb < 10 {
+        errors.push(spec.error(&root.key("boot_disk_gb"), "the boot disk needs at least 10 GB"));
+    }
+    if server.data_disk_gb < 1 {
+        errors.push(spec.error(&root.key("data_disk_gb"), "the data disk needs at least 1 GB"));
+    }
+    let secret_ok = (1..=255).contains(&server.tls_secret.len())
+        && server.tls_secret.chars().all(|c| c.is_ascii_alphanumeric() || "-_".contains(c));
+    if !secret_ok {
+        errors.push(spec.error(
+            &root.key("tls_secret"),
+            format!(
+                "`{}` is not a Secret Manager secret id (letters, digits, `-` and `_`)",
+                server.tls_secret
+            ),
+        ));
+    }
+    for (i, cidr) in server.api_sources.iter().flatten().enumerate() {
+        if cidr.parse::<ipnet::IpNet>().is_err() {
+            errors.push(
+                spec.error(
+                    &root.key("api_sources").index(i),
+                    format!("`{cidr}` is not a CIDR block"),
+                ),
+            );
+        }
     }
     errors
 }
