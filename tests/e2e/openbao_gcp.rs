@@ -292,6 +292,10 @@ async fn openbao_on_gcp_from_empty_to_a_destroy_that_keeps_the_lineage() {
         .unwrap();
     assert!(patched.status().is_success());
     client.delete("test", "sys/policy/snapshot").await.unwrap();
+    let firewall = format!("{}{compute}/global/firewalls/openbao-dev-api", rig.fake.endpoint());
+    let widened = json!({"sourceRanges": ["0.0.0.0/0"]});
+    let patched = reqwest::Client::new().patch(firewall).json(&widened).send().await.unwrap();
+    assert!(patched.status().is_success());
     let drift = engine.drift().await.unwrap();
     let drifted: Vec<(String, String)> = drift
         .drifted
@@ -308,6 +312,10 @@ async fn openbao_on_gcp_from_empty_to_a_destroy_that_keeps_the_lineage() {
         "{drifted:?}"
     );
     assert!(drifted.iter().any(|(a, _)| a.contains("policy[\"snapshot\"]")), "{drifted:?}");
+    assert!(
+        drifted.contains(&("gcp.openbao.firewall[\"api\"]".into(), "source_ranges".into())),
+        "{drifted:?}"
+    );
     let (_, repaired) = engine.plan_and_apply().await.unwrap();
     assert!(repaired.is_success(), "{:#?}", repaired.failures().collect::<Vec<_>>());
     assert!(engine.drift().await.unwrap().is_clean());
@@ -356,8 +364,24 @@ async fn openbao_on_gcp_from_empty_to_a_destroy_that_keeps_the_lineage() {
     for a in LINEAGE {
         assert!(kept.contains(&a.to_string()), "{a} kept: {kept:?}");
     }
+    // kv mounts are forgotten, never disabled: their secrets stay.
+    let mut forgotten: Vec<String> = destroy
+        .actions()
+        .filter(|c| c.action == engine::Action::Forget)
+        .map(|c| c.address.to_string())
+        .collect();
+    forgotten.sort();
+    let kv = ["agents", "apps", "lineage", "platform"];
+    let expected: Vec<String> =
+        kv.iter().map(|m| format!("gcp.openbao.config.mount[\"{m}\"]")).collect();
+    assert_eq!(forgotten, expected);
     let report = engine.apply(&destroy).await.unwrap();
     assert!(report.is_success(), "{:#?}", report.failures().collect::<Vec<_>>());
+    let kept = client.read_data("test", "platform/data/lineage").await.unwrap();
+    assert_eq!(kept.unwrap().pointer("/data/proof"), Some(&json!("from-a")), "kv data survives");
+    let mounts = client.read("test", "sys/mounts").await.unwrap().unwrap();
+    assert!(mounts["data"].get("platform/").is_some(), "{mounts}");
+    assert!(mounts["data"].get("pki_private_issuer/").is_none(), "the pki mount goes: {mounts}");
     assert_eq!(rig.get(&format!("/storage/v1/b/{BUCKET}")).await.0, 200, "the bucket stays");
     assert_eq!(rig.get(&ring).await.0, 200, "the key ring stays");
     let gone =

@@ -25,6 +25,31 @@ fn ancestors(engine: &Engine, address: &str) -> BTreeSet<String> {
     seen
 }
 
+/// The keys of `eks-aws-0-vars` the reference provides (its Kustomizations substitute them).
+const REFERENCE_VARS: [&str; 21] = [
+    "cluster_name",
+    "cluster_endpoint",
+    "cluster_endpoint_full",
+    "oidc_provider_arn",
+    "oidc_issuer_url",
+    "oidc_issuer_host",
+    "aws_account_id",
+    "region",
+    "storage_class",
+    "environment",
+    "private_domain_name",
+    "public_domain_name",
+    "identity_provider_url",
+    "vpc_id",
+    "vpc_cidr_block",
+    "openbao_cidr",
+    "openbao_snapshot_bucket",
+    "openbao_target_ip",
+    "llm_hf_token_secret",
+    "karpenter_queue_name",
+    "route53_public_zone_id",
+];
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn whole_aws_lane_from_empty_to_flux_and_back() {
     let p = lane::peers().await;
@@ -97,6 +122,31 @@ async fn whole_aws_lane_from_empty_to_flux_and_back() {
     );
     let flux = instances.get("flux").await.expect("the FluxInstance exists");
     assert_eq!(flux.data["spec"]["sync"]["path"], "clusters/aws-0");
+    // As the reference hands over to Flux: the `apps` shard, the volume, the patches.
+    assert_eq!(flux.data["spec"]["sharding"]["shards"], serde_json::json!(["apps"]));
+    assert_eq!(flux.data["spec"]["storage"]["size"], "5Gi");
+    assert_eq!(flux.data["spec"]["cluster"]["networkPolicy"], true);
+    let patches = flux.data["spec"]["kustomize"]["patches"].as_array().expect("patches");
+    assert_eq!(patches.len(), 5, "{patches:?}");
+
+    // Every key the reference's Kustomizations substitute from `eks-aws-0-vars`, filled from
+    // the graph's outputs, and the watch label that makes Flux react to its changes.
+    let configmaps: Api<DynamicObject> =
+        Api::namespaced_with(client.clone(), "flux-system", &ar("v1", "ConfigMap", "configmaps"));
+    let vars = configmaps.get("eks-aws-0-vars").await.expect("the vars ConfigMap");
+    assert_eq!(vars.metadata.labels.unwrap_or_default()["reconcile.fluxcd.io/watch"], "Enabled");
+    let data = &vars.data["data"];
+    for key in REFERENCE_VARS {
+        let value = data[key].as_str().unwrap_or_else(|| panic!("`{key}` missing: {data}"));
+        assert!(!value.is_empty() || key == "openbao_target_ip", "`{key}` is empty");
+    }
+    let state = engine.state_document().unwrap();
+    let cluster = &state.resources["aws.eks.cluster.main"].attributes;
+    assert_eq!(data["cluster_endpoint_full"], cluster["endpoint"]);
+    assert_eq!(data["oidc_issuer_url"], cluster["oidc_issuer"]);
+    assert_eq!(data["vpc_id"], state.resources["aws.network.vpc.main"].id.as_str());
+    assert_eq!(data["karpenter_queue_name"], "Karpenter-aws-0");
+    assert!(data["aws_account_id"].as_str().unwrap().chars().all(|c| c.is_ascii_digit()));
 
     // OpenBao: initialised with its credentials in Secrets Manager, and jwt/aws-0 bound to the
     // cluster's issuer: a service-account token of the cluster logs in.

@@ -149,6 +149,10 @@ pub struct DestroyArgs {
     /// Also destroy protected resources (the OpenBao lineage: seal key, snapshot bucket).
     #[arg(long)]
     pub confirm_protected: bool,
+    /// Also delete retained resources, which destroy otherwise only removes from the state
+    /// (OpenBao's kv mounts: deleting them deletes their data).
+    #[arg(long)]
+    pub delete_retained: bool,
     #[arg(long, default_value_t = engine_defaults::PARALLELISM)]
     pub parallelism: usize,
 }

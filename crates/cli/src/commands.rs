@@ -20,7 +20,8 @@ const CHANGES: u8 = 2;
 pub async fn run(cli: Cli) -> Result<u8> {
     match cli.command {
         Command::Plan(a) => {
-            let Some(ws) = build(&a.common, 10, false, Interrupt::new()).await? else {
+            let Some(ws) = build(&a.common, 10, Destroying::default(), Interrupt::new()).await?
+            else {
                 return Ok(OK);
             };
             let plans = if a.destroy { ws.plan_destroy().await } else { ws.plan().await };
@@ -43,7 +44,9 @@ pub async fn run(cli: Cli) -> Result<u8> {
         }
         Command::Apply(a) => {
             let interrupt = stop_on_signals();
-            let Some(ws) = build(&a.common, a.parallelism, false, interrupt).await? else {
+            let Some(ws) =
+                build(&a.common, a.parallelism, Destroying::default(), interrupt).await?
+            else {
                 return Ok(OK);
             };
             let plans = all_or_first_error(ws.plan().await)?;
@@ -51,7 +54,11 @@ pub async fn run(cli: Cli) -> Result<u8> {
         }
         Command::Destroy(a) => {
             let interrupt = stop_on_signals();
-            let built = build(&a.common, a.parallelism, a.confirm_protected, interrupt).await?;
+            let how = Destroying {
+                confirm_protected: a.confirm_protected,
+                delete_retained: a.delete_retained,
+            };
+            let built = build(&a.common, a.parallelism, how, interrupt).await?;
             let Some(ws) = built else {
                 return Ok(OK);
             };
@@ -59,7 +66,8 @@ pub async fn run(cli: Cli) -> Result<u8> {
             execute(&ws, plans, a.auto_approve, false).await
         }
         Command::Drift(a) => {
-            let Some(ws) = build(&a.common, 10, false, Interrupt::new()).await? else {
+            let Some(ws) = build(&a.common, 10, Destroying::default(), Interrupt::new()).await?
+            else {
                 return Ok(OK);
             };
             let reports = all_or_first_error(ws.drift().await)?;
@@ -220,7 +228,8 @@ pub async fn run(cli: Cli) -> Result<u8> {
             if i.common.specs.len() > 1 {
                 return Err(miette!("import takes one spec: the state it records into"));
             }
-            let Some(ws) = build(&i.common, 10, false, Interrupt::new()).await? else {
+            let Some(ws) = build(&i.common, 10, Destroying::default(), Interrupt::new()).await?
+            else {
                 return Ok(OK);
             };
             let engine = &ws.engines()[0];
@@ -286,10 +295,17 @@ fn pki_dir(dir: Option<PathBuf>) -> Result<PathBuf> {
 /// Builds one engine per spec (all validation happens here, before any API call) into the
 /// run's workspace. A spec whose lane is not selected is left out with one `[skip]` line;
 /// `None` when no spec is left.
+/// What a destroy may delete besides the rest.
+#[derive(Clone, Copy, Default)]
+struct Destroying {
+    confirm_protected: bool,
+    delete_retained: bool,
+}
+
 async fn build(
     common: &Common,
     parallelism: usize,
-    confirm_protected: bool,
+    destroying: Destroying,
     interrupt: Interrupt,
 ) -> Result<Option<Workspace>> {
     let selection =
@@ -318,7 +334,8 @@ async fn build(
             .spec(source.clone())
             .selection(selection.clone())
             .parallelism(parallelism)
-            .confirm_protected(confirm_protected)
+            .confirm_protected(destroying.confirm_protected)
+            .delete_retained(destroying.delete_retained)
             .interrupt(interrupt.clone())
             .observer(Arc::new(Progress::new()));
         let location = source.state_location(state).map_err(engine::EngineError::from)?;
@@ -483,6 +500,12 @@ fn print_report(plan: &Plan, report: &engine::ApplyReport, style: &Style) {
         report.api_calls.total(),
         report.api_calls.mutating(),
     );
+    let forgotten = report.count(engine::Action::Forget);
+    if forgotten > 0 {
+        println!(
+            "  {forgotten} retained resources forgotten: left in place, no longer in the state."
+        );
+    }
     for f in report.failures() {
         if let engine::StepOutcome::Failed(why) = &f.outcome {
             println!("  {} {}: {why}", style.red("✗"), f.address);

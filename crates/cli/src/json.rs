@@ -14,7 +14,7 @@ pub fn plan(plan: &Plan) -> Json {
         "spec": plan.spec,
         "mode": plan.mode,
         "state": {"serial": plan.state_serial, "lineage": plan.state_lineage},
-        "summary": {"add": s.add, "change": s.change, "destroy": s.destroy, "adopt": s.adopt},
+        "summary": {"add": s.add, "change": s.change, "destroy": s.destroy, "adopt": s.adopt, "forget": s.forget},
         "has_changes": plan.has_changes(),
         "refreshed": plan.refreshed,
         "api_calls": plan.api_calls.by_operation,
@@ -25,6 +25,7 @@ pub fn plan(plan: &Plan) -> Json {
             "action": c.action,
             "id": c.id,
             "protected": c.protected,
+            "retained": c.retained,
             "depends_on": c.dependencies,
             "fields": c.fields.iter().map(|f| json!({
                 "name": f.name,

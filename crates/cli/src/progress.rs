@@ -45,6 +45,7 @@ fn verb(action: Action) -> (&'static str, &'static str) {
         Action::Delete => ("Destroying", "Destroyed"),
         Action::Replace => ("Replacing", "Replaced"),
         Action::Adopt => ("Adopting", "Adopted"),
+        Action::Forget => ("Forgetting", "Forgot"),
         Action::NoOp => ("Reading", "Read"),
     }
 }

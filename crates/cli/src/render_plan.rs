@@ -27,7 +27,7 @@ fn symbol(style: &Style, action: Action) -> String {
         Action::Create => style.green(s),
         Action::Update => style.yellow(s),
         Action::Replace | Action::Delete => style.red(s),
-        Action::Adopt | Action::NoOp => s.to_string(),
+        Action::Adopt | Action::Forget | Action::NoOp => s.to_string(),
     }
 }
 
@@ -112,6 +112,10 @@ pub fn plan_text(plan: &Plan, style: &Style) -> String {
             Action::Adopt => {
                 "exists (found by its ownership tags or its name) and will be recorded in state"
             }
+            Action::Forget => {
+                "will be removed from the state and left in place (its data stays; \
+                 --delete-retained deletes it)"
+            }
             Action::NoOp => "",
         };
         let id = c.id.as_deref().map(|i| format!(" [{i}]")).unwrap_or_default();
@@ -126,7 +130,8 @@ pub fn plan_text(plan: &Plan, style: &Style) -> String {
             id
         );
         let width = c.fields.iter().map(|f| f.name.len()).max().unwrap_or(0).min(28);
-        for f in c.fields.iter().filter(|_| c.action != Action::Adopt) {
+        let shows_fields = !matches!(c.action, Action::Adopt | Action::Forget);
+        for f in c.fields.iter().filter(|_| shows_fields) {
             field_lines(&mut out, style, c.action, f, width);
         }
         out.push('\n');
@@ -140,8 +145,11 @@ pub fn plan_text(plan: &Plan, style: &Style) -> String {
     }
     let s = plan.summary();
     if plan.has_changes() {
-        let adopt =
+        let mut adopt =
             if s.adopt > 0 { format!(" ({} to adopt into state)", s.adopt) } else { String::new() };
+        if s.forget > 0 {
+            adopt.push_str(&format!(" ({} to forget, left in place)", s.forget));
+        }
         let _ = writeln!(
             out,
             "{} {} to add, {} to change, {} to destroy.{adopt}",

@@ -6,9 +6,9 @@ use crate::graph::ResourceGraph;
 use crate::selection::{GATED_SECTIONS, SHARED_LANE};
 use crate::spec::{FieldPath, SpecErrors, SpecSource};
 use crate::{
-    Address, ApiCalls, ApplyReport, Context, DriftReport, EngineError, Event, Interrupt, Kind,
-    Lane, Live, NullObserver, Observer, Plan, PlanMode, Provider, ResourceChange, RetryPolicy,
-    Selection, drift, refresh,
+    Action, Address, ApiCalls, ApplyReport, Context, DriftReport, EngineError, Event, Interrupt,
+    Kind, Lane, Live, NullObserver, Observer, Plan, PlanMode, Provider, ResourceChange,
+    RetryPolicy, Selection, drift, refresh,
 };
 use engine_state::{Backend, HeldLock, Journal, LocalBackend, StateDocument};
 use std::collections::{BTreeSet, HashMap};
@@ -28,6 +28,7 @@ pub struct EngineBuilder {
     parallelism: usize,
     observer: Arc<dyn Observer>,
     confirm_protected: bool,
+    delete_retained: bool,
     retry: RetryPolicy,
     drain: RetryPolicy,
     interrupt: Interrupt,
@@ -107,6 +108,12 @@ impl EngineBuilder {
     /// Lets destroy delete protected resources.
     pub fn confirm_protected(mut self, yes: bool) -> Self {
         self.confirm_protected = yes;
+        self
+    }
+
+    /// Lets destroy delete retained resources (which it otherwise only forgets).
+    pub fn delete_retained(mut self, yes: bool) -> Self {
+        self.delete_retained = yes;
         self
     }
 
@@ -260,6 +267,7 @@ impl EngineBuilder {
             parallelism: self.parallelism,
             observer: self.observer,
             confirm_protected: self.confirm_protected,
+            delete_retained: self.delete_retained,
             retry: self.retry,
             drain: self.drain,
             interrupt: self.interrupt,
@@ -299,6 +307,7 @@ pub struct Engine {
     parallelism: usize,
     observer: Arc<dyn Observer>,
     confirm_protected: bool,
+    delete_retained: bool,
     retry: RetryPolicy,
     drain: RetryPolicy,
     interrupt: Interrupt,
@@ -320,6 +329,7 @@ impl Engine {
             parallelism: DEFAULT_PARALLELISM,
             observer: Arc::new(NullObserver),
             confirm_protected: false,
+            delete_retained: false,
             retry: RetryPolicy::STEP,
             drain: RetryPolicy::DRAIN,
             interrupt: Interrupt::new(),
@@ -469,6 +479,11 @@ impl Engine {
             refresh::refresh(&self.context(&state), &self.kinds, None, &state, &wanted).await?;
         let mut changes: Vec<ResourceChange> =
             wanted.iter().filter_map(|a| delete_change(a, &state, &live, &self.kinds)).collect();
+        if !self.delete_retained {
+            for c in changes.iter_mut().filter(|c| c.retained) {
+                c.action = Action::Forget;
+            }
+        }
         order_deletes(&mut changes);
         Ok(Plan {
             spec: self.name.clone(),
@@ -607,6 +622,7 @@ impl Engine {
                         .map(|d| d.to_string())
                         .collect(),
                     protected: spec.protected,
+                    retained: spec.retained,
                 },
             );
         }

@@ -95,6 +95,8 @@ enum StepKind {
     Update,
     Delete,
     Adopt,
+    /// Removed from state only (a retained resource on destroy).
+    Forget,
 }
 
 struct Step {
@@ -274,6 +276,7 @@ fn step_action(kind: StepKind) -> Action {
         StepKind::Update => Action::Update,
         StepKind::Delete => Action::Delete,
         StepKind::Adopt => Action::Adopt,
+        StepKind::Forget => Action::Forget,
     }
 }
 
@@ -304,6 +307,10 @@ fn build_steps(plan: &Plan) -> (Vec<Step>, Vec<Vec<usize>>) {
             Action::Adopt => {
                 add(StepKind::Adopt);
             }
+            // Ordered as a delete: what it depends on goes after it.
+            Action::Forget => {
+                delete.insert(&c.address, add(StepKind::Forget));
+            }
             Action::NoOp => {}
         }
     }
@@ -322,7 +329,7 @@ fn build_steps(plan: &Plan) -> (Vec<Step>, Vec<Vec<usize>>) {
                 }
             }
             StepKind::Adopt => {}
-            StepKind::Delete => {
+            StepKind::Delete | StepKind::Forget => {
                 // The delete of a dependency waits for this delete.
                 for d in &c.dependencies {
                     if let Some(&x) = delete.get(d) {
@@ -406,6 +413,12 @@ async fn run_step_inner(
                 .ok_or_else(|| KindError::new(format!("{} is no longer found", change.address)))?;
             record(shared, change, kind_impl.as_ref(), &live)?;
             Ok(Some(live.id))
+        }
+        StepKind::Forget => {
+            // Left in place: only the state lets go of it.
+            shared.outputs.lock().unwrap_or_else(|p| p.into_inner()).remove(&change.address);
+            shared.journal.record(change.address.as_str(), None).map_err(journal_error)?;
+            Ok(None)
         }
         StepKind::Delete => {
             if let Some(current) = current {
@@ -532,6 +545,7 @@ fn record(
                 attributes,
                 dependencies: change.dependencies.iter().map(|d| d.to_string()).collect(),
                 protected: change.protected,
+                retained: change.retained,
             }),
         )
         .map_err(journal_error)

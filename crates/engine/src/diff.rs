@@ -146,6 +146,7 @@ pub(crate) fn delete_change(
             .unwrap_or_default(),
         dependencies: recorded.dependencies.iter().map(|d| Address::new(d.clone())).collect(),
         protected: recorded.protected,
+        retained: recorded.retained,
     })
 }
 
@@ -200,6 +201,7 @@ fn diff_one(
         fields: Vec::new(),
         dependencies,
         protected: spec.protected,
+        retained: spec.retained,
     };
     let Some(live) = live else {
         change.action = Action::Create;

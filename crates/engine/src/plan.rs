@@ -18,6 +18,9 @@ pub enum Action {
     /// Found in the cloud by its ownership tags but missing from state (a run died between
     /// creating it and recording it): recorded, no API call.
     Adopt,
+    /// Removed from state and left in the cloud: what a destroy keeps whole because deleting
+    /// it loses data (OpenBao's kv mounts), unless the run asks to delete it. No API call.
+    Forget,
     NoOp,
 }
 
@@ -30,6 +33,7 @@ impl Action {
             Action::Replace => "-/+",
             Action::Delete => "-",
             Action::Adopt => "<=",
+            Action::Forget => "=>",
             Action::NoOp => " ",
         }
     }
@@ -67,6 +71,8 @@ pub struct ResourceChange {
     /// What this resource depends on (desired, or recorded in state for deletes).
     pub dependencies: Vec<Address>,
     pub protected: bool,
+    /// A destroy forgets it rather than deleting it (see [`Action::Forget`]).
+    pub retained: bool,
 }
 
 /// Whether a plan builds the spec or tears it down.
@@ -85,6 +91,8 @@ pub struct Summary {
     pub destroy: usize,
     /// Resources found by their ownership tags and recorded into state.
     pub adopt: usize,
+    /// Resources a destroy removes from state and leaves in place.
+    pub forget: usize,
 }
 
 /// A plan: every selected resource with its action, in dependency order.
@@ -119,6 +127,7 @@ impl Plan {
                 }
                 Action::Delete => s.destroy += 1,
                 Action::Adopt => s.adopt += 1,
+                Action::Forget => s.forget += 1,
                 Action::NoOp => {}
             }
         }

@@ -19,6 +19,9 @@ pub struct ResourceSpec {
     pub after_if_present: Vec<Address>,
     /// Refuses destroy unless the run confirms protected resources.
     pub protected: bool,
+    /// A destroy removes it from state and leaves it in place (deleting it loses data), unless
+    /// the run asks to delete what is retained. Unlike `protected`, what it needs still goes.
+    pub retained: bool,
 }
 
 impl ResourceSpec {
@@ -31,6 +34,7 @@ impl ResourceSpec {
             depends_on: Vec::new(),
             after_if_present: Vec::new(),
             protected: false,
+            retained: false,
         }
     }
 

@@ -389,10 +389,13 @@ impl<'a> LaneBuilder<'a> {
         if let Some(outputs) = outputs {
             bootstrap = bootstrap.cluster(outputs);
         }
-        if on_gcp {
-            for (key, value) in engine_gcp::stages::flux_vars(self.spec) {
-                bootstrap = bootstrap.output_var(&key, value);
-            }
+        let vars = if on_gcp {
+            engine_gcp::stages::flux_vars(self.spec)
+        } else {
+            engine_aws::stages::flux_vars(self.spec)
+        };
+        for (key, value) in vars {
+            bootstrap = bootstrap.output_var(&key, value);
         }
 
         let gcp = if on_gcp { Some(Arc::new(GcpProvider::new(&gcp_config).await)) } else { None };

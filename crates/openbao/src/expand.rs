@@ -100,6 +100,8 @@ pub fn expand(
         if let Some(t) = m.max_lease_ttl {
             r = r.attr("max_lease_ttl", t.0);
         }
+        // Disabling a kv mount deletes its secrets: a destroy forgets it instead, unless asked.
+        r.retained = kind == "kv";
         out.push(after_init(r));
         mounts.insert(path.clone(), a);
         declared.mounts.insert(path.clone());

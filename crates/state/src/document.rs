@@ -42,6 +42,9 @@ pub struct ResourceState {
     /// Guarded against destroy unless explicitly confirmed.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub protected: bool,
+    /// Removed from state, not deleted, by a destroy (unless it asks to delete it).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub retained: bool,
 }
 
 impl StateDocument {
@@ -81,6 +84,7 @@ mod tests {
                     .unwrap(),
                 dependencies: vec![],
                 protected: false,
+                retained: false,
             },
         );
         let text = serde_json::to_string(&doc).unwrap();

@@ -342,6 +342,7 @@ mod tests {
                 attributes: Default::default(),
                 dependencies: vec![],
                 protected: false,
+                retained: false,
             },
         );
         doc

@@ -99,6 +99,7 @@ mod tests {
             attributes: Default::default(),
             dependencies: vec![],
             protected: false,
+            retained: false,
         };
         journal.record("a", Some(r)).unwrap();
         assert_eq!(backend.load().unwrap().unwrap().resources.len(), 1);
@@ -139,6 +140,7 @@ mod tests {
             attributes: Default::default(),
             dependencies: vec![],
             protected: false,
+            retained: false,
         };
         journal.record("a", Some(r)).unwrap();
         journal.abandon_create("b").unwrap();

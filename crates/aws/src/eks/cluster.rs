@@ -71,6 +71,14 @@ pub(crate) struct EksCluster {
     pub ca_pem: Option<String>,
     #[attr(computed)]
     pub oidc_issuer: Option<String>,
+    /// The issuer without its scheme (what IAM trust conditions and Flux's vars name).
+    #[attr(computed)]
+    #[serde(default)]
+    pub oidc_issuer_host: Option<String>,
+    /// The account the cluster is in (from its ARN).
+    #[attr(computed)]
+    #[serde(default)]
+    pub account_id: Option<String>,
     #[attr(computed)]
     pub cluster_security_group_id: Option<String>,
     #[attr(computed)]
@@ -154,6 +162,12 @@ impl EksClusterKind {
             endpoint_host: c.endpoint().map(endpoint_host),
             ca_pem,
             oidc_issuer: text(c.identity().and_then(|i| i.oidc()).and_then(|o| o.issuer())),
+            oidc_issuer_host: c
+                .identity()
+                .and_then(|i| i.oidc())
+                .and_then(|o| o.issuer())
+                .map(|i| i.trim_start_matches("https://").to_string()),
+            account_id: c.arn().and_then(|a| a.split(':').nth(4)).map(str::to_string),
             cluster_security_group_id: text(vpc.and_then(|v| v.cluster_security_group_id())),
             status: text(c.status().map(|s| s.as_str())),
         };

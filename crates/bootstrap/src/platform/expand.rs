@@ -266,6 +266,9 @@ pub fn resources(spec: &BootstrapSpec, inputs: &Inputs) -> Vec<ResourceSpec> {
         data.push(("flux_repository".into(), Value::Str(flux.repository.clone())));
         data.push(("flux_reference".into(), Value::Str(flux.reference.clone())));
     }
+    if let Some(class) = spec.flux_instance.as_ref().and_then(|fi| fi.storage_class.as_ref()) {
+        data.push(("storage_class".into(), Value::Str(class.clone())));
+    }
     data.extend(inputs.output_vars.iter().cloned());
     for (k, v) in &spec.vars {
         data.push((k.clone(), Value::Str(v.clone())));
@@ -277,7 +280,12 @@ pub fn resources(spec: &BootstrapSpec, inputs: &Inputs) -> Vec<ResourceSpec> {
             ("kind".to_string(), Value::Str("ConfigMap".into())),
             (
                 "metadata".to_string(),
-                Value::Json(json!({"name": vars_name, "namespace": FLUX_NAMESPACE})),
+                // Flux reconciles what substitutes from it again when it changes.
+                Value::Json(json!({
+                    "name": vars_name,
+                    "namespace": FLUX_NAMESPACE,
+                    "labels": {"reconcile.fluxcd.io/watch": "Enabled"},
+                })),
             ),
             ("data".to_string(), data_map),
         ]
@@ -338,7 +346,8 @@ pub fn resources(spec: &BootstrapSpec, inputs: &Inputs) -> Vec<ResourceSpec> {
             "instance": {
                 "distribution": {"version": fi.distribution},
                 "components": fi.components,
-                "cluster": {"type": profile.flux_cluster_type},
+                "cluster": {"type": profile.flux_cluster_type, "networkPolicy": true},
+                "sharding": {"key": "sharding.fluxcd.io/key", "shards": fi.shards},
                 "sync": {
                     "kind": "GitRepository",
                     "url": url,
@@ -349,7 +358,10 @@ pub fn resources(spec: &BootstrapSpec, inputs: &Inputs) -> Vec<ResourceSpec> {
             },
         });
         if let Some(class) = &fi.storage_class {
-            values["instance"]["storage"] = json!({"class": class, "size": "10Gi"});
+            values["instance"]["storage"] = json!({"class": class, "size": fi.storage_size});
+        }
+        if !fi.patches.is_empty() {
+            values["instance"]["kustomize"] = json!({"patches": fi.patches});
         }
         merge(&mut values, &toml_to_json(&fi.values));
         let as_release = ReleaseSpec {

@@ -95,11 +95,30 @@ pub struct FluxInstanceSpec {
     /// Storage class of the source-controller's volume.
     #[serde(default, deserialize_with = "some_object_name")]
     pub storage_class: Option<String>,
+    /// Size of that volume.
+    #[serde(default = "default_storage_size")]
+    pub storage_size: String,
+    /// The controller shards (`sharding.fluxcd.io/key`): Kustomizations labelled with one are
+    /// reconciled by that shard's controllers (the reference's `apps`).
+    #[serde(default = "default_shards")]
+    pub shards: Vec<String>,
+    /// Kustomize patches of the Flux components (`instance.kustomize.patches`): `[{ target =
+    /// { kind, name }, patch = "..." }]`.
+    #[serde(default)]
+    pub patches: Vec<toml::Table>,
     #[serde(default)]
     pub values: BTreeMap<String, toml::Value>,
     pub wait: Option<bool>,
     #[serde(default, deserialize_with = "some_seconds")]
     pub timeout_seconds: Option<u64>,
+}
+
+fn default_storage_size() -> String {
+    "5Gi".into()
+}
+
+fn default_shards() -> Vec<String> {
+    vec!["apps".into()]
 }
 
 fn default_distribution() -> String {

@@ -664,3 +664,36 @@ fn a_workspace_refuses_two_specs_of_one_name_and_cycles() {
     let message = cycle.err().unwrap().to_string();
     assert!(message.contains("cycle: a → b → a"), "{message}");
 }
+
+#[tokio::test]
+async fn destroy_forgets_what_is_retained_and_deletes_it_only_when_asked() {
+    let rig = Rig::new();
+    let items = "[fake.items.net]\nsize = 1\n[fake.items.data]\nsize = 2\nretained = true\n";
+    let engine = rig.engine(items);
+    let (_, report) = engine.plan_and_apply().await.unwrap();
+    assert!(report.is_success());
+    assert!(engine.state_document().unwrap().resources["fake.item.data"].retained);
+
+    let plan = engine.plan_destroy().await.unwrap();
+    let actions: Vec<(String, Action)> =
+        plan.actions().map(|c| (c.address.to_string(), c.action)).collect();
+    assert_eq!(
+        actions,
+        [("fake.item.data".to_string(), Action::Forget), ("fake.item.net".into(), Action::Delete)]
+    );
+    assert_eq!(plan.summary().forget, 1);
+    let report = engine.apply(&plan).await.unwrap();
+    assert!(report.is_success(), "{:?}", report.steps);
+    assert_eq!(rig.ops(Op::Delete), ["fake.item.net"], "no call for what is forgotten");
+    assert_eq!(rig.cloud.addresses(), ["fake.item.data"], "left in place");
+    assert!(engine.state_document().unwrap().resources.is_empty());
+
+    // Applied again, it is found and taken back; asked to, destroy deletes it.
+    let (plan, report) = engine.plan_and_apply().await.unwrap();
+    assert!(report.is_success(), "{:?}\n{:?}", plan.changes, report.steps);
+    let deleting = rig.builder(items).delete_retained(true).build().unwrap();
+    let plan = deleting.plan_destroy().await.unwrap();
+    assert!(plan.actions().all(|c| c.action == Action::Delete), "{:?}", plan.changes);
+    deleting.apply(&plan).await.unwrap();
+    assert!(rig.cloud.is_empty());
+}

@@ -15,6 +15,7 @@
 //! labels = ["b", "a"]     # compared as a set
 //! secret = "hunter2"      # sensitive: never in plans or state
 //! protected = true        # kept by destroy unless confirmed
+//! retained = true         # forgotten by destroy (left in place) unless deleting is asked
 //! ```
 
 use crate::spec::{FieldPath, SpecErrors, SpecSource};
@@ -372,6 +373,8 @@ struct ItemSpec {
     secret: Option<String>,
     #[serde(default)]
     protected: bool,
+    #[serde(default)]
+    retained: bool,
 }
 
 #[derive(Debug, Deserialize)]
@@ -442,6 +445,7 @@ impl Provider for FakeProvider {
                 r = r.attr("parent", Value::reference(&item_address(parent), "id"));
             }
             r.protected = item.protected;
+            r.retained = item.retained;
             out.push(r);
         }
         if errors.is_empty() { Ok(out) } else { Err(spec.errors(errors)) }

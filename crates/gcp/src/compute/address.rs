@@ -1,7 +1,7 @@
 //! `gcp_compute_address`: a regional internal IP address reserved in a subnetwork (OpenBao's
 //! load balancer address, which its DNS record names).
 
-use super::{from_json, to_json};
+use super::{from_json, read_each, to_json};
 use crate::GcpClients;
 use crate::error::GcpResult;
 use engine::prelude::*;
@@ -53,15 +53,7 @@ impl TypedKind for AddressKind {
     const NAME: &'static str = "gcp_compute_address";
 
     async fn read(&self, _ctx: &Context, requests: &Requests<Self>) -> Found<Self> {
-        let mut out = Vec::new();
-        for r in requests.iter() {
-            let name = r.id.clone().or_else(|| r.desired.as_ref().map(|d| d.name.clone()));
-            out.push(match name {
-                Some(name) => self.get(&name).await?,
-                None => None,
-            });
-        }
-        Ok(out)
+        read_each(requests, |d| d.name.clone(), |name| async move { self.get(&name).await }).await
     }
 
     async fn create(&self, ctx: &Context, desired: &Self::Attrs) -> Outcome<Self> {

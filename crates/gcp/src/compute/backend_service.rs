@@ -1,7 +1,7 @@
 //! `gcp_compute_region_backend_service`: the backend of an internal passthrough load balancer:
 //! its instance groups, checked by its health checks.
 
-use super::{from_json, strings, to_json};
+use super::{from_json, read_each, strings, to_json};
 use crate::GcpClients;
 use crate::error::GcpResult;
 use engine::prelude::*;
@@ -92,15 +92,7 @@ impl TypedKind for BackendServiceKind {
     const NAME: &'static str = "gcp_compute_region_backend_service";
 
     async fn read(&self, _ctx: &Context, requests: &Requests<Self>) -> Found<Self> {
-        let mut out = Vec::new();
-        for r in requests.iter() {
-            let name = r.id.clone().or_else(|| r.desired.as_ref().map(|d| d.name.clone()));
-            out.push(match name {
-                Some(name) => self.get(&name).await?,
-                None => None,
-            });
-        }
-        Ok(out)
+        read_each(requests, |d| d.name.clone(), |name| async move { self.get(&name).await }).await
     }
 
     async fn create(&self, ctx: &Context, desired: &Self::Attrs) -> Outcome<Self> {

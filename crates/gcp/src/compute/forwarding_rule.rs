@@ -2,7 +2,7 @@
 //! internal address and ports, forwarded to a regional backend service. Every field is
 //! replace-only, as GCP has it.
 
-use super::{from_json, strings, to_json};
+use super::{from_json, read_each, strings, to_json};
 use crate::GcpClients;
 use crate::error::GcpResult;
 use engine::prelude::*;
@@ -65,15 +65,7 @@ impl TypedKind for ForwardingRuleKind {
     const NAME: &'static str = "gcp_compute_forwarding_rule";
 
     async fn read(&self, _ctx: &Context, requests: &Requests<Self>) -> Found<Self> {
-        let mut out = Vec::new();
-        for r in requests.iter() {
-            let name = r.id.clone().or_else(|| r.desired.as_ref().map(|d| d.name.clone()));
-            out.push(match name {
-                Some(name) => self.get(&name).await?,
-                None => None,
-            });
-        }
-        Ok(out)
+        read_each(requests, |d| d.name.clone(), |name| async move { self.get(&name).await }).await
     }
 
     async fn create(&self, ctx: &Context, d: &Self::Attrs) -> Outcome<Self> {

@@ -1,7 +1,7 @@
 //! `gcp_compute_region_health_check`: a regional TCP health check (OpenBao's load balancer
 //! checks port 8200).
 
-use super::{from_json, to_json};
+use super::{from_json, read_each, to_json};
 use crate::GcpClients;
 use crate::error::GcpResult;
 use engine::prelude::*;
@@ -79,15 +79,7 @@ impl TypedKind for HealthCheckKind {
     const NAME: &'static str = "gcp_compute_region_health_check";
 
     async fn read(&self, _ctx: &Context, requests: &Requests<Self>) -> Found<Self> {
-        let mut out = Vec::new();
-        for r in requests.iter() {
-            let name = r.id.clone().or_else(|| r.desired.as_ref().map(|d| d.name.clone()));
-            out.push(match name {
-                Some(name) => self.get(&name).await?,
-                None => None,
-            });
-        }
-        Ok(out)
+        read_each(requests, |d| d.name.clone(), |name| async move { self.get(&name).await }).await
     }
 
     async fn create(&self, ctx: &Context, desired: &Self::Attrs) -> Outcome<Self> {

@@ -8,7 +8,7 @@
 //! takes its templates with it. One resource, so no plan can order a template's replacement
 //! wrongly around the group that uses it.
 
-use super::{from_json, last_segment, strings, to_json};
+use super::{from_json, last_segment, read_each, strings, to_json};
 use crate::GcpClients;
 use crate::error::GcpResult;
 use crate::operation::finish;
@@ -237,15 +237,7 @@ impl TypedKind for InstanceGroupKind {
     const NAME: &'static str = "gcp_compute_region_instance_group_manager";
 
     async fn read(&self, _ctx: &Context, requests: &Requests<Self>) -> Found<Self> {
-        let mut out = Vec::new();
-        for r in requests.iter() {
-            let name = r.id.clone().or_else(|| r.desired.as_ref().map(|d| d.name.clone()));
-            out.push(match name {
-                Some(name) => self.get(&name).await?,
-                None => None,
-            });
-        }
-        Ok(out)
+        read_each(requests, |d| d.name.clone(), |name| async move { self.get(&name).await }).await
     }
 
     async fn create(&self, ctx: &Context, d: &Self::Attrs) -> Outcome<Self> {

@@ -58,6 +58,29 @@ pub(crate) fn by_name<A: Clone, T>(
         .collect()
 }
 
+/// Answers each request with `get` of the name its recorded id gives, else the name
+/// `name_of` reads in what the spec wants: one read per resource (the kinds whose list would
+/// cost more than the few resources a spec names).
+pub(crate) async fn read_each<A, F, Fut>(
+    requests: &[ReadRequest<A>],
+    name_of: impl Fn(&A) -> String,
+    get: F,
+) -> KindResult<Vec<Option<engine::Live<A>>>>
+where
+    F: Fn(String) -> Fut,
+    Fut: std::future::Future<Output = KindResult<Option<engine::Live<A>>>>,
+{
+    let mut out = Vec::new();
+    for r in requests {
+        let name = r.id.clone().or_else(|| r.desired.as_ref().map(&name_of));
+        out.push(match name {
+            Some(name) => get(name).await?,
+            None => None,
+        });
+    }
+    Ok(out)
+}
+
 /// A Compute model from its REST JSON (the proto JSON mapping Google's clients use).
 pub(crate) fn from_json<T: serde::de::DeserializeOwned>(
     what: &str,

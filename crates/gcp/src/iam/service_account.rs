@@ -3,6 +3,7 @@
 //! `openbao-node` in OpenBao's lineage so its unique id survives rebuilds).
 
 use crate::GcpClients;
+use crate::compute::read_each;
 use crate::error::GcpResult;
 use engine::prelude::*;
 use google_cloud_iam_admin_v1::model::ServiceAccount as Body;
@@ -66,19 +67,8 @@ impl TypedKind for ServiceAccountKind {
     const NAME: &'static str = "gcp_service_account";
 
     async fn read(&self, _ctx: &Context, requests: &Requests<Self>) -> Found<Self> {
-        let mut out = Vec::new();
-        for r in requests.iter() {
-            let email = match (&r.id, &r.desired) {
-                (Some(id), _) => Some(id.clone()),
-                (None, Some(d)) => Some(self.email(&d.account_id)),
-                (None, None) => None,
-            };
-            out.push(match email {
-                Some(email) => self.get(&email).await?,
-                None => None,
-            });
-        }
-        Ok(out)
+        let email_of = |d: &ServiceAccount| self.email(&d.account_id);
+        read_each(requests, email_of, |email| async move { self.get(&email).await }).await
     }
 
     async fn create(&self, _ctx: &Context, desired: &Self::Attrs) -> Outcome<Self> {

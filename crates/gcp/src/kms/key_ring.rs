@@ -2,6 +2,7 @@
 //! of the spec's name in the spec's location is the spec's; a destroy forgets it.
 
 use crate::GcpClients;
+use crate::compute::read_each;
 use crate::error::GcpResult;
 use engine::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -48,19 +49,8 @@ impl TypedKind for KeyRingKind {
     const NAME: &'static str = "gcp_kms_key_ring";
 
     async fn read(&self, _ctx: &Context, requests: &Requests<Self>) -> Found<Self> {
-        let mut out = Vec::new();
-        for r in requests.iter() {
-            let name = match (&r.id, &r.desired) {
-                (Some(id), _) => Some(id.clone()),
-                (None, Some(d)) => Some(self.full_name(&d.location, &d.name)),
-                (None, None) => None,
-            };
-            out.push(match name {
-                Some(name) => self.get(&name).await?,
-                None => None,
-            });
-        }
-        Ok(out)
+        let name_of = |d: &KeyRing| self.full_name(&d.location, &d.name);
+        read_each(requests, name_of, |name| async move { self.get(&name).await }).await
     }
 
     async fn create(&self, _ctx: &Context, desired: &Self::Attrs) -> Outcome<Self> {
