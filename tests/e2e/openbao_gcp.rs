@@ -377,6 +377,11 @@ async fn openbao_on_gcp_from_empty_to_a_destroy_that_keeps_the_lineage() {
     assert_eq!(forgotten, expected);
     let report = engine.apply(&destroy).await.unwrap();
     assert!(report.is_success(), "{:#?}", report.failures().collect::<Vec<_>>());
+    // Before anything went, OpenBao's snapshot was kept in the bucket.
+    let (_, listed) =
+        rig.get(&format!("/storage/v1/b/{BUCKET}/o?prefix=snapshots/pre-destroy-")).await;
+    let snapshots = listed["items"].as_array().map(Vec::len).unwrap_or(0);
+    assert_eq!(snapshots, 1, "one snapshot kept before the destroy: {listed}");
     let kept = client.read_data("test", "platform/data/lineage").await.unwrap();
     assert_eq!(kept.unwrap().pointer("/data/proof"), Some(&json!("from-a")), "kv data survives");
     let mounts = client.read("test", "sys/mounts").await.unwrap().unwrap();

@@ -745,11 +745,11 @@ const CASES: &[Case] = &[
     Case {
         name: "bootstrap: vars key a ConfigMap refuses",
         edits: &[(
-            "timeout_seconds = 600",
-            "timeout_seconds = 600\nvars = { \"team name\" = \"platform\" }",
+            "environment = \"dev\"\npublic_domain_name",
+            "\"team name\" = \"dev\"\npublic_domain_name",
         )],
         overlay: "",
-        at: Spec("vars = "),
+        at: Spec("[bootstrap.vars]"),
         message: "`team name` is not a ConfigMap or Secret key",
         field: "bootstrap.vars",
     },

@@ -211,7 +211,21 @@ async fn whole_aws_lane_from_empty_to_flux_and_back() {
         Err(e) => panic!("reading the FluxInstance: {e}"),
     }
 
-    // With the confirmation, nothing is left.
+    // Before anything went, OpenBao's snapshot was kept in the lineage's bucket.
+    let s3 = aws_sdk_s3::Client::new(&p.moto.sdk_config().await);
+    let bucket = "eu-west-3-ogenki-openbao-snapshot";
+    let kept = s3.list_objects_v2().bucket(bucket).prefix("snapshots/pre-destroy-").send().await;
+    let kept = kept.unwrap();
+    assert_eq!(kept.contents().len(), 1, "one snapshot kept before the destroy");
+    assert!(kept.contents()[0].size().unwrap_or(0) > 1000, "a raft snapshot");
+
+    // With the confirmation, nothing is left, once the bucket is emptied (every version), as
+    // the refusal to delete a bucket holding snapshots asks.
+    let versions = s3.list_object_versions().bucket(bucket).send().await.unwrap();
+    for v in versions.versions() {
+        let call = s3.delete_object().bucket(bucket).key(v.key().unwrap_or_default());
+        call.version_id(v.version_id().unwrap_or_default()).send().await.unwrap();
+    }
     let confirmed = lane::engine(&p, Run { confirm_protected: true, ..Run::default() }).await;
     let destroy = confirmed.plan_destroy().await.unwrap();
     let report = confirmed.apply(&destroy).await.unwrap();

@@ -153,6 +153,9 @@ pub struct DestroyArgs {
     /// (OpenBao's kv mounts: deleting them deletes their data).
     #[arg(long)]
     pub delete_retained: bool,
+    /// Destroy without first keeping a snapshot of OpenBao in the lineage's bucket.
+    #[arg(long)]
+    pub skip_snapshot: bool,
     #[arg(long, default_value_t = engine_defaults::PARALLELISM)]
     pub parallelism: usize,
 }

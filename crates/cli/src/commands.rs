@@ -57,6 +57,7 @@ pub async fn run(cli: Cli) -> Result<u8> {
             let how = Destroying {
                 confirm_protected: a.confirm_protected,
                 delete_retained: a.delete_retained,
+                skip_snapshot: a.skip_snapshot,
             };
             let built = build(&a.common, a.parallelism, how, interrupt).await?;
             let Some(ws) = built else {
@@ -300,6 +301,7 @@ fn pki_dir(dir: Option<PathBuf>) -> Result<PathBuf> {
 struct Destroying {
     confirm_protected: bool,
     delete_retained: bool,
+    skip_snapshot: bool,
 }
 
 async fn build(
@@ -345,7 +347,11 @@ async fn build(
             StateLocation::S3 { .. } | StateLocation::Gcs { .. } => engine::state_path_of(&source),
         };
         let encryption = source.state_encryption().map_err(engine::EngineError::from)?;
-        let lane = LaneBuilder::new(&source).state_path(&escrow_beside).build().await;
+        let lane = LaneBuilder::new(&source)
+            .state_path(&escrow_beside)
+            .snapshot_before_destroy(!destroying.skip_snapshot)
+            .build()
+            .await;
         let backend = lane
             .state_backend(&location, encryption.as_ref())
             .map_err(|e| miette!("opening the state at {location}: {e}"))?;

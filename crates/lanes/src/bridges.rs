@@ -6,7 +6,7 @@ use engine::Secret;
 use engine::spec::SpecSource;
 use engine_aws::AwsProvider;
 use engine_bootstrap::kube::{ConnectError, TokenSource};
-use engine_openbao::{HookError, SecretSink, SecretSource, Snapshot, SnapshotSource};
+use engine_openbao::{HookError, SecretSink, SecretSource, Snapshot, SnapshotSink, SnapshotSource};
 use std::sync::Arc;
 
 /// AWS Secrets Manager as the secret store of OpenBao's credentials and the bootstrap's Secrets.
@@ -68,6 +68,20 @@ impl SnapshotSource for S3Snapshots {
             name: format!("s3://{bucket}/{}", snapshot.key),
             data,
         }))
+    }
+}
+
+#[async_trait::async_trait]
+impl SnapshotSink for S3Snapshots {
+    async fn put(&self, name: &str, data: Vec<u8>) -> Result<String, HookError> {
+        let Some((bucket, prefix)) = &self.location else {
+            return Err(HookError("the spec names no snapshot bucket".into()));
+        };
+        let key = format!("{prefix}{name}");
+        engine_aws::s3::snapshots::upload(self.aws.clients(), bucket, &key, data)
+            .await
+            .map_err(|e| HookError(e.message))?;
+        Ok(format!("s3://{bucket}/{key}"))
     }
 }
 
@@ -166,5 +180,41 @@ impl SnapshotSource for GcsSnapshots {
             .map_err(|e| HookError(format!("listing snapshots: {e}")))?
             .map_err(|e| HookError(format!("listing snapshots in gs://{bucket}: {e}")))?;
         Ok(found.map(|(name, data)| Snapshot { name: format!("gs://{bucket}/{name}"), data }))
+    }
+}
+
+#[async_trait::async_trait]
+impl SnapshotSink for GcsSnapshots {
+    async fn put(&self, name: &str, data: Vec<u8>) -> Result<String, HookError> {
+        let Some((bucket, prefix)) = self.location.clone() else {
+            return Err(HookError("the spec names no snapshot bucket".into()));
+        };
+        let store =
+            engine_gcp::GcsStateStore::new(&bucket, self.endpoint.as_deref()).map_err(HookError)?;
+        let key = format!("{prefix}{name}");
+        let object = key.clone();
+        // A new object: a name already taken is refused, never overwritten.
+        let condition = engine_state::Condition::Absent;
+        tokio::task::spawn_blocking(move || {
+            engine_state::ObjectStore::put(&store, &object, &data, condition)
+        })
+        .await
+        .map_err(|e| HookError(format!("keeping the snapshot: {e}")))?
+        .map_err(|e| HookError(format!("keeping the snapshot in gs://{bucket}/{key}: {e}")))?;
+        Ok(format!("gs://{bucket}/{key}"))
+    }
+}
+
+impl S3Snapshots {
+    /// Whether the spec names a snapshot bucket.
+    pub fn has_bucket(&self) -> bool {
+        self.location.is_some()
+    }
+}
+
+impl GcsSnapshots {
+    /// Whether the spec names a snapshot bucket.
+    pub fn has_bucket(&self) -> bool {
+        self.location.is_some()
     }
 }

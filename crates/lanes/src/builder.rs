@@ -23,7 +23,7 @@ use engine_gcp::{CloudKmsDataKeys, GcsStateStore};
 use engine_helm::PullOptions;
 use engine_openbao::{
     BaoConnector, ClusterIssuer, Escrow, NoConnector, OpenBao, OpenBaoProvider, SecretSink,
-    SecretSource, SnapshotSource, StoredTokenConnector, spec_connector,
+    SecretSource, SnapshotSink, SnapshotSource, StoredTokenConnector, spec_connector,
 };
 use engine_state::{Encryption, KeySource, Passphrase};
 use std::path::{Path, PathBuf};
@@ -224,6 +224,7 @@ pub struct LaneBuilder<'a> {
     pull: PullOptions,
     escrow: Option<PathBuf>,
     gcp_endpoint: Option<String>,
+    snapshot_before_destroy: bool,
 }
 
 impl<'a> LaneBuilder<'a> {
@@ -241,6 +242,7 @@ impl<'a> LaneBuilder<'a> {
             pull: PullOptions { cache_dir: chart_cache(), ..PullOptions::default() },
             escrow: None,
             gcp_endpoint: std::env::var(GCP_ENDPOINT_ENV).ok().filter(|e| !e.is_empty()),
+            snapshot_before_destroy: true,
         }
     }
 
@@ -310,6 +312,13 @@ impl<'a> LaneBuilder<'a> {
         self
     }
 
+    /// Whether a destroy keeps a snapshot of OpenBao in the lineage's bucket before it takes
+    /// anything away (default true; `engine destroy --skip-snapshot` turns it off).
+    pub fn snapshot_before_destroy(mut self, yes: bool) -> Self {
+        self.snapshot_before_destroy = yes;
+        self
+    }
+
     /// How charts are pulled (default: cached under `~/.cache/engine/charts`).
     pub fn pull_options(mut self, pull: PullOptions) -> Self {
         self.pull = pull;
@@ -336,20 +345,32 @@ impl<'a> LaneBuilder<'a> {
         };
 
         let connector = openbao_connector(self.spec, self.openbao, secrets.clone());
-        let snapshots: Arc<dyn SnapshotSource> = if on_gcp {
-            Arc::new(GcsSnapshots::for_spec(self.spec, self.gcp_endpoint.as_deref()))
-        } else {
-            Arc::new(S3Snapshots { aws: aws.clone(), location: snapshot_location(self.spec) })
-        };
+        // The lineage's snapshot bucket: where a new server restores from, and where a destroy
+        // keeps a snapshot first.
+        let (snapshots, snapshot_sink): (Arc<dyn SnapshotSource>, Option<Arc<dyn SnapshotSink>>) =
+            if on_gcp {
+                let gcs = Arc::new(GcsSnapshots::for_spec(self.spec, self.gcp_endpoint.as_deref()));
+                let sink = gcs.has_bucket().then(|| gcs.clone() as Arc<dyn SnapshotSink>);
+                (gcs, sink)
+            } else {
+                let location = snapshot_location(self.spec);
+                let s3 = Arc::new(S3Snapshots { aws: aws.clone(), location });
+                let sink = s3.has_bucket().then(|| s3.clone() as Arc<dyn SnapshotSink>);
+                (s3, sink)
+            };
         let state = engine::state_path_of(self.spec);
         let escrow = self.escrow.unwrap_or_else(|| escrow_beside(&state));
-        let bao = OpenBao::builder(connector)
+        let mut bao = OpenBao::builder(connector)
             .escrow(Escrow::new(escrow))
             .secret_sink(secrets.clone())
             .secret_source(secrets.clone())
             .snapshots(snapshots)
-            .ready_timeout(self.openbao_ready_timeout)
-            .build();
+            .snapshot_before_destroy(self.snapshot_before_destroy)
+            .ready_timeout(self.openbao_ready_timeout);
+        if let Some(sink) = snapshot_sink {
+            bao = bao.snapshot_sink(sink);
+        }
+        let bao = bao.build();
         let mut profile = if on_gcp { gke_profile() } else { eks_profile() };
         if let Some(issuer) = self.jwt_issuer {
             profile.jwt_issuer = Some(issuer);

@@ -15,6 +15,7 @@
 //! | `openbao_pki_intermediate` | imported intermediate CA as default issuer | `<mount>/issuers/import/bundle` | `pki.rs` |
 //! | `openbao_pki_role` | PKI role | `<mount>/roles` | `pki.rs` |
 //! | `openbao_server_tls` | OpenBao's own TLS certificate, issued from the intermediate | the secret store | `server_tls.rs` |
+//! | `openbao_pre_destroy_snapshot` | a raft snapshot into the lineage's bucket, taken by a destroy before anything else goes | `sys/storage/raft/snapshot` | `pre_destroy.rs` |
 //! | `openbao_contents` | what a server the engine initialised holds that the spec does not declare (drift, removed by apply) | `sys/policies/acl`, `sys/mounts`, `sys/auth`, `LIST` of roles and users | `contents.rs` |
 //!
 //! The rest: `spec.rs` (the section, validated, its files read), `expand.rs` (its resources),
@@ -52,6 +53,7 @@ mod jwt;
 mod mount;
 mod pki;
 mod policy;
+mod pre_destroy;
 mod provider;
 mod server_tls;
 mod shared;
@@ -73,7 +75,7 @@ pub use spec::{
 };
 pub use stores::{
     HookError, MemorySecrets, NoSecrets, NoSnapshots, SecretRef, SecretSink, SecretSource,
-    Snapshot, SnapshotSource,
+    Snapshot, SnapshotSink, SnapshotSource,
 };
 
 use engine::{ApiCalls, Kind, Secret, Typed};
@@ -95,6 +97,8 @@ pub struct OpenBaoBuilder {
     snapshots: Arc<dyn SnapshotSource>,
     ready_timeout: Duration,
     escrow: Option<Escrow>,
+    snapshot_sink: Option<Arc<dyn SnapshotSink>>,
+    snapshot_before_destroy: bool,
 }
 
 impl OpenBao {
@@ -107,6 +111,8 @@ impl OpenBao {
             snapshots: Arc::new(NoSnapshots),
             ready_timeout: Duration::from_secs(120),
             escrow: None,
+            snapshot_sink: None,
+            snapshot_before_destroy: true,
         }
     }
 
@@ -125,7 +131,13 @@ impl OpenBao {
             Typed::arc(entry::EntryKind::<pki::PkiRole>::new(s.clone())),
             Typed::arc(server_tls::ServerTlsKind(s.clone())),
             Typed::arc(contents::ContentsKind(s.clone())),
+            Typed::arc(pre_destroy::PreDestroySnapshotKind(s.clone())),
         ]
+    }
+
+    /// Whether a destroy keeps a snapshot first (a snapshot bucket is known).
+    pub fn snapshots_before_destroy(&self) -> bool {
+        self.shared.snapshot_sink.is_some()
     }
 
     /// OpenBao API calls made by these kinds so far (`openbao:<operation>`).
@@ -166,10 +178,25 @@ impl OpenBaoBuilder {
         self
     }
 
+    /// Where a destroy keeps OpenBao's snapshot before it takes anything away (the lineage's
+    /// bucket); without one, no such snapshot is made.
+    pub fn snapshot_sink(mut self, sink: Arc<dyn SnapshotSink>) -> Self {
+        self.snapshot_sink = Some(sink);
+        self
+    }
+
+    /// Whether a destroy takes that snapshot (default true; false for `--skip-snapshot`).
+    pub fn snapshot_before_destroy(mut self, yes: bool) -> Self {
+        self.snapshot_before_destroy = yes;
+        self
+    }
+
     pub fn build(self) -> OpenBao {
         let mut shared =
             Shared::new(self.connector, self.sink, self.source, self.snapshots, self.ready_timeout);
         shared.escrow = self.escrow;
+        shared.snapshot_sink = self.snapshot_sink;
+        shared.snapshot_before_destroy = self.snapshot_before_destroy;
         OpenBao { shared: Arc::new(shared) }
     }
 }
@@ -206,6 +233,6 @@ mod tests {
         assert!(names.iter().all(|n| n.starts_with("openbao_")));
         names.sort();
         names.dedup();
-        assert_eq!(names.len(), 11);
+        assert_eq!(names.len(), 12);
     }
 }

@@ -172,7 +172,7 @@ impl Provider for OpenBaoProvider {
                 "the spec makes no cluster whose issuer this mount could trust",
             )]));
         }
-        Ok(expand(&config, &self.prefix, issuer)
+        let mut resources: Vec<ResourceSpec> = expand(&config, &self.prefix, issuer)
             .into_iter()
             // The TLS certificate goes to the secret store, where the servers read it at
             // boot: it is made before them, not after.
@@ -180,7 +180,19 @@ impl Provider for OpenBaoProvider {
                 "openbao_server_tls" => r,
                 _ => self.after.iter().fold(r, |r, a| r.after_if_present(a)),
             })
-            .collect())
+            .collect();
+        // With a snapshot bucket, a destroy keeps a snapshot first: the step depends on every
+        // other OpenBao resource, so it is deleted before any of them (and made after them).
+        if self.bao.snapshots_before_destroy() && config.init.is_some() {
+            let address = Address::new(format!("{}.pre_destroy_snapshot", self.prefix));
+            let mut snapshot = ResourceSpec::new(address, "openbao_pre_destroy_snapshot")
+                .attr("prefix", crate::pre_destroy::PREFIX);
+            for r in &resources {
+                snapshot = snapshot.after(&r.address);
+            }
+            resources.push(snapshot);
+        }
+        Ok(resources)
     }
 
     fn kinds(&self) -> Vec<Arc<dyn Kind>> {

@@ -5,7 +5,7 @@
 use crate::client::{BaoClient, BaoConnection, BaoError, http_client};
 use crate::connect::BaoConnector;
 use crate::escrow::Escrow;
-use crate::stores::{SecretSink, SecretSource, SnapshotSource};
+use crate::stores::{SecretSink, SecretSource, SnapshotSink, SnapshotSource};
 use engine::{ApiCallCounter, Context, KindError, KindResult, ReadRequest};
 use serde::Serialize;
 use serde_json::Value as Json;
@@ -26,6 +26,10 @@ pub(crate) struct Shared {
     pub ready_timeout: Duration,
     /// Where a new server's credentials wait for the secret store.
     pub escrow: Option<Escrow>,
+    /// Where the snapshot taken before a destroy goes (none: no such snapshot is made).
+    pub snapshot_sink: Option<Arc<dyn SnapshotSink>>,
+    /// Whether a destroy takes that snapshot (`false`: `engine destroy --skip-snapshot`).
+    pub snapshot_before_destroy: bool,
     http: Mutex<Option<HttpPool>>,
 }
 
@@ -52,6 +56,8 @@ impl Shared {
             mount_lock: tokio::sync::Mutex::new(()),
             ready_timeout,
             escrow: None,
+            snapshot_sink: None,
+            snapshot_before_destroy: true,
             http: Mutex::new(None),
         }
     }

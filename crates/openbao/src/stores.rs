@@ -124,6 +124,13 @@ pub trait SnapshotSource: Send + Sync {
     async fn newest(&self) -> Result<Option<Snapshot>, HookError>;
 }
 
+/// Where a snapshot of the lineage is kept before a destroy (the snapshot bucket).
+#[async_trait::async_trait]
+pub trait SnapshotSink: Send + Sync {
+    /// Keeps `data` as `name` under the lineage's snapshot prefix; where it went, for messages.
+    async fn put(&self, name: &str, data: Vec<u8>) -> Result<String, HookError>;
+}
+
 /// No secret store: `put` fails, `get` finds nothing.
 pub struct NoSecrets;
 

@@ -59,6 +59,20 @@ pub async fn download(clients: &AwsClients, bucket: &str, key: &str) -> Result<V
     Ok(body.into_bytes().to_vec())
 }
 
+/// Puts `data` in `bucket` as `key` (a snapshot taken before a destroy).
+#[tracing::instrument(skip(clients, data))]
+pub async fn upload(
+    clients: &AwsClients,
+    bucket: &str,
+    key: &str,
+    data: Vec<u8>,
+) -> Result<(), KindError> {
+    let body = aws_smithy_types::byte_stream::ByteStream::from(data);
+    let call = clients.s3.put_object().bucket(bucket).key(key).body(body);
+    call.send().await.api("s3:PutObject")?;
+    Ok(())
+}
+
 /// The newest snapshot under `prefix` and its bytes, or `None` when the bucket holds none.
 pub async fn download_newest(
     clients: &AwsClients,
