@@ -20,6 +20,9 @@ def clients(client_kwargs):
         zone_ops = compute_v1.ZoneOperationsClient(**client_kwargs)
         templates = compute_v1.InstanceTemplatesClient(**client_kwargs)
         groups = compute_v1.RegionInstanceGroupManagersClient(**client_kwargs)
+        health_checks = compute_v1.RegionHealthChecksClient(**client_kwargs)
+        backends = compute_v1.RegionBackendServicesClient(**client_kwargs)
+        rules = compute_v1.ForwardingRulesClient(**client_kwargs)
 
     return C
 
@@ -271,6 +274,51 @@ def test_instance_group_and_its_template(clients, name):
         clients.templates.delete(project=PROJECT, instance_template=f"{name}-t1").result(timeout=10)
     clients.groups.delete(project=PROJECT, region=REGION, instance_group_manager=name).result(timeout=10)
     clients.templates.delete(project=PROJECT, instance_template=f"{name}-t1").result(timeout=10)
+
+
+def test_internal_load_balancer(clients, name):
+    """What OpenBao's servers sit behind: a regional TCP health check, an INTERNAL backend service
+    on an instance group, and a forwarding rule on a reserved internal address."""
+    net = make_network(clients, name)
+    sub = make_subnet(clients, name, net, "10.2.0.0/24")
+    template = compute_v1.InstanceTemplate(name=f"{name}-t", properties=compute_v1.InstanceProperties(machine_type="e2-small"))
+    clients.templates.insert(project=PROJECT, instance_template_resource=template).result(timeout=10)
+    t = clients.templates.get(project=PROJECT, instance_template=f"{name}-t")
+    group = compute_v1.InstanceGroupManager(name=name, base_instance_name=name, instance_template=t.self_link, target_size=1)
+    clients.groups.insert(project=PROJECT, region=REGION, instance_group_manager_resource=group).result(timeout=10)
+    ig = clients.groups.get(project=PROJECT, region=REGION, instance_group_manager=name).instance_group
+
+    check = compute_v1.HealthCheck(name=name, type_="TCP", tcp_health_check=compute_v1.TCPHealthCheck(port=8200), check_interval_sec=10, timeout_sec=5)
+    clients.health_checks.insert(project=PROJECT, region=REGION, health_check_resource=check).result(timeout=10)
+    hc = clients.health_checks.get(project=PROJECT, region=REGION, health_check=name)
+    assert hc.tcp_health_check.port == 8200 and hc.self_link
+    clients.health_checks.patch(project=PROJECT, region=REGION, health_check=name, health_check_resource=compute_v1.HealthCheck(check_interval_sec=30)).result(timeout=10)
+    assert clients.health_checks.get(project=PROJECT, region=REGION, health_check=name).check_interval_sec == 30
+
+    backend = compute_v1.BackendService(
+        name=name, load_balancing_scheme="INTERNAL", protocol="TCP", network=net.self_link,
+        health_checks=[hc.self_link], backends=[compute_v1.Backend(group=ig, balancing_mode="CONNECTION")],
+    )
+    clients.backends.insert(project=PROJECT, region=REGION, backend_service_resource=backend).result(timeout=10)
+    bs = clients.backends.get(project=PROJECT, region=REGION, backend_service=name)
+    assert [b.group for b in bs.backends] == [ig] and list(bs.health_checks) == [hc.self_link]
+
+    address = compute_v1.Address(name=name, address_type="INTERNAL", subnetwork=sub.self_link)
+    clients.addresses.insert(project=PROJECT, region=REGION, address_resource=address).result(timeout=10)
+    ip = clients.addresses.get(project=PROJECT, region=REGION, address=name).address
+    rule = compute_v1.ForwardingRule(
+        name=name, load_balancing_scheme="INTERNAL", I_p_address=ip, I_p_protocol="TCP", ports=["8200"],
+        backend_service=bs.self_link, network=net.self_link, subnetwork=sub.self_link,
+    )
+    clients.rules.insert(project=PROJECT, region=REGION, forwarding_rule_resource=rule).result(timeout=10)
+    fr = clients.rules.get(project=PROJECT, region=REGION, forwarding_rule=name)
+    assert fr.I_p_address == ip and list(fr.ports) == ["8200"] and fr.backend_service == bs.self_link
+
+    clients.rules.delete(project=PROJECT, region=REGION, forwarding_rule=name).result(timeout=10)
+    clients.backends.delete(project=PROJECT, region=REGION, backend_service=name).result(timeout=10)
+    clients.health_checks.delete(project=PROJECT, region=REGION, health_check=name).result(timeout=10)
+    with pytest.raises(exceptions.NotFound):
+        clients.health_checks.get(project=PROJECT, region=REGION, health_check=name)
 
 
 def test_region_operations(clients, name):

@@ -46,3 +46,17 @@ def test_secret_versions(sm, name):
         sm.get_secret(name=secret.name)
     with pytest.raises(exceptions.NotFound):
         sm.access_secret_version(name=v1.name)
+
+
+def test_secret_iam_policy(sm, name):
+    """What OpenBao's nodes are granted on their TLS secret, read-modify-written with the etag."""
+    from google.iam.v1 import policy_pb2
+
+    secret = sm.create_secret(parent=f"projects/{PROJECT}", secret_id=name, secret={"replication": {"automatic": {}}})
+    policy = sm.get_iam_policy(request={"resource": secret.name})
+    binding = policy_pb2.Binding(role="roles/secretmanager.secretAccessor", members=[f"serviceAccount:openbao-node@{PROJECT}.iam.gserviceaccount.com"])
+    policy.bindings.append(binding)
+    stored = sm.set_iam_policy(request={"resource": secret.name, "policy": policy})
+    assert stored.bindings[0].members == binding.members and stored.etag != policy.etag
+    with pytest.raises(exceptions.Conflict):  # a stale etag is refused
+        sm.set_iam_policy(request={"resource": secret.name, "policy": policy})
