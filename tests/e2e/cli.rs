@@ -294,3 +294,85 @@ async fn a_failed_step_reports_the_cloud_error_code_in_json() {
     let done = steps.iter().find(|s| s["outcome"] == "done").unwrap();
     assert!(done.get("code").is_none(), "only failures carry a code: {done}");
 }
+
+fn git(dir: &std::path::Path, args: &[&str]) {
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["-c", "user.name=engine", "-c", "user.email=engine@example.org"])
+        .args(args)
+        .output()
+        .expect("git");
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// The addresses a `plan --json` would touch.
+fn planned_addresses(out: &std::process::Output) -> BTreeSet<String> {
+    let v: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", text(out)));
+    v["resource_changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["address"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn changed_runs_only_the_stages_whose_sections_changed_since_a_revision() {
+    let moto = Moto::start();
+    let e = moto.endpoint();
+    let repo = tempfile::tempdir().unwrap();
+    let spec = repo.path().join("aws.toml");
+    let state = repo.path().join("aws.state.json");
+    let (s, st) = (spec.to_str().unwrap(), state.to_str().unwrap());
+    let committed = engine_tests::spec_text_through(2);
+    std::fs::write(&spec, &committed).unwrap();
+    git(repo.path(), &["init", "-q", "-b", "main"]);
+    git(repo.path(), &["add", "aws.toml"]);
+    git(repo.path(), &["commit", "-q", "-m", "network and OpenBao servers"]);
+
+    // Comments and layout are not changes: the spec is one line, before anything is read.
+    std::fs::write(&spec, format!("# reviewed\n{committed}\n\n")).unwrap();
+    let unchanged = run_engine(&e, &["plan", s, "--state", st, "--changed=HEAD"], &[]);
+    assert_eq!(unchanged.status.code(), Some(0), "{}", text(&unchanged));
+    let shown = String::from_utf8_lossy(&unchanged.stdout);
+    assert_eq!(shown.trim(), format!("[skip] {s}: unchanged since HEAD"), "{}", text(&unchanged));
+
+    // A network edit: the network stage only.
+    std::fs::write(&spec, committed.replace("retention_days = 7,", "retention_days = 14,")).unwrap();
+    let network = run_engine(&e, &["plan", s, "--state", st, "--changed=HEAD", "--json"], &[]);
+    let addresses = planned_addresses(&network);
+    assert!(addresses.iter().all(|a| a.starts_with("aws.network.")), "{addresses:?}");
+    assert!(addresses.len() >= REFERENCE_RESOURCES, "{addresses:?}");
+    assert!(text(&network).contains("changed since HEAD: aws.network"), "{}", text(&network));
+
+    // Committed on main, `--changed` alone compares with the previous commit.
+    git(repo.path(), &["commit", "-q", "-am", "longer flow logs"]);
+    let default = run_engine(&e, &["plan", s, "--state", st, "--changed", "--json"], &[]);
+    assert_eq!(planned_addresses(&default), addresses, "{}", text(&default));
+    assert!(text(&default).contains("changed since HEAD^: aws.network"), "{}", text(&default));
+
+    // An OpenBao server edit: that stage (and, read only, what it needs).
+    let edited = committed.replace("retention_days = 7,", "retention_days = 14,");
+    std::fs::write(&spec, edited.replace("t3.small", "t3.medium")).unwrap();
+    let openbao = run_engine(&e, &["plan", s, "--state", st, "--changed=HEAD", "--json"], &[]);
+    let addresses = planned_addresses(&openbao);
+    assert!(addresses.iter().any(|a| a.starts_with("aws.openbao.")), "{addresses:?}");
+    assert!(text(&openbao).contains("changed since HEAD: aws.openbao\n"), "{}", text(&openbao));
+
+    // A spec-wide edit runs the whole spec.
+    std::fs::write(&spec, edited.replace("owner = \"platform\"", "owner = \"platform-team\""))
+        .unwrap();
+    let everything = run_engine(&e, &["plan", s, "--state", st, "--changed=HEAD", "--json"], &[]);
+    let all = run_engine(&e, &["plan", s, "--state", st, "--json"], &[]);
+    assert_eq!(planned_addresses(&everything), planned_addresses(&all));
+
+    // Mistakes are errors that change nothing.
+    let unknown = run_engine(&e, &["plan", s, "--state", st, "--changed=no-such-rev"], &[]);
+    assert_eq!(unknown.status.code(), Some(1), "{}", text(&unknown));
+    assert!(text(&unknown).contains("not a revision"), "{}", text(&unknown));
+    let both = run_engine(&e, &["plan", s, "--changed", "--target", "aws.network"], &[]);
+    assert_eq!(both.status.code(), Some(1), "{}", text(&both));
+    assert!(!state.exists(), "plans never write state");
+}

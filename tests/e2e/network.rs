@@ -105,6 +105,19 @@ async fn drift_is_reported_by_field_and_repaired_by_apply() {
             && report.contains("deleted outside the engine"),
         "{report}"
     );
+    // Compared with the spec as well, the same three show as what an apply would change.
+    let both = run_engine(
+        &moto.endpoint(),
+        &["drift", spec_arg, "--state", state_arg, "--against", "both"],
+        &[],
+    );
+    let both_text = text(&both);
+    assert_eq!(both.status.code(), Some(2), "{both_text}");
+    assert!(both_text.contains("3 of "), "{both_text}");
+    assert!(
+        both_text.contains("the spec differs: 1 to add, 2 to change, 0 to destroy."),
+        "{both_text}"
+    );
     // Drift never writes state.
     let after = engine_state::LocalBackend::new(&state).load().unwrap().unwrap();
     assert_eq!(after.serial, doc.serial, "drift wrote the state");
@@ -132,6 +145,35 @@ async fn drift_is_reported_by_field_and_repaired_by_apply() {
     assert!(repair_text.contains("Plan: 1 to add, 2 to change, 0 to destroy."), "{repair_text}");
     let clean = run_engine(&moto.endpoint(), &["drift", spec_arg, "--state", state_arg], &[]);
     assert_eq!(clean.status.code(), Some(0), "{}", text(&clean));
+
+    // A spec edit not applied yet: no change was made outside the engine, but the live
+    // resources no longer match the spec.
+    let overlay = dir.path().join("edit.toml");
+    std::fs::write(&overlay, "[globals.tags]\nreviewed = \"2026-12\"\n").unwrap();
+    let edited = |against: &str| {
+        run_engine(
+            &moto.endpoint(),
+            &[
+                "drift",
+                spec_arg,
+                "--state",
+                state_arg,
+                "--overlay",
+                overlay.to_str().unwrap(),
+                "--against",
+                against,
+            ],
+            &[],
+        )
+    };
+    let applied = edited("applied");
+    assert_eq!(applied.status.code(), Some(0), "{}", text(&applied));
+    let spec_drift = edited("spec");
+    let spec_text = text(&spec_drift);
+    assert_eq!(spec_drift.status.code(), Some(2), "{spec_text}");
+    assert!(spec_text.contains("reviewed"), "{spec_text}");
+    assert!(spec_text.contains("aws.network.vpc.main"), "{spec_text}");
+    assert!(spec_text.contains("0 to add,") && spec_text.contains("0 to destroy."), "{spec_text}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

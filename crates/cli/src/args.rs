@@ -20,7 +20,8 @@ pub enum Command {
     Plan(PlanArgs),
     /// Plan, confirm, and make the changes.
     Apply(ApplyArgs),
-    /// Compare live resources with what was last applied (exit 0 clean, 2 drift, 1 error).
+    /// Compare live resources with what was last applied, or with the spec (--against spec|both);
+    /// exit 0 clean, 2 drift, 1 error.
     Drift(DriftArgs),
     /// Delete every resource of the spec, dependents first.
     Destroy(DestroyArgs),
@@ -98,6 +99,11 @@ pub struct Common {
     /// Leave out resources under this address prefix and their dependents (repeatable).
     #[arg(long)]
     pub exclude: Vec<String>,
+    /// Only the stages whose spec sections changed since a git revision (default: HEAD^ on
+    /// main, else origin/main), as Terramate's `--changed`; a spec-wide change ([globals],
+    /// [state]) runs the whole spec, an unchanged spec is one `[skip]` line.
+    #[arg(long, value_name = "REV", num_args = 0..=1, require_equals = true, default_missing_value = "", conflicts_with = "target")]
+    pub changed: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -134,9 +140,32 @@ pub struct ApplyArgs {
 pub struct DriftArgs {
     #[command(flatten)]
     pub common: Common,
+    /// What the live resources are compared with: `applied` (the state: changes made outside
+    /// the engine), `spec` (what an apply would change, as `plan --detailed-exitcode`: also
+    /// spec edits not applied yet), or `both`.
+    #[arg(long, value_enum, default_value_t = Against::Applied)]
+    pub against: Against,
     /// Print the drift report as JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `engine drift --against`.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum Against {
+    Applied,
+    Spec,
+    Both,
+}
+
+impl From<Against> for engine::DriftAgainst {
+    fn from(a: Against) -> Self {
+        match a {
+            Against::Applied => engine::DriftAgainst::Applied,
+            Against::Spec => engine::DriftAgainst::Spec,
+            Against::Both => engine::DriftAgainst::Both,
+        }
+    }
 }
 
 #[derive(Debug, Args)]

@@ -5,7 +5,7 @@ use crate::progress::Progress;
 use crate::style::Style;
 use crate::{json, render_plan};
 use engine::spec::StateLocation;
-use engine::{Backend, Engine, GraphFormat, Interrupt, Plan, Selection, StateDocument, Workspace};
+use engine::{Backend, ChangedScope, Engine, GraphFormat, Interrupt, Plan, Selection, StateDocument, Workspace};
 use engine_lanes::LaneBuilder;
 use miette::{IntoDiagnostic, Result, WrapErr, miette};
 use std::io::{BufRead, IsTerminal, Write};
@@ -71,7 +71,7 @@ pub async fn run(cli: Cli) -> Result<u8> {
             else {
                 return Ok(OK);
             };
-            let reports = all_or_first_error(ws.drift().await)?;
+            let reports = all_or_first_error(ws.drift(a.against.into()).await)?;
             if a.json {
                 let rendered: Vec<_> = reports.iter().map(json::drift).collect();
                 let value = match rendered.len() {
@@ -326,12 +326,12 @@ async fn build(
             continue;
         }
         let name = plain.name();
-        let overlay = per_spec("--overlay", &common.overlay, &name, several)?;
+        let overlay = per_spec("--overlay", &common.overlay, &name, several)?.map(Path::new);
         let state = per_spec("--state", &common.state, &name, several)?;
-        sources.push((read_spec(path, overlay.map(Path::new))?, state));
+        sources.push((path, overlay, read_spec(path, overlay)?, state));
     }
     let mut engines = Vec::new();
-    for (source, state) in sources {
+    for (path, overlay, source, state) in sources {
         let builder = Engine::builder()
             .spec(source.clone())
             .selection(selection.clone())
@@ -362,7 +362,24 @@ async fn build(
         for e in &common.exclude {
             builder = builder.exclude(e);
         }
-        let engine = builder.build()?;
+        let mut engine = builder.build()?;
+        if let Some(reference) = &common.changed {
+            match changed_scope(&engine, reference, path, overlay, &source)? {
+                (reference, ChangedScope::Nothing) => {
+                    println!("[skip] {}: unchanged since {reference}", source.file());
+                    continue;
+                }
+                (reference, ChangedScope::Stages(stages)) => {
+                    eprintln!(
+                        "{}: changed since {reference}: {}",
+                        source.file(),
+                        stages.join(", ")
+                    );
+                    engine = engine.narrowed_to(&stages);
+                }
+                (_, ChangedScope::Everything) => {}
+            }
+        }
         for note in engine.notes() {
             eprintln!("{note}");
         }
@@ -372,6 +389,30 @@ async fn build(
         return Ok(None);
     }
     Ok(Some(Workspace::new(engines)?))
+}
+
+/// What `--changed[=REV]` leaves of `engine`'s run, and the revision compared with.
+fn changed_scope(
+    engine: &Engine,
+    reference: &str,
+    path: &Path,
+    overlay: Option<&Path>,
+    now: &engine::spec::SpecSource,
+) -> Result<(String, ChangedScope)> {
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let reference = match reference {
+        "" => crate::changed::default_reference(dir)?,
+        given => given.to_string(),
+    };
+    let scope = match crate::changed::spec_at(&reference, path, overlay)? {
+        // A new spec, or one that did not parse then: all of it is a change.
+        None => ChangedScope::Everything,
+        Some(earlier) => match now.sections_changed_since(&earlier) {
+            Ok(sections) => engine.changed_scope(&sections),
+            Err(_) => ChangedScope::Everything,
+        },
+    };
+    Ok((reference, scope))
 }
 
 /// The value of a per-spec option (`--overlay`, `--state`) for the spec named `name`: an entry

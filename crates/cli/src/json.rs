@@ -42,9 +42,13 @@ pub fn drift(report: &DriftReport) -> Json {
     json!({
         "format_version": FORMAT_VERSION,
         "clean": report.is_clean(),
+        "against": report.against,
         "checked": report.checked,
         "drifted": report.drifted,
         "not_applied": report.not_applied,
+        "spec_changes": report.spec_plan.as_ref().map(|p| plan(p)["resource_changes"]
+            .as_array()
+            .map(|changes| changes.iter().filter(|c| c["action"] != "no-op").cloned().collect::<Vec<_>>())),
         "api_calls": report.api_calls.by_operation,
     })
 }

@@ -5,6 +5,7 @@
 //! and the JSON output formats.
 
 mod args;
+mod changed;
 mod commands;
 mod json;
 mod migrate;

@@ -102,6 +102,41 @@ fn field_lines(out: &mut String, style: &Style, action: Action, f: &FieldChange,
 
 /// The plan as text: one block per resource that changes, then the summary line.
 pub fn plan_text(plan: &Plan, style: &Style) -> String {
+    let mut out = changes_text(plan, style);
+    if !plan.kept.is_empty() {
+        let _ = writeln!(out, "  Kept (protected; destroy them with --confirm-protected):");
+        for k in &plan.kept {
+            let _ = writeln!(out, "    {k}");
+        }
+        out.push('\n');
+    }
+    let s = plan.summary();
+    if plan.has_changes() {
+        let mut adopt =
+            if s.adopt > 0 { format!(" ({} to adopt into state)", s.adopt) } else { String::new() };
+        if s.forget > 0 {
+            adopt.push_str(&format!(" ({} to forget, left in place)", s.forget));
+        }
+        let _ = writeln!(
+            out,
+            "{} {} to add, {} to change, {} to destroy.{adopt}",
+            style.bold("Plan:"),
+            s.add,
+            s.change,
+            s.destroy
+        );
+    } else {
+        let what = match plan.mode {
+            PlanMode::Apply => "No changes. The infrastructure matches the spec.",
+            PlanMode::Destroy => "No changes. Nothing to destroy.",
+        };
+        let _ = writeln!(out, "{}", style.bold(what));
+    }
+    out
+}
+
+/// One block per resource that changes.
+fn changes_text(plan: &Plan, style: &Style) -> String {
     let mut out = String::new();
     for c in plan.actions() {
         let verb = match c.action {
@@ -135,35 +170,6 @@ pub fn plan_text(plan: &Plan, style: &Style) -> String {
             field_lines(&mut out, style, c.action, f, width);
         }
         out.push('\n');
-    }
-    if !plan.kept.is_empty() {
-        let _ = writeln!(out, "  Kept (protected; destroy them with --confirm-protected):");
-        for k in &plan.kept {
-            let _ = writeln!(out, "    {k}");
-        }
-        out.push('\n');
-    }
-    let s = plan.summary();
-    if plan.has_changes() {
-        let mut adopt =
-            if s.adopt > 0 { format!(" ({} to adopt into state)", s.adopt) } else { String::new() };
-        if s.forget > 0 {
-            adopt.push_str(&format!(" ({} to forget, left in place)", s.forget));
-        }
-        let _ = writeln!(
-            out,
-            "{} {} to add, {} to change, {} to destroy.{adopt}",
-            style.bold("Plan:"),
-            s.add,
-            s.change,
-            s.destroy
-        );
-    } else {
-        let what = match plan.mode {
-            PlanMode::Apply => "No changes. The infrastructure matches the spec.",
-            PlanMode::Destroy => "No changes. Nothing to destroy.",
-        };
-        let _ = writeln!(out, "{}", style.bold(what));
     }
     out
 }
@@ -205,25 +211,57 @@ pub fn drift_text(report: &DriftReport, style: &Style) -> String {
             }
         }
     }
-    if report.is_clean() {
-        let _ = writeln!(
-            out,
-            "{} {} resources match what was applied.",
-            style.green("No drift:"),
-            report.checked
-        );
-    } else {
-        let _ = writeln!(
-            out,
-            "{} {} of {} resources drifted.",
-            style.red("Drift:"),
-            report.drifted.len(),
-            report.checked
-        );
+    if report.against.compares_applied() {
+        if report.drifted.is_empty() {
+            let _ = writeln!(
+                out,
+                "{} {} resources match what was applied.",
+                style.green("No drift:"),
+                report.checked
+            );
+        } else {
+            let _ = writeln!(
+                out,
+                "{} {} of {} resources drifted from what was applied.",
+                style.red("Drift:"),
+                report.drifted.len(),
+                report.checked
+            );
+        }
     }
-    if !report.not_applied.is_empty() {
-        let _ =
-            writeln!(out, "{} resources of the spec were never applied.", report.not_applied.len());
+    match &report.spec_plan {
+        Some(plan) if plan.has_changes() => {
+            let s = plan.summary();
+            if !report.drifted.is_empty() {
+                out.push('\n');
+            }
+            let _ = writeln!(out, "  What an apply would change to match the spec:\n");
+            out.push_str(&changes_text(plan, style));
+            let _ = writeln!(
+                out,
+                "{} the spec differs: {} to add, {} to change, {} to destroy.",
+                style.red("Drift:"),
+                s.add,
+                s.change,
+                s.destroy
+            );
+        }
+        Some(_) => {
+            let _ = writeln!(
+                out,
+                "{} {} resources match the spec.",
+                style.green("No drift:"),
+                report.checked
+            );
+        }
+        None if !report.not_applied.is_empty() => {
+            let _ = writeln!(
+                out,
+                "{} resources of the spec were never applied.",
+                report.not_applied.len()
+            );
+        }
+        None => {}
     }
     out
 }

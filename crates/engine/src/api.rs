@@ -6,7 +6,7 @@ use crate::graph::ResourceGraph;
 use crate::selection::{GATED_SECTIONS, SHARED_LANE};
 use crate::spec::{FieldPath, SpecErrors, SpecSource};
 use crate::{
-    Action, Address, ApiCalls, ApplyReport, Context, DriftReport, EngineError, Event, Interrupt,
+    Action, Address, ApiCalls, ApplyReport, Context, DriftAgainst, DriftReport, EngineError, Event, Interrupt,
     Kind, Lane, Live, NullObserver, Observer, Plan, PlanMode, Provider, ResourceChange,
     RetryPolicy, Selection, drift, refresh,
 };
@@ -287,6 +287,17 @@ pub fn state_path_of(spec: &SpecSource) -> PathBuf {
     default_state_path(&spec.directory(), &spec.name())
 }
 
+/// What a spec's change since an earlier version asks a run to cover.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ChangedScope {
+    /// Nothing changed that makes resources.
+    Nothing,
+    /// These stages' address prefixes (`aws.network`, `aws.eks`, ...).
+    Stages(Vec<String>),
+    /// Something spec-wide changed.
+    Everything,
+}
+
 /// One spec, its providers and its state: plan, apply, drift, destroy.
 pub struct Engine {
     name: String,
@@ -367,6 +378,43 @@ impl Engine {
         self.selection.skip_line(&globals, self.spec.file())
     }
 
+    /// What this run should cover when only `sections` of the spec changed (`--changed`): the
+    /// stages those sections expand to, nothing when they expand to no resource and are gated
+    /// off, or everything when one of them is spec-wide (`[globals]`, `[state]`, a provider's
+    /// own settings).
+    pub fn changed_scope(&self, sections: &BTreeSet<String>) -> ChangedScope {
+        let mut prefixes = BTreeSet::new();
+        for section in sections {
+            let stage: BTreeSet<String> = self
+                .graph
+                .resources()
+                .filter_map(|r| {
+                    let mut parts = r.address.as_str().splitn(3, '.');
+                    let (lane, stage) = (parts.next()?, parts.next()?);
+                    let stage_name = stage.split('[').next()?;
+                    (stage_name == section).then(|| format!("{lane}.{stage_name}"))
+                })
+                .collect();
+            let gated = GATED_SECTIONS.iter().any(|(s, _)| s == section);
+            match (stage.is_empty(), gated) {
+                (false, _) => prefixes.extend(stage),
+                (true, true) => {}
+                (true, false) => return ChangedScope::Everything,
+            }
+        }
+        match prefixes.is_empty() {
+            true => ChangedScope::Nothing,
+            false => ChangedScope::Stages(prefixes.into_iter().collect()),
+        }
+    }
+
+    /// This engine with its run narrowed to `prefixes` (as `--target` each), e.g. the stages
+    /// [`Engine::changed_scope`] found.
+    pub fn narrowed_to(mut self, prefixes: &[String]) -> Engine {
+        self.targets.extend(prefixes.iter().cloned());
+        self
+    }
+
     /// Lines for the user about what this run leaves out (a gated section whose gate is off).
     pub fn notes(&self) -> &[String] {
         &self.notes
@@ -421,13 +469,7 @@ impl Engine {
     pub async fn plan(&self) -> Result<Plan, EngineError> {
         let state = self.state.load_or_new(&self.name)?;
         let before = self.api_calls();
-        let selected = self.graph.select(&self.targets, &self.excludes);
-        let orphans: Vec<Address> = state
-            .resources
-            .keys()
-            .map(|a| Address::new(a.clone()))
-            .filter(|a| self.graph.get(a).is_none() && self.in_scope(a))
-            .collect();
+        let (selected, orphans) = self.plan_scope(&state);
         let wanted: BTreeSet<Address> = selected.iter().chain(orphans.iter()).cloned().collect();
         self.observer.event(Event::RefreshStarted { count: wanted.len() });
         let live = refresh::refresh(
@@ -438,18 +480,43 @@ impl Engine {
             &wanted,
         )
         .await?;
-        let changes = plan_changes(&self.graph, &selected, &orphans, &state, &live, &self.kinds);
-        Ok(Plan {
+        Ok(self.plan_from(&state, &selected, &orphans, live, before))
+    }
+
+    /// What a plan reads: the selected spec resources, and the recorded ones in scope that the
+    /// spec no longer has (deleted by the plan).
+    fn plan_scope(&self, state: &StateDocument) -> (BTreeSet<Address>, Vec<Address>) {
+        let selected = self.graph.select(&self.targets, &self.excludes);
+        let orphans = state
+            .resources
+            .keys()
+            .map(|a| Address::new(a.clone()))
+            .filter(|a| self.graph.get(a).is_none() && self.in_scope(a))
+            .collect();
+        (selected, orphans)
+    }
+
+    /// The plan from what the refresh found (`live` covers `selected` and `orphans`).
+    fn plan_from(
+        &self,
+        state: &StateDocument,
+        selected: &BTreeSet<Address>,
+        orphans: &[Address],
+        live: HashMap<Address, Live>,
+        before: ApiCalls,
+    ) -> Plan {
+        let changes = plan_changes(&self.graph, selected, orphans, state, &live, &self.kinds);
+        Plan {
             spec: self.name.clone(),
             mode: PlanMode::Apply,
             state_serial: state.serial,
             state_lineage: state.lineage.clone(),
             changes,
             kept: vec![],
-            refreshed: wanted.len(),
+            refreshed: selected.len() + orphans.len(),
             api_calls: self.api_calls().since(&before),
             prior: live,
-        })
+        }
     }
 
     /// What `destroy` would do: every recorded resource in scope deleted, dependents first.
@@ -634,23 +701,41 @@ impl Engine {
 
     /// Compares live state with what was last applied. Never writes state, never locks.
     pub async fn drift(&self) -> Result<DriftReport, EngineError> {
+        self.drift_against(DriftAgainst::Applied).await
+    }
+
+    /// Compares live state with what was last applied, with the spec (what `plan` would
+    /// change), or both from one refresh. Never writes state, never locks.
+    pub async fn drift_against(&self, against: DriftAgainst) -> Result<DriftReport, EngineError> {
         let state = self.state.load_or_new(&self.name)?;
         let before = self.api_calls();
-        let scope = self.recorded_in_scope(&state);
-        self.observer.event(Event::RefreshStarted { count: scope.len() });
+        let recorded = self.recorded_in_scope(&state);
+        let (selected, orphans) = self.plan_scope(&state);
+        let mut wanted = BTreeSet::new();
+        if against.compares_applied() {
+            wanted.extend(recorded.iter().cloned());
+        }
+        if against.compares_spec() {
+            wanted.extend(selected.iter().chain(orphans.iter()).cloned());
+        }
+        self.observer.event(Event::RefreshStarted { count: wanted.len() });
         let live: HashMap<Address, Live> =
-            refresh::refresh(&self.context(&state), &self.kinds, Some(&self.graph), &state, &scope)
+            refresh::refresh(&self.context(&state), &self.kinds, Some(&self.graph), &state, &wanted)
                 .await?;
-        let drifted = drift::compare(&state, &scope, &live, &self.kinds);
-        let not_applied = self
-            .graph
-            .select(&self.targets, &self.excludes)
-            .into_iter()
-            .filter(|a| state.get(a.as_str()).is_none())
-            .collect();
+        let drifted = match against.compares_applied() {
+            true => drift::compare(&state, &recorded, &live, &self.kinds),
+            false => vec![],
+        };
+        let spec_plan = against
+            .compares_spec()
+            .then(|| self.plan_from(&state, &selected, &orphans, live, before.clone()));
+        let not_applied =
+            selected.into_iter().filter(|a| state.get(a.as_str()).is_none()).collect();
         Ok(DriftReport {
-            checked: scope.len(),
+            against,
+            checked: wanted.len(),
             drifted,
+            spec_plan,
             not_applied,
             api_calls: self.api_calls().since(&before),
         })

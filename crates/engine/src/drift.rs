@@ -1,11 +1,34 @@
-//! Drift: live state compared with what was last applied. Read-only.
+//! Drift: live state compared with what was last applied, with the spec, or both. Read-only.
 
-use crate::{Address, ApiCalls, Kind, Live};
+use crate::{Address, ApiCalls, Kind, Live, Plan};
 use engine_state::StateDocument;
 use serde::Serialize;
 use serde_json::Value as Json;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
+
+/// What `engine drift` compares the live resources with.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DriftAgainst {
+    /// What was last applied (the state): changes made outside the engine.
+    #[default]
+    Applied,
+    /// The spec, as `plan --detailed-exitcode` does: also edits of the spec not applied yet.
+    Spec,
+    /// Both, from one refresh.
+    Both,
+}
+
+impl DriftAgainst {
+    pub fn compares_applied(self) -> bool {
+        matches!(self, DriftAgainst::Applied | DriftAgainst::Both)
+    }
+
+    pub fn compares_spec(self) -> bool {
+        matches!(self, DriftAgainst::Spec | DriftAgainst::Both)
+    }
+}
 
 /// How a resource drifted.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -38,20 +61,25 @@ pub struct ResourceDrift {
 }
 
 /// The result of `engine drift`.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default)]
 pub struct DriftReport {
+    pub against: DriftAgainst,
     /// Resources compared.
     pub checked: usize,
+    /// Live resources that differ from what was last applied (when compared with it).
     pub drifted: Vec<ResourceDrift>,
+    /// What an apply would change to make the live resources match the spec (when compared
+    /// with the spec): the plan, with its no-op entries.
+    pub spec_plan: Option<Plan>,
     /// Spec resources never applied (not drift; listed for information).
     pub not_applied: Vec<Address>,
     pub api_calls: ApiCalls,
 }
 
 impl DriftReport {
-    /// No resource drifted.
+    /// No resource drifted, and (when compared with the spec) the spec needs no change.
     pub fn is_clean(&self) -> bool {
-        self.drifted.is_empty()
+        self.drifted.is_empty() && !self.spec_plan.as_ref().is_some_and(Plan::has_changes)
     }
 }
 

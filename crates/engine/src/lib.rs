@@ -161,11 +161,11 @@ mod workspace;
 extern crate self as engine;
 
 pub use address::Address;
-pub use api::{Engine, EngineBuilder, state_path_of};
+pub use api::{ChangedScope, Engine, EngineBuilder, state_path_of};
 pub use apply::{ApplyReport, StepOutcome, StepResult};
 pub use blocking::Blocking;
 pub use calls::{ApiCall, ApiCallCounter, ApiCalls};
-pub use drift::{DriftReport, DriftStatus, FieldDrift, ResourceDrift};
+pub use drift::{DriftAgainst, DriftReport, DriftStatus, FieldDrift, ResourceDrift};
 pub use engine_derive::Attributes;
 pub use engine_state::{Backend, DEFAULT_LEASE, LocalBackend, RemoteBackend, StateDocument};
 pub use error::EngineError;

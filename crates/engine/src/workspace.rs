@@ -6,7 +6,7 @@
 //! spec's destroy has finished. No other edge joins two specs, so a lane never waits for
 //! another lane's unrelated work.
 
-use crate::{Address, ApplyReport, DriftReport, Engine, EngineError, Plan, PlanMode};
+use crate::{Address, ApplyReport, DriftAgainst, DriftReport, Engine, EngineError, Plan, PlanMode};
 use async_trait::async_trait;
 use futures::future::join_all;
 use std::sync::Arc;
@@ -149,8 +149,8 @@ impl Workspace {
     }
 
     /// Every member's drift report.
-    pub async fn drift(&self) -> Vec<Result<DriftReport, EngineError>> {
-        join_all(self.engines.iter().map(|e| e.drift())).await
+    pub async fn drift(&self, against: DriftAgainst) -> Vec<Result<DriftReport, EngineError>> {
+        join_all(self.engines.iter().map(|e| e.drift_against(against))).await
     }
 
     /// Applies `plans[i]` with `engines()[i]`, all at the same time, each step waiting only for

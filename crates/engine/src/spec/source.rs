@@ -170,6 +170,26 @@ impl SpecSource {
         })
     }
 
+    /// The top-level sections (with the overlay merged) added, removed or edited since
+    /// `earlier`: what `--changed` compares. Formatting and comments are not changes.
+    pub fn sections_changed_since(
+        &self,
+        earlier: &SpecSource,
+    ) -> Result<std::collections::BTreeSet<String>, SpecErrors> {
+        let keys = |s: &SpecSource| -> Result<Vec<String>, SpecErrors> {
+            Ok(s.parse()?.get_ref().iter().map(|(k, _)| k.get_ref().to_string()).collect())
+        };
+        let mut all = keys(self)?;
+        all.extend(keys(earlier)?);
+        let mut changed = std::collections::BTreeSet::new();
+        for key in all {
+            if self.section::<toml::Table>(&key)? != earlier.section::<toml::Table>(&key)? {
+                changed.insert(key);
+            }
+        }
+        Ok(changed)
+    }
+
     /// The `[globals]` section.
     pub fn globals(&self) -> Result<Globals, SpecErrors> {
         let globals = self.section::<Globals>("globals")?.ok_or_else(|| {

@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::{
-    Action, DriftStatus, Engine, EngineError, LocalBackend, PlannedValue, RetryPolicy, StepOutcome,
+    Action, DriftAgainst, DriftStatus, Engine, EngineError, LocalBackend, PlannedValue, RetryPolicy, StepOutcome,
 };
 use std::time::Duration;
 
@@ -361,6 +361,45 @@ async fn drift_names_fields_and_deletions_and_never_writes() {
     let repair = engine.plan().await.unwrap();
     assert!(engine.apply(&repair).await.unwrap().is_success());
     assert!(engine.drift().await.unwrap().is_clean());
+}
+
+#[tokio::test]
+async fn drift_against_the_spec_shows_spec_edits_and_out_of_band_changes() {
+    let rig = Rig::new();
+    rig.engine(CHAIN).plan_and_apply().await.unwrap();
+    let edited = CHAIN.replacen("size = 1", "size = 4", 1);
+    let engine = rig.engine(&edited);
+    let applied = engine.drift_against(DriftAgainst::Applied).await.unwrap();
+    assert!(applied.is_clean(), "a spec edit is not a change made outside the engine");
+    let spec = engine.drift_against(DriftAgainst::Spec).await.unwrap();
+    assert!(!spec.is_clean());
+    assert!(spec.drifted.is_empty(), "not compared with what was applied");
+    let plan = spec.spec_plan.as_ref().unwrap();
+    let changed: Vec<_> = plan.actions().map(|c| c.address.as_str()).collect();
+    assert_eq!(changed, ["fake.item.net"]);
+
+    rig.cloud.edit("fake.item.other", |i| i.size = 9);
+    rig.cloud.clear_log();
+    let before = std::fs::read(rig.state_path()).unwrap();
+    let both = engine.drift_against(DriftAgainst::Both).await.unwrap();
+    let drifted: Vec<_> = both.drifted.iter().map(|d| d.address.as_str()).collect();
+    assert_eq!(drifted, ["fake.item.other"], "only the out-of-band change drifted from state");
+    let mut changed: Vec<_> =
+        both.spec_plan.as_ref().unwrap().actions().map(|c| c.address.as_str()).collect();
+    changed.sort();
+    assert_eq!(changed, ["fake.item.net", "fake.item.other"], "the spec reverts both");
+    let reads_for_both = rig.ops(Op::Read).len();
+    assert_eq!(rig.cloud.log().len(), reads_for_both, "read-only");
+    assert_eq!(std::fs::read(rig.state_path()).unwrap(), before);
+    rig.cloud.clear_log();
+    let applied = engine.drift_against(DriftAgainst::Applied).await.unwrap();
+    assert_eq!(applied.drifted.len(), 1, "the out-of-band change shows either way");
+    assert_eq!(rig.ops(Op::Read).len(), reads_for_both, "one refresh for both comparisons");
+
+    let spec = rig.engine(CHAIN).drift_against(DriftAgainst::Spec).await.unwrap();
+    let changed: Vec<_> =
+        spec.spec_plan.as_ref().unwrap().actions().map(|c| c.address.as_str()).collect();
+    assert_eq!(changed, ["fake.item.other"]);
 }
 
 #[tokio::test]
