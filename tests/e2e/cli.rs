@@ -340,7 +340,8 @@ async fn changed_runs_only_the_stages_whose_sections_changed_since_a_revision() 
     assert_eq!(shown.trim(), format!("[skip] {s}: unchanged since HEAD"), "{}", text(&unchanged));
 
     // A network edit: the network stage only.
-    std::fs::write(&spec, committed.replace("retention_days = 7,", "retention_days = 14,")).unwrap();
+    std::fs::write(&spec, committed.replace("retention_days = 7,", "retention_days = 14,"))
+        .unwrap();
     let network = run_engine(&e, &["plan", s, "--state", st, "--changed=HEAD", "--json"], &[]);
     let addresses = planned_addresses(&network);
     assert!(addresses.iter().all(|a| a.starts_with("aws.network.")), "{addresses:?}");

@@ -665,3 +665,292 @@ async fn a_cluster_created_by_a_run_that_died_is_adopted_not_created_again() {
         "the other queue is left alone"
     );
 }
+
+/// What "a controller" made: each with the tags its controller sets, none by the engine.
+struct ControllerMade {
+    load_balancer: String,
+    target_group: String,
+    security_group: String,
+    eks_security_group: String,
+    volume: String,
+    instance: String,
+}
+
+async fn make_as_controllers_do(moto: &Moto, state: &engine::StateDocument) -> ControllerMade {
+    use aws_sdk_ec2::types::{ResourceType, Tag, TagSpecification};
+    let config = moto.sdk_config().await;
+    let ec2 = aws_sdk_ec2::Client::new(&config);
+    let elb = aws_sdk_elasticloadbalancingv2::Client::new(&config);
+    let id = |a: &str| state.resources[a].id.clone();
+    let vpc = id("aws.network.vpc.main");
+    let tag = |k: &str, v: &str| Tag::builder().key(k).value(v).build();
+    let tagged = |kind: ResourceType, tags: Vec<Tag>| {
+        TagSpecification::builder().resource_type(kind).set_tags(Some(tags)).build()
+    };
+    let lbc = || tag("elbv2.k8s.aws/cluster", CLUSTER);
+    let elb_tag = |k: &str, v: &str| {
+        aws_sdk_elasticloadbalancingv2::types::Tag::builder().key(k).value(v).build()
+    };
+
+    // The AWS Load Balancer Controller: a security group, a load balancer and a target group.
+    let sg = ec2
+        .create_security_group()
+        .group_name("k8s-traffic-aws0-1a2b3c")
+        .description("[k8s] Shared Backend SecurityGroup for LoadBalancer")
+        .vpc_id(&vpc)
+        .tag_specifications(tagged(ResourceType::SecurityGroup, vec![lbc()]))
+        .send()
+        .await
+        .unwrap()
+        .group_id()
+        .unwrap()
+        .to_string();
+    let public: Vec<String> = ["a", "b"]
+        .iter()
+        .map(|az| id(&format!("aws.network.subnet.public[\"eu-west-3{az}\"]")))
+        .collect();
+    let lb = elb
+        .create_load_balancer()
+        .name("k8s-default-web-0123456789")
+        .set_subnets(Some(public))
+        .security_groups(&sg)
+        .tags(elb_tag("elbv2.k8s.aws/cluster", CLUSTER))
+        .tags(elb_tag("service.k8s.aws/stack", "default/web"))
+        .send()
+        .await
+        .unwrap();
+    let load_balancer = lb.load_balancers()[0].load_balancer_arn().unwrap().to_string();
+    let tg = elb
+        .create_target_group()
+        .name("k8s-default-web-abcdef0123")
+        .protocol(aws_sdk_elasticloadbalancingv2::types::ProtocolEnum::Http)
+        .port(80)
+        .vpc_id(&vpc)
+        .tags(elb_tag("elbv2.k8s.aws/cluster", CLUSTER))
+        .send()
+        .await
+        .unwrap();
+    let target_group = tg.target_groups()[0].target_group_arn().unwrap().to_string();
+
+    // The security group EKS makes for the cluster.
+    let eks_security_group = ec2
+        .create_security_group()
+        .group_name(format!("eks-cluster-sg-{CLUSTER}-123456789"))
+        .description("EKS created security group applied to ENI that is attached to EKS Control Plane master nodes, as well as any managed workloads.")
+        .vpc_id(&vpc)
+        .tag_specifications(tagged(
+            ResourceType::SecurityGroup,
+            vec![tag(&format!("kubernetes.io/cluster/{CLUSTER}"), "owned")],
+        ))
+        .send()
+        .await
+        .unwrap()
+        .group_id()
+        .unwrap()
+        .to_string();
+
+    // The EBS CSI driver: a persistent volume's disk.
+    let volume = ec2
+        .create_volume()
+        .availability_zone("eu-west-3a")
+        .size(10)
+        .tag_specifications(tagged(
+            ResourceType::Volume,
+            vec![
+                tag(&format!("kubernetes.io/cluster/{CLUSTER}"), "owned"),
+                tag("ebs.csi.aws.com/cluster", "true"),
+                tag("kubernetes.io/created-for/pvc/name", "data-postgres-0"),
+            ],
+        ))
+        .send()
+        .await
+        .unwrap()
+        .volume_id()
+        .unwrap()
+        .to_string();
+
+    // Karpenter: a node in a private subnet.
+    let image = ec2.describe_images().owners("amazon").send().await.unwrap();
+    let image = image.images()[0].image_id().unwrap().to_string();
+    let instance = ec2
+        .run_instances()
+        .image_id(image)
+        .instance_type(aws_sdk_ec2::types::InstanceType::M5Large)
+        .min_count(1)
+        .max_count(1)
+        .subnet_id(id("aws.network.subnet.private[\"eu-west-3a\"]"))
+        .tag_specifications(tagged(
+            ResourceType::Instance,
+            vec![
+                tag("karpenter.sh/nodepool", "default"),
+                tag(&format!("kubernetes.io/cluster/{CLUSTER}"), "owned"),
+            ],
+        ))
+        .send()
+        .await
+        .unwrap();
+    let instance = instance.instances()[0].instance_id().unwrap().to_string();
+    ControllerMade {
+        load_balancer,
+        target_group,
+        security_group: sg,
+        eks_security_group,
+        volume,
+        instance,
+    }
+}
+
+/// ExternalDNS's records: `web` with its registry record (the newer `a-` format) in the
+/// private zone, and in the public zone one of ours and one of another cluster's.
+async fn write_as_external_dns_does(moto: &Moto, private_zone: &str, public_zone: &str) {
+    use aws_sdk_route53::types::{
+        Change, ChangeAction, ChangeBatch, ResourceRecord, ResourceRecordSet, RrType,
+    };
+    let r53 = aws_sdk_route53::Client::new(&moto.sdk_config().await);
+    let set = |name: &str, kind: RrType, value: &str| {
+        let record = ResourceRecord::builder().value(value).build().unwrap();
+        let set = ResourceRecordSet::builder().name(name).r#type(kind).ttl(300);
+        let set = set.resource_records(record).build().unwrap();
+        Change::builder().action(ChangeAction::Create).resource_record_set(set).build().unwrap()
+    };
+    let registry = |owner: &str, resource: &str| {
+        format!(
+            "\"heritage=external-dns,external-dns/owner={owner},external-dns/resource={resource}\""
+        )
+    };
+    for (zone, changes) in [
+        (
+            private_zone,
+            vec![
+                set("web.priv.aws.ogenki.io", RrType::A, "10.0.1.10"),
+                set(
+                    "a-web.priv.aws.ogenki.io",
+                    RrType::Txt,
+                    &registry("aws-0", "service/default/web"),
+                ),
+            ],
+        ),
+        (
+            public_zone,
+            vec![
+                set("app.cloud.ogenki.io", RrType::Cname, "lb.example.org"),
+                set("app.cloud.ogenki.io", RrType::Txt, &registry("aws-0", "ingress/apps/app")),
+                set("other.cloud.ogenki.io", RrType::A, "192.0.2.1"),
+                set("other.cloud.ogenki.io", RrType::Txt, &registry("gcp-0", "service/x/other")),
+            ],
+        ),
+    ] {
+        let batch = ChangeBatch::builder().set_changes(Some(changes)).build().unwrap();
+        r53.change_resource_record_sets()
+            .hosted_zone_id(zone)
+            .change_batch(batch)
+            .send()
+            .await
+            .unwrap();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn destroy_sweeps_what_the_clusters_controllers_made_before_the_network_goes() {
+    let moto = Moto::start();
+    let dir = tempfile::tempdir().unwrap();
+    let config = moto.sdk_config().await;
+    let r53 = aws_sdk_route53::Client::new(&config);
+    let public = r53
+        .create_hosted_zone()
+        .name("cloud.ogenki.io")
+        .caller_reference("public-zone")
+        .send()
+        .await
+        .unwrap();
+    let public_zone =
+        public.hosted_zone().unwrap().id().trim_start_matches("/hostedzone/").to_string();
+    let spec = eks_spec_text().replace(
+        "external_dns_zone_ids = [\"Z002027037R5RFCG05YY6\"]",
+        &format!("external_dns_owner = \"aws-0\"\nexternal_dns_zone_ids = [\"{public_zone}\"]"),
+    );
+    assert!(spec.contains(&public_zone), "specs/aws.toml has [eks.sweep]");
+    let (engine, _) = engine(&moto, &spec, dir.path()).await;
+    let report = engine.plan_and_apply().await.unwrap().1;
+    assert_applied(&report, &moto);
+    let state = engine.state_document().unwrap();
+    let private_zone = state.resources["aws.network.route53_zone.private"].id.clone();
+    let made = make_as_controllers_do(&moto, &state).await;
+    write_as_external_dns_does(&moto, &private_zone, &public_zone).await;
+    let plan = engine.plan().await.unwrap();
+    let changed: Vec<_> = plan.actions().map(|c| (c.address.as_str(), &c.fields)).collect();
+    assert!(changed.is_empty(), "what controllers make is no drift: {changed:#?}");
+    // The controller lets its group in on the nodes' group (drift there, unless `[globals]
+    // shared` names it; the sweep revokes it so its group can go).
+    let ec2 = aws_sdk_ec2::Client::new(&config);
+    let from_lb = aws_sdk_ec2::types::UserIdGroupPair::builder().group_id(&made.security_group);
+    let node_group = state.resources["aws.eks.security_group.node"].id.clone();
+    ec2.authorize_security_group_ingress()
+        .group_id(&node_group)
+        .ip_permissions(
+            aws_sdk_ec2::types::IpPermission::builder()
+                .ip_protocol("tcp")
+                .from_port(0)
+                .to_port(65535)
+                .user_id_group_pairs(from_lb.build())
+                .build(),
+        )
+        .send()
+        .await
+        .unwrap();
+
+    // The destroy's plan lists what the sweep will take.
+    let destroy = engine.plan_destroy().await.unwrap();
+    let sweep = destroy
+        .changes
+        .iter()
+        .find(|c| c.address.as_str() == "aws.eks.controller_sweep.main")
+        .expect("the sweep is in the destroy");
+    let found = sweep.fields.iter().find(|f| f.name == "found").unwrap();
+    let found = found.before.clone().unwrap().to_string();
+    for item in [
+        &made.load_balancer,
+        &made.target_group,
+        &made.security_group,
+        &made.eks_security_group,
+        &made.volume,
+        &made.instance,
+        "Route53 A web.priv.aws.ogenki.io",
+        "Route53 TXT a-web.priv.aws.ogenki.io",
+        "Route53 CNAME app.cloud.ogenki.io",
+    ] {
+        assert!(found.contains(item), "{item} not in {found}");
+    }
+    assert!(!found.contains("other.cloud.ogenki.io"), "another owner's records stay: {found}");
+    assert!(!found.contains("aws-0-eks-node"), "the engine's own groups are its own: {found}");
+    let position = |a: &str| destroy.changes.iter().position(|c| c.address.as_str() == a).unwrap();
+    assert!(position("aws.eks.cluster.main") < position("aws.eks.controller_sweep.main"));
+    assert!(position("aws.eks.controller_sweep.main") < position("aws.network.vpc.main"));
+
+    // The destroy sweeps, and then the network deletes cleanly.
+    let report = engine.apply(&destroy).await.unwrap();
+    assert_applied(&report, &moto);
+    assert!(engine.state_document().unwrap().resources.is_empty());
+    let vpcs = ec2.describe_vpcs().vpc_ids(state.resources["aws.network.vpc.main"].id.clone());
+    assert!(vpcs.send().await.is_err_and(|e| format!("{e:?}").contains("NotFound")));
+    let volumes = ec2.describe_volumes().volume_ids(&made.volume).send().await;
+    assert!(volumes.map_or(true, |v| v.volumes().is_empty()), "the volume is gone");
+    let instance = ec2.describe_instances().instance_ids(&made.instance).send().await.unwrap();
+    let state_name = instance.reservations()[0].instances()[0].state().unwrap().name().unwrap();
+    assert_eq!(state_name.as_str(), "terminated");
+    let elb = aws_sdk_elasticloadbalancingv2::Client::new(&config);
+    let lbs = elb.describe_load_balancers().send().await.unwrap();
+    assert!(lbs.load_balancers().is_empty(), "{:?}", lbs.load_balancers());
+    let tgs = elb.describe_target_groups().send().await.unwrap();
+    assert!(tgs.target_groups().is_empty(), "{:?}", tgs.target_groups());
+    let left = r53.list_resource_record_sets().hosted_zone_id(&public_zone).send().await.unwrap();
+    let names: Vec<String> = left
+        .resource_record_sets()
+        .iter()
+        .map(|r| format!("{} {}", r.r#type().as_str(), r.name()))
+        .collect();
+    assert!(names.iter().any(|n| n.starts_with("A other.cloud.ogenki.io")), "{names:?}");
+    assert!(!names.iter().any(|n| n.contains("app.cloud")), "{names:?}");
+    let zones = r53.list_hosted_zones().send().await.unwrap();
+    assert_eq!(zones.hosted_zones().len(), 1, "the private zone went, the public one stays");
+}

@@ -51,6 +51,7 @@ pub(crate) fn all(clients: &Arc<AwsClients>) -> Vec<Arc<dyn Kind>> {
         Typed::arc(autoscaling::group::AutoscalingGroupKind(c())),
         // EKS
         Typed::arc(eks::cluster::EksClusterKind(c())),
+        Typed::arc(eks::controller_sweep::ControllerSweepKind(c())),
         Typed::arc(eks::node_group::EksNodeGroupKind(c())),
         Typed::arc(eks::addon::EksAddonKind(c())),
         Typed::arc(eks::access_entry::EksAccessEntryKind(c())),

@@ -22,16 +22,14 @@ pub fn default_reference(dir: &Path) -> Result<String> {
             return Ok(candidate.into());
         }
     }
-    Err(miette!("--changed: no origin/main or main to compare with; name a revision (--changed=REV)"))
+    Err(miette!(
+        "--changed: no origin/main or main to compare with; name a revision (--changed=REV)"
+    ))
 }
 
 /// The spec (with its overlay) as it was at `reference`, or `None` when the spec file did not
 /// exist then. An overlay not tracked at `reference` is taken as it is now.
-pub fn spec_at(
-    reference: &str,
-    path: &Path,
-    overlay: Option<&Path>,
-) -> Result<Option<SpecSource>> {
+pub fn spec_at(reference: &str, path: &Path, overlay: Option<&Path>) -> Result<Option<SpecSource>> {
     let Some(text) = file_at(reference, path)? else {
         return Ok(None);
     };

@@ -5,7 +5,10 @@ use crate::progress::Progress;
 use crate::style::Style;
 use crate::{json, render_plan};
 use engine::spec::StateLocation;
-use engine::{Backend, ChangedScope, Engine, GraphFormat, Interrupt, Plan, Selection, StateDocument, Workspace};
+use engine::{
+    Backend, ChangedScope, Engine, GraphFormat, Interrupt, Plan, Selection, StateDocument,
+    Workspace,
+};
 use engine_lanes::LaneBuilder;
 use miette::{IntoDiagnostic, Result, WrapErr, miette};
 use std::io::{BufRead, IsTerminal, Write};

@@ -6,8 +6,8 @@ use crate::graph::ResourceGraph;
 use crate::selection::{GATED_SECTIONS, SHARED_LANE};
 use crate::spec::{FieldPath, SpecErrors, SpecSource};
 use crate::{
-    Action, Address, ApiCalls, ApplyReport, Context, DriftAgainst, DriftReport, EngineError, Event, Interrupt,
-    Kind, Lane, Live, NullObserver, Observer, Plan, PlanMode, Provider, ResourceChange,
+    Action, Address, ApiCalls, ApplyReport, Context, DriftAgainst, DriftReport, EngineError, Event,
+    Interrupt, Kind, Lane, Live, NullObserver, Observer, Plan, PlanMode, Provider, ResourceChange,
     RetryPolicy, Selection, drift, refresh,
 };
 use engine_state::{Backend, HeldLock, Journal, LocalBackend, StateDocument};
@@ -719,9 +719,14 @@ impl Engine {
             wanted.extend(selected.iter().chain(orphans.iter()).cloned());
         }
         self.observer.event(Event::RefreshStarted { count: wanted.len() });
-        let live: HashMap<Address, Live> =
-            refresh::refresh(&self.context(&state), &self.kinds, Some(&self.graph), &state, &wanted)
-                .await?;
+        let live: HashMap<Address, Live> = refresh::refresh(
+            &self.context(&state),
+            &self.kinds,
+            Some(&self.graph),
+            &state,
+            &wanted,
+        )
+        .await?;
         let drifted = match against.compares_applied() {
             true => drift::compare(&state, &recorded, &live, &self.kinds),
             false => vec![],

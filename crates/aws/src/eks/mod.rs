@@ -9,6 +9,7 @@ pub(crate) mod access_entry;
 pub(crate) mod access_policy_association;
 pub(crate) mod addon;
 pub(crate) mod cluster;
+pub(crate) mod controller_sweep;
 pub(crate) mod node_group;
 pub(crate) mod pod_identity;
 pub mod token;

@@ -75,7 +75,7 @@ pub(crate) async fn with_tags<T: Described>(
 }
 
 /// Tags of up to 20 resources per call, by ARN.
-async fn tags(elb: &Client, arns: &[String]) -> KindResult<HashMap<String, Tags>> {
+pub(crate) async fn tags(elb: &Client, arns: &[String]) -> KindResult<HashMap<String, Tags>> {
     let mut out = HashMap::new();
     for chunk in arns.chunks(20) {
         let call = elb.describe_tags().set_resource_arns(Some(chunk.to_vec()));

@@ -3,7 +3,8 @@
 
 use super::*;
 use crate::{
-    Action, DriftAgainst, DriftStatus, Engine, EngineError, LocalBackend, PlannedValue, RetryPolicy, StepOutcome,
+    Action, DriftAgainst, DriftStatus, Engine, EngineError, LocalBackend, PlannedValue,
+    RetryPolicy, StepOutcome,
 };
 use std::time::Duration;
 

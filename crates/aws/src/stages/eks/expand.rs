@@ -362,6 +362,26 @@ pub fn resources(
         ));
     }
 
+    // What the cluster's controllers make in the cloud: swept by a destroy after the cluster
+    // and before the network (`aws_eks_controller_sweep`).
+    let sweep = addr("controller_sweep.main");
+    let mut zone_ids: Vec<Value> = Vec::new();
+    if net.private_zone.is_some() {
+        zone_ids.push(Value::reference(&network("route53_zone.private"), "id"));
+    }
+    zone_ids.extend(eks.sweep.external_dns_zone_ids.iter().map(|z| Value::from(z.as_str())));
+    let mut swept = ResourceSpec::new(sweep.clone(), "aws_eks_controller_sweep")
+        .attr("cluster_name", cluster)
+        .attr("vpc_id", Value::reference(&network("vpc.main"), "id"))
+        .attr("zone_ids", Value::List(zone_ids))
+        .attr("external_dns_owner", eks.sweep.external_dns_owner.as_str());
+    for (tier, _) in net.subnets.tiers() {
+        for az in &net.azs {
+            swept = swept.after_if_present(&network(&format!("subnet.{tier}")).index(az));
+        }
+    }
+    out.push(swept);
+
     // The cluster.
     let private_subnets: Vec<Value> = net
         .azs
@@ -390,7 +410,8 @@ pub fn resources(
             .attr("tags", tag(&main, cluster))
             // The role must have its policies before EKS checks it.
             .after(&encryption_policy)
-            .after(&addr("iam_role_policy_attachment").index("cluster/AmazonEKSClusterPolicy")),
+            .after(&addr("iam_role_policy_attachment").index("cluster/AmazonEKSClusterPolicy"))
+            .after(&sweep),
     );
     let cluster_name = Value::reference(&main, "name");
 

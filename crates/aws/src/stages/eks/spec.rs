@@ -42,6 +42,35 @@ pub struct EksSpec {
     /// Tags on every EKS resource, on top of the global tags.
     #[serde(default)]
     pub tags: BTreeMap<String, String>,
+    /// What a destroy sweeps of what the cluster's controllers made (`[eks.sweep]`).
+    #[serde(default)]
+    pub sweep: SweepSpec,
+}
+
+/// `[eks.sweep]`: where ExternalDNS writes. The sweep itself always runs on destroy; load
+/// balancers, security groups, volumes and Karpenter's instances are found by their tags.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SweepSpec {
+    /// ExternalDNS's `--txt-owner-id` (its default is `default`).
+    #[serde(default = "default_external_dns_owner")]
+    pub external_dns_owner: String,
+    /// Hosted zones ExternalDNS writes to besides the private zone (e.g. the public zone).
+    #[serde(default)]
+    pub external_dns_zone_ids: Vec<String>,
+}
+
+impl Default for SweepSpec {
+    fn default() -> Self {
+        SweepSpec {
+            external_dns_owner: default_external_dns_owner(),
+            external_dns_zone_ids: vec![],
+        }
+    }
+}
+
+fn default_external_dns_owner() -> String {
+    "default".into()
 }
 
 /// `[eks.timeouts]`.
@@ -248,6 +277,21 @@ pub fn validate(
     let mut errors = Vec::new();
     let root = FieldPath::root("eks");
     let g = FieldPath::root("globals");
+    let sweep = root.key("sweep");
+    for (i, zone) in eks.sweep.external_dns_zone_ids.iter().enumerate() {
+        let valid = !zone.is_empty()
+            && zone.len() <= 32
+            && zone.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit());
+        if !valid {
+            errors.push(spec.error(
+                &sweep.key("external_dns_zone_ids").index(i),
+                format!("`{zone}` is not a Route53 hosted zone id (capitals and digits, e.g. Z002027037R5RFCG05YY6)"),
+            ));
+        }
+    }
+    if eks.sweep.external_dns_owner.trim().is_empty() {
+        errors.push(spec.error(&sweep.key("external_dns_owner"), "must not be empty"));
+    }
     if globals.cloud != "aws" {
         errors.push(spec.error(&g.key("cloud"), "`[eks]` is an AWS cluster"));
     }
