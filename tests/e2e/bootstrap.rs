@@ -281,6 +281,13 @@ async fn bootstrap_installs_reapplies_as_noop_repairs_drift_upgrades_and_destroy
         "waited for: {operator}"
     );
 
+    // The Flux Instance is ready: the operator's release is Flux's now, as the reference hands
+    // it over; the state keeps it only as handed over.
+    let handed = engine.state_document().unwrap();
+    let operator_release = "aws.bootstrap.helm_release.flux_operator";
+    assert!(!handed.resources.contains_key(operator_release), "{:?}", handed.resources.keys());
+    assert_eq!(handed.handed_over[operator_release].to, "Flux");
+
     // Secrets never reach the state file.
     let state_text = std::fs::read_to_string(dir.path().join("aws.state.json")).unwrap();
     assert!(!state_text.contains("bootstrap-secret-value-7f3a"));

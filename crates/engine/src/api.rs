@@ -470,17 +470,35 @@ impl Engine {
         let state = self.state.load_or_new(&self.name)?;
         let before = self.api_calls();
         let (selected, orphans) = self.plan_scope(&state);
-        let wanted: BTreeSet<Address> = selected.iter().chain(orphans.iter()).cloned().collect();
+        let (view, held) = self.hand_over_view(&state);
+        let wanted: BTreeSet<Address> =
+            selected.iter().chain(orphans.iter()).filter(|a| !held.contains(*a)).cloned().collect();
         self.observer.event(Event::RefreshStarted { count: wanted.len() });
-        let live = refresh::refresh(
-            &self.context(&state),
-            &self.kinds,
-            Some(&self.graph),
-            &state,
-            &wanted,
-        )
-        .await?;
-        Ok(self.plan_from(&state, &selected, &orphans, live, before))
+        let live =
+            refresh::refresh(&self.context(&view), &self.kinds, Some(&self.graph), &view, &wanted)
+                .await?;
+        Ok(self.plan_from(&state, &view, &held, &selected, &orphans, live, before))
+    }
+
+    /// The state as a plan sees it, and the addresses still handed over to another manager
+    /// ([`crate::resource::HandOver`]): a resource the spec no longer hands over is the
+    /// engine's again, read by its recorded id (the plan records it again).
+    fn hand_over_view(&self, state: &StateDocument) -> (StateDocument, BTreeSet<Address>) {
+        let mut view = state.clone();
+        let mut held = BTreeSet::new();
+        for (address, handed) in &state.handed_over {
+            let address = Address::new(address.clone());
+            match self.graph.get(&address).map(|r| r.hand_over.is_some()) {
+                Some(true) => {
+                    held.insert(address);
+                }
+                // Taken back by the spec, or gone from it (then deleted like any orphan).
+                _ => {
+                    view.resources.insert(address.to_string(), handed.resource.clone());
+                }
+            }
+        }
+        (view, held)
     }
 
     /// What a plan reads: the selected spec resources, and the recorded ones in scope that the
@@ -490,22 +508,37 @@ impl Engine {
         let orphans = state
             .resources
             .keys()
+            .chain(state.handed_over.keys())
             .map(|a| Address::new(a.clone()))
             .filter(|a| self.graph.get(a).is_none() && self.in_scope(a))
             .collect();
         (selected, orphans)
     }
 
-    /// The plan from what the refresh found (`live` covers `selected` and `orphans`).
+    /// The plan from what the refresh found (`live` covers `selected` and `orphans`, but for
+    /// what is `held` by another manager). `view` is `state` with what the spec takes back.
+    #[allow(clippy::too_many_arguments)]
     fn plan_from(
         &self,
         state: &StateDocument,
+        view: &StateDocument,
+        held: &BTreeSet<Address>,
         selected: &BTreeSet<Address>,
         orphans: &[Address],
         live: HashMap<Address, Live>,
         before: ApiCalls,
     ) -> Plan {
-        let changes = plan_changes(&self.graph, selected, orphans, state, &live, &self.kinds);
+        let mut changes =
+            plan_changes(&self.graph, selected, orphans, view, &live, &self.kinds, held);
+        for c in changes.iter_mut() {
+            // Taken back as it is: recorded again, no call.
+            if c.action == Action::NoOp
+                && !held.contains(&c.address)
+                && state.handed_over.contains_key(c.address.as_str())
+            {
+                c.action = Action::Adopt;
+            }
+        }
         Plan {
             spec: self.name.clone(),
             mode: PlanMode::Apply,
@@ -522,7 +555,12 @@ impl Engine {
     /// What `destroy` would do: every recorded resource in scope deleted, dependents first.
     /// Protected resources (and what they need) are kept unless confirmed.
     pub async fn plan_destroy(&self) -> Result<Plan, EngineError> {
-        let state = self.state.load_or_new(&self.name)?;
+        // What was handed over to another manager is deleted with the rest of what the engine
+        // made (the other manager, Flux, is suspended first).
+        let mut state = self.state.load_or_new(&self.name)?;
+        for (address, handed) in std::mem::take(&mut state.handed_over) {
+            state.resources.insert(address, handed.resource);
+        }
         let before = self.api_calls();
         let scope = self.recorded_in_scope(&state);
         let mut kept: BTreeSet<Address> = BTreeSet::new();
@@ -625,11 +663,60 @@ impl Engine {
             },
         )
         .await;
+        if plan.mode == PlanMode::Apply {
+            self.hand_over(plan, &steps, lock.as_ref())?;
+        }
         Ok(ApplyReport {
             steps,
             api_calls: self.api_calls().since(&before),
             elapsed: started.elapsed(),
         })
+    }
+
+    /// After an apply: each resource to hand over whose `after` this run applied (both in the
+    /// plan, neither failed, both recorded) moves to the state's `handed_over` list.
+    fn hand_over(
+        &self,
+        plan: &Plan,
+        steps: &[crate::StepResult],
+        lock: &dyn HeldLock,
+    ) -> Result<(), EngineError> {
+        let failed: BTreeSet<&Address> = steps
+            .iter()
+            .filter(|s| s.outcome != crate::StepOutcome::Done)
+            .map(|s| &s.address)
+            .collect();
+        let in_plan: BTreeSet<&Address> = plan.changes.iter().map(|c| &c.address).collect();
+        let applied = |a: &Address| in_plan.contains(a) && !failed.contains(a);
+        let ready: Vec<(&Address, &crate::resource::HandOver)> = self
+            .graph
+            .resources()
+            .filter_map(|r| r.hand_over.as_ref().map(|h| (&r.address, h)))
+            .filter(|(address, h)| applied(address) && applied(&h.after))
+            .collect();
+        if ready.is_empty() {
+            return Ok(());
+        }
+        let mut state = self.state.load_or_new(&self.name)?;
+        let previous = state.serial;
+        let mut moved = false;
+        for (address, h) in ready {
+            if state.get(h.after.as_str()).is_none() {
+                continue;
+            }
+            if let Some(resource) = state.resources.remove(address.as_str()) {
+                tracing::info!(%address, to = %h.to, "handed over");
+                let handed = engine_state::HandedOver { to: h.to.clone(), resource };
+                state.handed_over.insert(address.to_string(), handed);
+                moved = true;
+            }
+        }
+        if moved {
+            state.serial += 1;
+            lock.still_held()?;
+            self.state.save_over(&state, previous)?;
+        }
+        Ok(())
     }
 
     /// Plans and applies in one call (what `engine apply --auto-approve` does).
@@ -711,31 +798,30 @@ impl Engine {
         let before = self.api_calls();
         let recorded = self.recorded_in_scope(&state);
         let (selected, orphans) = self.plan_scope(&state);
+        let (view, held) = self.hand_over_view(&state);
         let mut wanted = BTreeSet::new();
         if against.compares_applied() {
             wanted.extend(recorded.iter().cloned());
         }
         if against.compares_spec() {
-            wanted.extend(selected.iter().chain(orphans.iter()).cloned());
+            let planned = selected.iter().chain(orphans.iter()).filter(|a| !held.contains(*a));
+            wanted.extend(planned.cloned());
         }
         self.observer.event(Event::RefreshStarted { count: wanted.len() });
-        let live: HashMap<Address, Live> = refresh::refresh(
-            &self.context(&state),
-            &self.kinds,
-            Some(&self.graph),
-            &state,
-            &wanted,
-        )
-        .await?;
+        let live: HashMap<Address, Live> =
+            refresh::refresh(&self.context(&view), &self.kinds, Some(&self.graph), &view, &wanted)
+                .await?;
         let drifted = match against.compares_applied() {
             true => drift::compare(&state, &recorded, &live, &self.kinds),
             false => vec![],
         };
-        let spec_plan = against
-            .compares_spec()
-            .then(|| self.plan_from(&state, &selected, &orphans, live, before.clone()));
-        let not_applied =
-            selected.into_iter().filter(|a| state.get(a.as_str()).is_none()).collect();
+        let spec_plan = against.compares_spec().then(|| {
+            self.plan_from(&state, &view, &held, &selected, &orphans, live, before.clone())
+        });
+        let not_applied = selected
+            .into_iter()
+            .filter(|a| state.get(a.as_str()).is_none() && !held.contains(a))
+            .collect();
         Ok(DriftReport {
             against,
             checked: wanted.len(),

@@ -28,7 +28,9 @@ pub(crate) fn live_lookup(
     if let Some(l) = live.get(&r.address) {
         return attribute_of(l, &r.attribute);
     }
-    let s = state.get(r.address.as_str())?;
+    let s = state
+        .get(r.address.as_str())
+        .or_else(|| state.handed_over.get(r.address.as_str()).map(|h| &h.resource))?;
     if r.attribute == "id" {
         return Some(Json::String(s.id.clone()));
     }
@@ -66,6 +68,8 @@ pub(crate) fn resolve(
 }
 
 /// Plans every selected desired resource, then deletes for state resources the spec dropped.
+/// What is `held` by another manager (handed over, not read) is left as it is, unless something
+/// it needs is created or replaced: then it is created again.
 pub(crate) fn plan_changes(
     graph: &ResourceGraph,
     selected: &BTreeSet<Address>,
@@ -73,11 +77,33 @@ pub(crate) fn plan_changes(
     state: &StateDocument,
     live: &HashMap<Address, Live>,
     kinds: &HashMap<String, Arc<dyn Kind>>,
+    held: &BTreeSet<Address>,
 ) -> Vec<ResourceChange> {
     let mut planned: HashMap<Address, Planned> = HashMap::new();
     let mut changes = Vec::new();
     for spec in graph.resources() {
         if !selected.contains(&spec.address) {
+            continue;
+        }
+        let made_again = graph.dependencies_of(&spec.address).iter().any(|d| {
+            planned.get(d).is_some_and(|p| matches!(p.action, Action::Create | Action::Replace))
+        });
+        if held.contains(&spec.address) && !made_again {
+            let id = state.handed_over.get(spec.address.as_str()).map(|h| h.resource.id.clone());
+            planned.insert(
+                spec.address.clone(),
+                Planned { action: Action::NoOp, resolved: HashMap::new() },
+            );
+            changes.push(ResourceChange {
+                address: spec.address.clone(),
+                kind: spec.kind.clone(),
+                action: Action::NoOp,
+                id,
+                fields: vec![],
+                dependencies: graph.dependencies_of(&spec.address),
+                protected: spec.protected,
+                retained: spec.retained,
+            });
             continue;
         }
         let lookup = |r: &Reference| -> Option<Json> {

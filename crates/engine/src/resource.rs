@@ -22,6 +22,21 @@ pub struct ResourceSpec {
     /// A destroy removes it from state and leaves it in place (deleting it loses data), unless
     /// the run asks to delete what is retained. Unlike `protected`, what it needs still goes.
     pub retained: bool,
+    /// Handed over to another manager once a resource is applied (see [`HandOver`]).
+    pub hand_over: Option<HandOver>,
+}
+
+/// A resource the engine creates and then hands over, as the reference hands the Flux
+/// Operator's release to Flux by removing it from its state: once `after` is applied in the
+/// same run, the state moves the resource to its `handed_over` list. From then on plans neither
+/// read nor change it, unless something it needs is created again (a new cluster), which makes
+/// it again; a destroy deletes it with the rest. A spec that stops handing it over takes it back: the next
+/// plan reads it by its recorded id and records it again.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HandOver {
+    pub after: Address,
+    /// Who manages it then, e.g. `Flux`.
+    pub to: String,
 }
 
 impl ResourceSpec {
@@ -35,7 +50,15 @@ impl ResourceSpec {
             after_if_present: Vec::new(),
             protected: false,
             retained: false,
+            hand_over: None,
         }
+    }
+
+    /// Hands this resource over to `to` once `after` is applied (builder style; see
+    /// [`HandOver`]).
+    pub fn hand_over_after(mut self, after: &Address, to: &str) -> Self {
+        self.hand_over = Some(HandOver { after: after.clone(), to: to.to_string() });
+        self
     }
 
     /// Sets an attribute (builder style).

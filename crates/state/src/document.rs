@@ -24,6 +24,21 @@ pub struct StateDocument {
     /// or lost an answer may have made these resources before it could tag or record them.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub creating: BTreeMap<String, String>,
+    /// Resources the engine made and then handed over to another manager (the Flux Operator's
+    /// release, to Flux), by address: no longer the engine's, never read, changed or deleted by
+    /// it but by a destroy; kept so they are not created again, and so a spec that takes one
+    /// back finds it.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub handed_over: BTreeMap<String, HandedOver>,
+}
+
+/// A resource handed over to another manager.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HandedOver {
+    /// Who manages it now, e.g. `Flux`.
+    pub to: String,
+    /// The resource as the engine last recorded it.
+    pub resource: ResourceState,
 }
 
 /// One resource as last applied.
@@ -57,6 +72,7 @@ impl StateDocument {
             lineage: uuid::Uuid::new_v4().to_string(),
             resources: BTreeMap::new(),
             creating: BTreeMap::new(),
+            handed_over: BTreeMap::new(),
         }
     }
 

@@ -27,9 +27,11 @@ impl Journal {
 
     /// Records that `address` now is `resource` (or is gone when `None`), then saves. A create
     /// begun for `address` is over.
+    /// A resource handed over (see [`StateDocument::handed_over`]) is the engine's again.
     pub fn record(&self, address: &str, resource: Option<ResourceState>) -> Result<(), StateError> {
         let mut doc = self.doc.lock().unwrap_or_else(|p| p.into_inner());
         doc.creating.remove(address);
+        doc.handed_over.remove(address);
         match resource {
             Some(r) => {
                 doc.resources.insert(address.to_string(), r);

@@ -24,7 +24,7 @@ mod lock;
 mod remote;
 
 pub use backend::{Backend, HeldLock, LockStatus};
-pub use document::{FORMAT_VERSION, ResourceState, StateDocument};
+pub use document::{FORMAT_VERSION, HandedOver, ResourceState, StateDocument};
 pub use encryption::{
     DataKey, Encryption, KeySource, PASSPHRASE_MIN_LEN, PBKDF2_ITERATIONS, Passphrase,
 };

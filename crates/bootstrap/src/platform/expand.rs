@@ -370,6 +370,7 @@ pub fn resources(spec: &BootstrapSpec, inputs: &Inputs) -> Vec<ResourceSpec> {
             values: Default::default(),
             wait: fi.wait,
             timeout_seconds: fi.timeout_seconds,
+            hand_over_to_flux: None,
         };
         let mut r = release(
             "flux_instance",
@@ -385,6 +386,15 @@ pub fn resources(spec: &BootstrapSpec, inputs: &Inputs) -> Vec<ResourceSpec> {
         }
         let instance_addr = r.address.clone();
         out.push(r);
+
+        // Once the instance is ready, Flux manages the operator (its own tree has a release of
+        // it), as the reference hands it over by removing it from its state.
+        let hand_over = spec.flux_operator.as_ref().and_then(|op| op.hand_over_to_flux);
+        if let Some(operator) = out.iter_mut().find(|r| Some(&r.address) == operator_addr.as_ref())
+            && hand_over.unwrap_or(true)
+        {
+            *operator = operator.clone().hand_over_after(&instance_addr, "Flux");
+        }
 
         // 10. The pre-destroy step: destroyed first, it suspends Flux.
         out.push(

@@ -47,6 +47,12 @@ pub fn load(spec: &SpecSource) -> Result<Option<BootstrapSpec>, SpecErrors> {
             ));
         }
     }
+    if b.cilium.as_ref().is_some_and(|c| c.hand_over_to_flux.is_some()) {
+        errors.push(spec.error(
+            &root.key("cilium").key("hand_over_to_flux"),
+            "only the Flux Operator's release is handed over to Flux",
+        ));
+    }
     if let Some(gw) = &b.gateway_api {
         if !matches!(gw.channel.as_str(), "experimental" | "standard") {
             errors.push(spec.error(

@@ -78,6 +78,10 @@ pub struct ReleaseSpec {
     pub wait: Option<bool>,
     #[serde(default, deserialize_with = "some_seconds")]
     pub timeout_seconds: Option<u64>,
+    /// `[bootstrap.flux_operator]` only: once the Flux Instance is ready, the engine hands the
+    /// release to Flux (as the reference removes it from its state) and stops managing it.
+    /// Default true; `false` keeps it, and takes back one handed over before.
+    pub hand_over_to_flux: Option<bool>,
 }
 
 /// `[bootstrap.flux_instance]`.

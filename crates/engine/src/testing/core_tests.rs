@@ -404,6 +404,79 @@ async fn drift_against_the_spec_shows_spec_edits_and_out_of_band_changes() {
 }
 
 #[tokio::test]
+async fn a_handed_over_resource_is_left_to_its_new_manager_until_taken_back_or_destroyed() {
+    let rig = Rig::new();
+    // `operator` runs on `cluster`; once `instance` is applied, another manager owns it.
+    let items = |operator: &str| {
+        format!(
+            "[fake.items.cluster]\nsize = 1\n[fake.items.operator]\nparent = \"cluster\"\n{operator}\n\
+             [fake.items.instance]\nparent = \"operator\"\n"
+        )
+    };
+    let handing = items("size = 1\nhand_over_after = \"instance\"");
+    let engine = rig.engine(&handing);
+    let (_, report) = engine.plan_and_apply().await.unwrap();
+    assert!(report.is_success());
+    let state = engine.state_document().unwrap();
+    assert!(!state.resources.contains_key("fake.item.operator"), "no longer the engine's");
+    assert_eq!(state.handed_over["fake.item.operator"].to, "Flux");
+    let operator_id = state.handed_over["fake.item.operator"].resource.id.clone();
+
+    // Its new manager changes it: no drift, no change, not even a read of it.
+    rig.cloud.edit("fake.item.operator", |i| i.size = 7);
+    rig.cloud.clear_log();
+    let plan = engine.plan().await.unwrap();
+    assert!(!plan.has_changes(), "{:?}", plan.changes);
+    assert!(!rig.ops(Op::Read).iter().any(|a| a == "fake.item.operator"), "{:?}", rig.cloud.log());
+    assert!(engine.drift_against(DriftAgainst::Both).await.unwrap().is_clean());
+    // A spec edit of it is its new manager's business too.
+    let edited = rig.engine(&items("size = 3\nhand_over_after = \"instance\""));
+    assert!(!edited.plan().await.unwrap().has_changes());
+
+    // The way back: a spec that no longer hands it over takes it back as it is (recorded, no
+    // call), then manages it again.
+    let taking_back = rig.engine(&items("size = 7"));
+    let plan = taking_back.plan().await.unwrap();
+    let actions: Vec<_> = plan.actions().map(|c| (c.address.as_str(), c.action)).collect();
+    assert_eq!(actions, [("fake.item.operator", Action::Adopt)]);
+    assert!(taking_back.apply(&plan).await.unwrap().is_success());
+    let state = taking_back.state_document().unwrap();
+    assert_eq!(state.resources["fake.item.operator"].id, operator_id);
+    assert!(state.handed_over.is_empty());
+    let managing = rig.engine(&items("size = 1"));
+    let plan = managing.plan().await.unwrap();
+    let actions: Vec<_> = plan.actions().map(|c| (c.address.as_str(), c.action)).collect();
+    assert_eq!(actions, [("fake.item.operator", Action::Update)], "size 7 back to 1");
+    assert!(managing.apply(&plan).await.unwrap().is_success());
+
+    // Handed over again; the cluster it runs on is then replaced (deleted out of band and made
+    // again): it is made again too, and handed over again.
+    assert!(engine.plan_and_apply().await.unwrap().1.is_success());
+    assert!(engine.state_document().unwrap().handed_over.contains_key("fake.item.operator"));
+    rig.cloud.remove("fake.item.cluster");
+    rig.cloud.remove("fake.item.operator");
+    let plan = engine.plan().await.unwrap();
+    let actions: Vec<_> = plan.actions().map(|c| (c.address.as_str(), c.action)).collect();
+    assert!(actions.contains(&("fake.item.cluster", Action::Create)), "{actions:?}");
+    assert!(actions.contains(&("fake.item.operator", Action::Create)), "{actions:?}");
+    assert!(engine.apply(&plan).await.unwrap().is_success());
+    let state = engine.state_document().unwrap();
+    assert!(state.handed_over.contains_key("fake.item.operator"));
+    assert_ne!(state.handed_over["fake.item.operator"].resource.id, operator_id);
+
+    // A destroy deletes it with the rest of what the engine made, in order.
+    rig.cloud.clear_log();
+    let destroy = engine.plan_destroy().await.unwrap();
+    let report = engine.apply(&destroy).await.unwrap();
+    assert!(report.is_success(), "{:?}", report.failures().collect::<Vec<_>>());
+    let state = engine.state_document().unwrap();
+    assert!(state.resources.is_empty() && state.handed_over.is_empty(), "{state:?}");
+    let deletes = rig.ops(Op::Delete);
+    assert!(position(&deletes, "instance") < position(&deletes, "operator"), "{deletes:?}");
+    assert!(position(&deletes, "operator") < position(&deletes, "cluster"), "{deletes:?}");
+}
+
+#[tokio::test]
 async fn sensitive_fields_never_reach_plans_state_or_drift_reports() {
     let rig = Rig::new();
     let spec = "[fake.items.db]\nsecret = \"hunter2\"\n";

@@ -375,6 +375,9 @@ struct ItemSpec {
     protected: bool,
     #[serde(default)]
     retained: bool,
+    /// Handed over to "Flux" once the named item is applied.
+    #[serde(default)]
+    hand_over_after: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -446,6 +449,9 @@ impl Provider for FakeProvider {
             }
             r.protected = item.protected;
             r.retained = item.retained;
+            if let Some(after) = &item.hand_over_after {
+                r = r.hand_over_after(&item_address(after), "Flux");
+            }
             out.push(r);
         }
         if errors.is_empty() { Ok(out) } else { Err(spec.errors(errors)) }
