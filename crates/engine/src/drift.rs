@@ -61,7 +61,7 @@ pub struct ResourceDrift {
 }
 
 /// The result of `engine drift`.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct DriftReport {
     pub against: DriftAgainst,
     /// Resources compared.
@@ -69,7 +69,8 @@ pub struct DriftReport {
     /// Live resources that differ from what was last applied (when compared with it).
     pub drifted: Vec<ResourceDrift>,
     /// What an apply would change to make the live resources match the spec (when compared
-    /// with the spec): the plan, with its no-op entries.
+    /// with the spec): the plan, with its no-op entries. (Its JSON is the CLI's to write.)
+    #[serde(skip)]
     pub spec_plan: Option<Plan>,
     /// Spec resources never applied (not drift; listed for information).
     pub not_applied: Vec<Address>,

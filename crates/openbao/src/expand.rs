@@ -158,9 +158,13 @@ pub fn expand(
                 .attr("server_flag", role.server_flag)
                 .attr("client_flag", role.client_flag)
                 .attr("key_type", role.key_type.as_str())
-                .attr("key_bits", role.key_bits)
+                // A role that signs any key type records no size.
+                .attr("key_bits", if role.key_type == "any" { 0 } else { role.key_bits })
                 .attr("ttl", role.ttl.0)
                 .attr("max_ttl", role.max_ttl.0)
+                .attr("organization", strings(&role.organization))
+                .attr("country", strings(&role.country))
+                .attr("key_usage", strings(&role.key_usage))
                 .after(&a);
             if let Some(m) = mounts.get(&p.mount) {
                 r = r.after(m);
@@ -264,6 +268,9 @@ pub fn expand(
             }
             if let Some(t) = role.token_max_ttl {
                 r = r.attr("token_max_ttl", t.0);
+            }
+            if let Some(t) = &role.token_type {
+                r = r.attr("token_type", t.as_str());
             }
             out.push(after_init(after_policies(r, &role.token_policies)));
         }

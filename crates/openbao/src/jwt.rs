@@ -66,6 +66,10 @@ pub(crate) struct JwtRole {
     #[attr(in_place)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub token_max_ttl: Option<i64>,
+    /// `service`, `batch` or a `default-*` (absent: OpenBao's default).
+    #[attr(in_place)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_type: Option<String>,
 }
 
 pub(crate) struct JwtConfigKind(pub Arc<Shared>);
@@ -157,6 +161,7 @@ impl Entry for JwtRole {
             token_policies: strings(d.get("token_policies")),
             token_ttl: Some(int(d.get("token_ttl"))),
             token_max_ttl: Some(int(d.get("token_max_ttl"))),
+            token_type: Some(text(d.get("token_type"))),
         }
     }
 }

@@ -236,6 +236,15 @@ pub(crate) struct PkiRole {
     pub ttl: i64,
     #[attr(in_place)]
     pub max_ttl: i64,
+    #[attr(in_place)]
+    #[serde(default)]
+    pub organization: Vec<String>,
+    #[attr(in_place)]
+    #[serde(default)]
+    pub country: Vec<String>,
+    #[attr(in_place, unordered)]
+    #[serde(default)]
+    pub key_usage: Vec<String>,
 }
 
 /// The role settings the kind manages (everything but `mount` and `name`).
@@ -255,6 +264,9 @@ pub const ROLE_SETTINGS: &[&str] = &[
     "key_bits",
     "ttl",
     "max_ttl",
+    "organization",
+    "country",
+    "key_usage",
 ];
 
 impl Entry for PkiRole {
@@ -292,6 +304,9 @@ impl Entry for PkiRole {
             key_bits: int(d.get("key_bits")),
             ttl: int(d.get("ttl")),
             max_ttl: int(d.get("max_ttl")),
+            organization: strings(d.get("organization")),
+            country: strings(d.get("country")),
+            key_usage: strings(d.get("key_usage")),
         }
     }
 }

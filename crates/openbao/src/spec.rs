@@ -319,6 +319,18 @@ pub struct PkiRoleConfig {
     pub max_ttl: Ttl,
     #[serde(default = "default_issuer_ref")]
     pub issuer_ref: String,
+    /// The O and C of the certificates issued.
+    #[serde(default)]
+    pub organization: Vec<String>,
+    #[serde(default)]
+    pub country: Vec<String>,
+    /// Key usages (OpenBao's default: DigitalSignature, KeyAgreement, KeyEncipherment).
+    #[serde(default = "default_key_usage")]
+    pub key_usage: Vec<String>,
+}
+
+fn default_key_usage() -> Vec<String> {
+    ["DigitalSignature", "KeyAgreement", "KeyEncipherment"].map(String::from).to_vec()
 }
 
 fn yes() -> bool {
@@ -401,6 +413,8 @@ pub struct JwtRoleConfig {
     pub token_policies: Vec<String>,
     pub token_ttl: Option<Ttl>,
     pub token_max_ttl: Option<Ttl>,
+    /// `service` (the reference's), `batch`, `default`, `default-service` or `default-batch`.
+    pub token_type: Option<String>,
 }
 
 fn default_role_type() -> String {
@@ -720,6 +734,14 @@ impl OpenBaoConfig {
                 {
                     errors.push(format!(
                         "openbao.jwt.{mount}.roles.{name}: token_ttl exceeds token_max_ttl"
+                    ));
+                }
+                let types = ["service", "batch", "default", "default-service", "default-batch"];
+                if let Some(t) = r.token_type.as_deref().filter(|t| !types.contains(t)) {
+                    errors.push(format!(
+                        "openbao.jwt.{mount}.roles.{name}.token_type: `{t}` is not a token type \
+                         ({})",
+                        types.join(", ")
                     ));
                 }
             }

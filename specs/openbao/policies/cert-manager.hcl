@@ -1,7 +1,5 @@
-# cert-manager issues and signs certificates from the private PKI.
-path "pki_private_issuer/issue/ogenki" {
-  capabilities = ["create", "update"]
-}
-path "pki_private_issuer/sign/ogenki" {
-  capabilities = ["create", "update"]
+# cert-manager issues and signs certificates from the private PKI (the reference grants the
+# whole mount).
+path "pki_private_issuer/*" {
+  capabilities = ["create", "read", "update", "delete", "list"]
 }

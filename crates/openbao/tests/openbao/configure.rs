@@ -38,6 +38,9 @@ certificate_file = "intermediate-aws.crt"
 [openbao.pki.roles.ogenki]
 allowed_domains = ["priv.example.test"]
 allow_subdomains = true
+key_type = "any"
+organization = ["Ogenki"]
+country = ["France"]
 ttl = "30d"
 max_ttl = "90d"
 
@@ -54,6 +57,7 @@ bound_subject = "system:serviceaccount:cert-manager:cert-manager"
 token_policies = ["cert-manager"]
 token_ttl = 600
 token_max_ttl = 1200
+token_type = "service"
 [openbao.jwt."jwt/aws-0".roles.platform-reader]
 bound_audiences = ["openbao"]
 bound_claims = {{ team = "platform" }}
@@ -149,12 +153,34 @@ async fn configures_openbao_then_detects_and_repairs_drift() {
 
     // 3. The configuration works.
     let admin = server.root_client();
-    // A certificate from role `ogenki` chains to the offline root through the intermediate.
+    // Role `ogenki` signs RSA and EC requests alike (cert-manager's keys are RSA by default),
+    // and its certificates chain to the offline root through the intermediate.
+    let csr = |name: &str, algorithm: &'static rcgen::SignatureAlgorithm| {
+        let key = rcgen::KeyPair::generate_for(algorithm).unwrap();
+        let mut params = rcgen::CertificateParams::new(vec![name.to_string()]).unwrap();
+        params.distinguished_name = rcgen::DistinguishedName::new();
+        params.distinguished_name.push(rcgen::DnType::CommonName, name);
+        params.serialize_request(&key).unwrap().pem().unwrap()
+    };
+    let sign = |name: &str, algorithm: &'static rcgen::SignatureAlgorithm| json!({"csr": csr(name, algorithm), "common_name": name, "ttl": "24h"});
+    let ec = admin
+        .write(
+            "test",
+            "pki_private_issuer/sign/ogenki",
+            &sign("grafana.priv.example.test", &rcgen::PKCS_ECDSA_P256_SHA256),
+        )
+        .await
+        .unwrap()
+        .unwrap();
+    let ec_cert = ec.pointer("/data/certificate").and_then(Json::as_str).unwrap();
+    let (_, pem) = x509_parser::pem::parse_x509_pem(ec_cert.as_bytes()).unwrap();
+    let subject = pem.parse_x509().unwrap().subject().to_string();
+    assert!(subject.contains("O=Ogenki") && subject.contains("C=France"), "{subject}");
     let issued = admin
         .write(
             "test",
-            "pki_private_issuer/issue/ogenki",
-            &json!({"common_name": "grafana.priv.example.test", "ttl": "24h"}),
+            "pki_private_issuer/sign/ogenki",
+            &sign("grafana.priv.example.test", &rcgen::PKCS_RSA_SHA256),
         )
         .await
         .unwrap()
@@ -176,8 +202,8 @@ async fn configures_openbao_then_detects_and_repairs_drift() {
     let refused = admin
         .write(
             "test",
-            "pki_private_issuer/issue/ogenki",
-            &json!({"common_name": "evil.example.org"}),
+            "pki_private_issuer/sign/ogenki",
+            &sign("evil.example.org", &rcgen::PKCS_ECDSA_P256_SHA256),
         )
         .await
         .unwrap_err();
@@ -207,14 +233,19 @@ async fn configures_openbao_then_detects_and_repairs_drift() {
     assert_eq!(login.pointer("/auth/lease_duration"), Some(&json!(600)));
     let policies = login.pointer("/auth/policies").unwrap().to_string();
     assert!(policies.contains("\"cert-manager\""), "{policies}");
-    // The JWT's token can issue certificates (policy cert-manager) ...
+    // The JWT's token (a service token, as the role says) can have certificates signed
+    // (policy cert-manager) ...
+    assert!(
+        login.pointer("/auth/client_token").and_then(Json::as_str).unwrap().starts_with("s."),
+        "{login}"
+    );
     let workload = server
         .client(Secret::new(login.pointer("/auth/client_token").and_then(Json::as_str).unwrap()));
     workload
         .write(
             "test",
-            "pki_private_issuer/issue/ogenki",
-            &json!({"common_name": "app.priv.example.test"}),
+            "pki_private_issuer/sign/ogenki",
+            &sign("app.priv.example.test", &rcgen::PKCS_RSA_SHA256),
         )
         .await
         .unwrap();
