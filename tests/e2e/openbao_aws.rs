@@ -85,7 +85,8 @@ async fn openbao_server_stage_from_empty_to_destroy() {
     let plan = engine.plan().await.unwrap();
     let stage: Vec<_> =
         plan.actions().filter(|c| c.address.as_str().starts_with("aws.openbao.")).collect();
-    assert_eq!(stage.len(), 24, "OpenBao resources");
+    // 24, the SSM attachment, 8200 between nodes and from the pod range (nodes and balancer).
+    assert_eq!(stage.len(), 28, "OpenBao resources");
     assert!(stage.iter().all(|c| c.action == Action::Create));
     let report = engine.apply(&plan).await.unwrap();
     assert!(
@@ -180,7 +181,70 @@ async fn openbao_server_stage_from_empty_to_destroy() {
     assert_eq!(tg.port(), Some(8200));
     assert_eq!(tg.protocol().map(|p| p.as_str()), Some("TCP"));
     assert_eq!(tg.health_check_protocol().map(|p| p.as_str()), Some("HTTPS"));
-    assert_eq!(tg.health_check_path(), Some("/v1/sys/health"));
+    // The reference's health check: a node still joining, uninitialised or sealed is not
+    // recycled; and a grace period long enough for it to boot.
+    assert_eq!(
+        tg.health_check_path(),
+        Some(
+            "/v1/sys/health?standbyok=true&uninitcode=200&sealedcode=200&drsecondarycode=200\
+             &performancestandbyok=true"
+        )
+    );
+    assert_eq!(
+        (tg.health_check_interval_seconds(), tg.healthy_threshold_count()),
+        (Some(30), Some(2))
+    );
+    assert_eq!(group.health_check_grace_period(), Some(600));
+    // Nodes boot from an encrypted 20 GiB gp3 root volume, IMDSv2 with one hop.
+    let ec2 = aws_sdk_ec2::Client::new(&cfg);
+    let version = ec2
+        .describe_launch_template_versions()
+        .launch_template_name("aws-0-openbao")
+        .versions("$Latest")
+        .send()
+        .await
+        .unwrap();
+    let data = version.launch_template_versions()[0].launch_template_data().unwrap();
+    let root = &data.block_device_mappings()[0];
+    let ebs = root.ebs().unwrap();
+    assert_eq!(
+        (root.device_name(), ebs.volume_size(), ebs.encrypted()),
+        (Some("/dev/sda1"), Some(20), Some(true))
+    );
+    assert_eq!(ebs.volume_type().map(|t| t.as_str()), Some("gp3"));
+    let metadata = data.metadata_options().unwrap();
+    assert_eq!(metadata.http_put_response_hop_limit(), Some(1));
+    // Reached through SSM, as the reference's `enable_ssm`.
+    let iam = aws_sdk_iam::Client::new(&cfg);
+    let attached = iam.list_attached_role_policies().role_name("aws-0-openbao").send().await;
+    let attached = attached.unwrap();
+    assert!(
+        attached
+            .attached_policies()
+            .iter()
+            .any(|p| p.policy_name() == Some("AmazonSSMManagedInstanceCore")),
+        "{:?}",
+        attached.attached_policies()
+    );
+    // The pods (the VPC's secondary range) reach the API.
+    let rules = ec2
+        .describe_security_group_rules()
+        .filters(
+            aws_sdk_ec2::types::Filter::builder()
+                .name("group-id")
+                .values(id("aws.openbao.security_group.server"))
+                .build(),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert!(
+        rules.security_group_rules().iter().any(|r| r.cidr_ipv4() == Some("100.64.0.0/16")
+            && r.from_port() == Some(8200)
+            && r.is_egress() == Some(false)),
+        "{:?}",
+        rules.security_group_rules()
+    );
     let listeners = elb
         .describe_listeners()
         .load_balancer_arn(lb.load_balancer_arn().unwrap())

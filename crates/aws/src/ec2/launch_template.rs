@@ -11,10 +11,12 @@ use crate::error::{SdkResult, required};
 use crate::lookup::{match_requests, missing_ids, owned_filter, still_there};
 use crate::tagging::retag;
 use aws_sdk_ec2::types::{
-    Filter, InstanceType, LaunchTemplateHttpTokensState,
+    Filter, InstanceType, LaunchTemplateBlockDeviceMappingRequest,
+    LaunchTemplateEbsBlockDeviceRequest, LaunchTemplateHttpTokensState,
     LaunchTemplateIamInstanceProfileSpecificationRequest as Profile,
     LaunchTemplateInstanceMetadataEndpointState, LaunchTemplateInstanceMetadataOptionsRequest,
-    RequestLaunchTemplateData, ResourceType,
+    LaunchTemplateInstanceMetadataTagsState, LaunchTemplatesMonitoringRequest,
+    RequestLaunchTemplateData, ResourceType, VolumeType,
 };
 use aws_smithy_types::base64;
 use engine::Changes;
@@ -42,10 +44,36 @@ pub(crate) struct LaunchTemplate {
     pub user_data: String,
     #[attr(in_place)]
     pub http_tokens: String,
+    /// IMDS hops (1: only the instance itself reaches the metadata service).
+    #[attr(in_place)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http_put_response_hop_limit: Option<i64>,
+    /// The instance's tags readable through the metadata service.
+    #[attr(in_place)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_metadata_tags: Option<bool>,
+    /// Detailed (one-minute) CloudWatch monitoring.
+    #[attr(in_place)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub monitoring: Option<bool>,
+    /// The root volume (absent: the image's).
+    #[attr(in_place)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub root_volume: Option<RootVolume>,
     #[attr(in_place, tags)]
     pub tags: Tags,
     #[attr(computed)]
     pub latest_version: Option<i64>,
+}
+
+/// The root volume of the template's instances.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub(crate) struct RootVolume {
+    /// The image's root device (`/dev/sda1` on Ubuntu's images).
+    pub device_name: String,
+    pub size_gib: i64,
+    pub volume_type: String,
+    pub encrypted: bool,
 }
 
 /// The launch data of the desired attributes.
@@ -53,8 +81,31 @@ fn launch_data(d: &LaunchTemplate) -> RequestLaunchTemplateData {
     let metadata = LaunchTemplateInstanceMetadataOptionsRequest::builder()
         .http_endpoint(LaunchTemplateInstanceMetadataEndpointState::Enabled)
         .http_tokens(LaunchTemplateHttpTokensState::from(d.http_tokens.as_str()))
+        .set_http_put_response_hop_limit(d.http_put_response_hop_limit.map(|h| h as i32))
+        .set_instance_metadata_tags(d.instance_metadata_tags.map(|on| match on {
+            true => LaunchTemplateInstanceMetadataTagsState::Enabled,
+            false => LaunchTemplateInstanceMetadataTagsState::Disabled,
+        }))
         .build();
+    let root = d.root_volume.as_ref().map(|v| {
+        let ebs = LaunchTemplateEbsBlockDeviceRequest::builder()
+            .volume_size(v.size_gib as i32)
+            .volume_type(VolumeType::from(v.volume_type.as_str()))
+            .encrypted(v.encrypted)
+            .delete_on_termination(true)
+            .build();
+        vec![
+            LaunchTemplateBlockDeviceMappingRequest::builder()
+                .device_name(&v.device_name)
+                .ebs(ebs)
+                .build(),
+        ]
+    });
     RequestLaunchTemplateData::builder()
+        .set_block_device_mappings(root)
+        .set_monitoring(
+            d.monitoring.map(|on| LaunchTemplatesMonitoringRequest::builder().enabled(on).build()),
+        )
         .set_image_id(d.image_id.clone())
         .set_instance_type(d.instance_type.as_deref().map(InstanceType::from))
         .set_iam_instance_profile(
@@ -106,6 +157,23 @@ impl LaunchTemplateKind {
                     .and_then(|m| m.http_tokens())
                     .map_or("", |t| t.as_str())
                     .into(),
+                http_put_response_hop_limit: metadata
+                    .and_then(|m| m.http_put_response_hop_limit())
+                    .map(i64::from),
+                instance_metadata_tags: metadata
+                    .and_then(|m| m.instance_metadata_tags())
+                    .map(|t| t == &LaunchTemplateInstanceMetadataTagsState::Enabled),
+                monitoring: data.and_then(|d| d.monitoring()).and_then(|m| m.enabled()),
+                root_volume: data.and_then(|d| {
+                    let mapping = d.block_device_mappings().first()?;
+                    let ebs = mapping.ebs()?;
+                    Some(RootVolume {
+                        device_name: mapping.device_name()?.to_string(),
+                        size_gib: i64::from(ebs.volume_size()?),
+                        volume_type: ebs.volume_type().map_or("", |t| t.as_str()).to_string(),
+                        encrypted: ebs.encrypted().unwrap_or(false),
+                    })
+                }),
                 tags: tags_of(t.tags()),
                 latest_version: t.latest_version_number(),
             };
@@ -186,6 +254,10 @@ mod tests {
             security_group_ids: vec![],
             user_data: "[settings.kubernetes]\nmax-pods = 110\n".into(),
             http_tokens: "required".into(),
+            http_put_response_hop_limit: None,
+            instance_metadata_tags: None,
+            monitoring: None,
+            root_volume: None,
             tags: Tags::new(),
             latest_version: None,
         };

@@ -18,6 +18,9 @@ pub const JOIN_TAG: &str = "openbao-cluster";
 /// OpenBao's API and cluster ports.
 const API_PORT: i64 = 8200;
 const CLUSTER_PORT: i64 = 8201;
+/// The load balancer's health check, the reference's.
+const HEALTH_PATH: &str = "/v1/sys/health?standbyok=true&uninitcode=200&sealedcode=200\
+                           &drsecondarycode=200&performancestandbyok=true";
 
 fn addr(rest: &str) -> Address {
     Address::new(format!("{STAGE}.{rest}"))
@@ -195,6 +198,14 @@ pub fn resources(
             .attr("name", "openbao-server")
             .attr("policy", Value::Map(policy)),
     );
+    if server.ssm {
+        let ssm = addr("iam_role_policy_attachment.server_ssm");
+        out.push(
+            ResourceSpec::new(ssm, "aws_iam_role_policy_attachment")
+                .attr("role_name", Value::reference(&role, "name"))
+                .attr("policy_arn", "arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore"),
+        );
+    }
     let profile = addr("iam_instance_profile.server");
     out.push(
         ResourceSpec::new(profile.clone(), "aws_iam_instance_profile")
@@ -224,7 +235,10 @@ pub fn resources(
             .attr("vpc_id", vpc_id.clone())
             .attr("tags", tag(&lb_sg, &lb_sg_name)),
     );
+    // The VPC and its secondary (pod) ranges reach the API, as the reference's 10.0.0.0/16 and
+    // 100.64.0.0/16; and the private access (the tailnet's router).
     let mut clients: Vec<&str> = vec![net.vpc_cidr.as_str()];
+    clients.extend(net.secondary_cidrs.iter().map(String::as_str));
     if let Some(pa) = &net.private_access {
         clients.extend(pa.allowed_cidrs.iter().map(String::as_str));
     }
@@ -264,6 +278,14 @@ pub fn resources(
         "raft and request forwarding",
     );
     out.push(r.attr("referenced_security_group_id", Value::reference(&sg, "id")));
+    let r = rule(
+        addr("security_group_rule.server_api_peers"),
+        &sg,
+        "ingress",
+        API_PORT,
+        "OpenBao API between nodes",
+    );
+    out.push(r.attr("referenced_security_group_id", Value::reference(&sg, "id")));
     let r = rule(addr("security_group_rule.server_egress_all"), &sg, "egress", -1, "all egress");
     out.push(r.attr("cidr_ipv4", "0.0.0.0/0"));
     let r = rule(
@@ -294,12 +316,13 @@ pub fn resources(
                 doc(json!({
                     "protocol": "HTTPS",
                     "port": "traffic-port",
-                    "path": "/v1/sys/health",
-                    "interval_seconds": 10,
-                    "healthy_threshold": 3,
-                    "unhealthy_threshold": 3,
-                    // Active (200) and standby (429) nodes both serve requests.
-                    "matcher": "200,429",
+                    // The reference's query: standbys, uninitialised and sealed nodes answer 200,
+                    // so a node that is still joining or waiting for its init is not recycled.
+                    "path": HEALTH_PATH,
+                    "interval_seconds": 30,
+                    "healthy_threshold": 2,
+                    "unhealthy_threshold": 2,
+                    "matcher": "200",
                 })),
             )
             .attr("tags", tag(&tg, &base)),
@@ -349,6 +372,18 @@ pub fn resources(
             .attr("security_group_ids", Value::List(vec![Value::reference(&sg, "id")]))
             .attr("user_data", user_data)
             .attr("http_tokens", "required")
+            .attr("http_put_response_hop_limit", 1i64)
+            .attr("instance_metadata_tags", true)
+            .attr("monitoring", true)
+            .attr(
+                "root_volume",
+                doc(json!({
+                    "device_name": server.root_device,
+                    "size_gib": server.root_volume_gib,
+                    "volume_type": "gp3",
+                    "encrypted": true,
+                })),
+            )
             .attr("tags", tag(&lt, &base))
             // Nodes boot with the TLS certificate the configuration issues into `tls_secret`,
             // when the spec has OpenBao issue it (`[openbao.tls]`).
@@ -371,7 +406,8 @@ pub fn resources(
             .attr("subnet_ids", Value::List(private_subnets))
             .attr("target_group_arns", Value::List(vec![Value::reference(&tg, "arn")]))
             .attr("health_check_type", "ELB")
-            .attr("health_check_grace_period", 300i64)
+            // Long enough for a node to install, join and be initialised.
+            .attr("health_check_grace_period", 600i64)
             .attr("tags", asg_tags)
             // The role must be able to read the secret and the keys before a node boots.
             .after(&addr("iam_role_policy.server")),

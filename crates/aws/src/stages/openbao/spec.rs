@@ -49,9 +49,29 @@ pub struct ServerSpec {
     pub snapshot_key_alias: String,
     #[serde(default)]
     pub snapshots: SnapshotsSpec,
+    /// The nodes' root volume: gp3, encrypted, this size (the reference's 20 GiB).
+    #[serde(default = "default_root_volume_gib")]
+    pub root_volume_gib: i64,
+    /// The image's root device name (Ubuntu's images: `/dev/sda1`).
+    #[serde(default = "default_root_device")]
+    pub root_device: String,
+    /// Reach the nodes through SSM Session Manager (`AmazonSSMManagedInstanceCore` on their
+    /// role), as the reference's `enable_ssm`.
+    #[serde(default = "yes")]
+    pub ssm: bool,
     /// Tags on every OpenBao resource, on top of the global tags.
     #[serde(default)]
     pub tags: BTreeMap<String, String>,
+}
+
+fn default_root_volume_gib() -> i64 {
+    20
+}
+fn default_root_device() -> String {
+    "/dev/sda1".into()
+}
+fn yes() -> bool {
+    true
 }
 
 /// Cluster size.
@@ -210,6 +230,18 @@ pub fn validate(
                 ));
             }
         }
+    }
+    if !(8..=16384).contains(&server.root_volume_gib) {
+        errors.push(spec.error(
+            &root.key("root_volume_gib"),
+            format!("{} GiB: a gp3 root volume is 8 to 16384 GiB", server.root_volume_gib),
+        ));
+    }
+    if !server.root_device.starts_with("/dev/") {
+        errors.push(spec.error(
+            &root.key("root_device"),
+            format!("`{}` is not a device name (like /dev/sda1)", server.root_device),
+        ));
     }
     match &globals.secondary_region {
         None => errors.push(
