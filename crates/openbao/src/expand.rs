@@ -173,6 +173,15 @@ pub fn expand(
         }
     }
 
+    if let Some(a) = config.effective_autopilot() {
+        out.push(after_init(
+            ResourceSpec::new(addr("raft_autopilot"), "openbao_raft_autopilot")
+                .attr("cleanup_dead_servers", a.cleanup_dead_servers)
+                .attr("dead_server_last_contact_threshold", a.dead_server_last_contact_threshold.0)
+                .attr("min_quorum", a.min_quorum),
+        ));
+    }
+
     if let Some(u) = &config.userpass {
         let auth = addr("auth").index(&u.mount);
         out.push(after_init(

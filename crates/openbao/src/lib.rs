@@ -42,6 +42,7 @@
 //! let provider = OpenBaoProvider::builder("aws", "aws.openbao.config", bao).build();
 //! ```
 
+mod autopilot;
 mod client;
 mod connect;
 mod contents;
@@ -121,6 +122,7 @@ impl OpenBao {
         let s = &self.shared;
         vec![
             Typed::arc(init::InitKind(s.clone())),
+            Typed::arc(autopilot::AutopilotKind(s.clone())),
             Typed::arc(mount::MountKind::<false>(s.clone())),
             Typed::arc(mount::MountKind::<true>(s.clone())),
             Typed::arc(policy::PolicyKind(s.clone())),

@@ -164,12 +164,58 @@ pub struct OpenBaoConfig {
     /// JWT auth mounts by path (e.g. `jwt/aws-0`).
     #[serde(default)]
     pub jwt: BTreeMap<String, JwtMountConfig>,
+    /// Raft autopilot (default: the reference's when `[openbao.server] mode = "ha"`).
+    pub autopilot: Option<AutopilotConfig>,
     /// File contents read by `load_files`, by path as written.
     #[serde(skip)]
     files: BTreeMap<PathBuf, String>,
     /// Policies found in `policies.dir` by `load_files`.
     #[serde(skip)]
     dir_policies: BTreeMap<String, String>,
+}
+
+/// `[openbao.autopilot]`: Raft autopilot's dead-server cleanup.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AutopilotConfig {
+    #[serde(default = "yes")]
+    pub cleanup_dead_servers: bool,
+    #[serde(default = "default_dead_server_threshold")]
+    pub dead_server_last_contact_threshold: Ttl,
+    #[serde(default = "default_min_quorum")]
+    pub min_quorum: i64,
+}
+
+impl Default for AutopilotConfig {
+    /// The reference's, in `ha` mode: cleanup on, 30 minutes, a quorum of 3.
+    fn default() -> Self {
+        AutopilotConfig {
+            cleanup_dead_servers: true,
+            dead_server_last_contact_threshold: default_dead_server_threshold(),
+            min_quorum: default_min_quorum(),
+        }
+    }
+}
+
+fn default_dead_server_threshold() -> Ttl {
+    Ttl(30 * 60)
+}
+fn default_min_quorum() -> i64 {
+    3
+}
+
+impl OpenBaoConfig {
+    /// The autopilot settings to apply: the section's, else the reference's for an `ha`
+    /// server the spec makes, else none.
+    pub fn effective_autopilot(&self) -> Option<AutopilotConfig> {
+        let ha = self
+            .server
+            .as_ref()
+            .and_then(|s| s.get("mode"))
+            .and_then(|m| m.as_str())
+            .is_some_and(|m| m == "ha");
+        self.autopilot.clone().or_else(|| ha.then(AutopilotConfig::default))
+    }
 }
 
 /// `[openbao.tls]`.
@@ -744,6 +790,20 @@ impl OpenBaoConfig {
                         types.join(", ")
                     ));
                 }
+            }
+        }
+        if let Some(a) = &self.autopilot {
+            if a.cleanup_dead_servers && a.min_quorum < 3 {
+                errors.push(format!(
+                    "openbao.autopilot.min_quorum: {} is below 3, the least a cluster that \
+                     removes dead servers keeps",
+                    a.min_quorum
+                ));
+            }
+            if a.dead_server_last_contact_threshold.0 < 60 {
+                errors.push(
+                    "openbao.autopilot.dead_server_last_contact_threshold: at least 1m".into(),
+                );
             }
         }
         if let Some(t) = &self.tls {

@@ -275,6 +275,48 @@ async fn shamir_init_unseals_and_a_sealed_server_is_drift() {
     eprintln!("shamir test: {:?}", started.elapsed());
 }
 
+/// An `ha` server gets Raft autopilot as the reference sets it; a change made by hand is drift.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn raft_autopilot_as_the_reference_sets_it_for_ha_servers() {
+    let work = tempfile::tempdir().unwrap();
+    let (chain, key, ca) = tls(&work.path().join("pki"));
+    let server = BaoServer::raft(&Seal::Shamir, &chain, key.expose(), &ca).await;
+    let secrets = Arc::new(MemorySecrets::new());
+    let spec = format!(
+        "[openbao.server]\nmode = \"ha\"\n\n[openbao.init]\nsecret_prefix = \"{PREFIX}\"\n"
+    );
+    let engine = engine(provider(&server, &secrets, None), &spec, work.path(), work.path());
+    let plan = engine.plan().await.unwrap();
+    assert!(creates(&plan).contains(&"aws.openbao.config.raft_autopilot".to_string()));
+    let report = engine.apply(&plan).await.unwrap();
+    assert!(report.is_success(), "{report:#?}\n{}", server.log());
+    let token = secrets.value(&format!("{PREFIX}/root-token")).unwrap();
+    let client = server.client(token);
+    let path = "sys/storage/raft/autopilot/configuration";
+    let config = client.read("test", path).await.unwrap().unwrap();
+    let data = &config["data"];
+    assert_eq!(data["cleanup_dead_servers"], json!(true), "{config}");
+    assert_eq!(data["min_quorum"], json!(3), "{config}");
+    assert_eq!(data["dead_server_last_contact_threshold"], json!("30m0s"), "{config}");
+    assert!(!engine.plan().await.unwrap().has_changes());
+
+    // Someone turns the cleanup off: drift, repaired by an update.
+    client.write("test", path, &json!({"cleanup_dead_servers": false})).await.unwrap();
+    let drift = engine.drift().await.unwrap();
+    let fields: Vec<String> = drift
+        .drifted
+        .iter()
+        .flat_map(|d| match &d.status {
+            DriftStatus::Modified { fields } => fields.iter().map(|f| f.name.clone()).collect(),
+            DriftStatus::Deleted => vec![],
+        })
+        .collect();
+    assert_eq!(fields, ["cleanup_dead_servers"], "{drift:#?}");
+    let (_, report) = engine.plan_and_apply().await.unwrap();
+    assert!(report.is_success(), "{report:#?}");
+    assert!(engine.drift().await.unwrap().is_clean());
+}
+
 /// How long a fault lasts (`ENGINE_FAULT_OUTAGE_SECONDS`, 60 by default; the soak sets more).
 fn outage() -> Duration {
     let seconds = std::env::var("ENGINE_FAULT_OUTAGE_SECONDS").map_or(60, |s| s.parse().unwrap());
