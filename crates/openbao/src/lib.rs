@@ -235,6 +235,6 @@ mod tests {
         assert!(names.iter().all(|n| n.starts_with("openbao_")));
         names.sort();
         names.dedup();
-        assert_eq!(names.len(), 12);
+        assert_eq!(names.len(), 13);
     }
 }
