@@ -343,11 +343,11 @@ async fn bootstrap_installs_reapplies_as_noop_repairs_drift_upgrades_and_destroy
     let upgraded = spec(&p, "1.20.0").replace(
         "chart = \"{repo}/cilium\"\nwait = false".replace("{repo}", &p.registry.repo()).as_str(),
         &format!(
-            "chart = \"{}/cilium\"\nwait = false\nvalues = {{ hubble = {{ relay = {{ enabled = false }} }} }}",
+            "chart = \"{}/cilium\"\nwait = false\nvalues = {{ hubble = {{ relay = {{ enabled = false }}, ui = {{ enabled = false }} }} }}",
             p.registry.repo()
         ),
     );
-    assert!(upgraded.contains("relay = { enabled = false }"));
+    assert!(upgraded.contains("relay = { enabled = false }, ui = { enabled = false }"));
     let (engine, _) = self::engine(&p, &upgraded, dir.path()).await;
     let plan = engine.plan().await.unwrap();
     let change = plan.change("aws.bootstrap.helm_release.cilium").expect("cilium changes");

@@ -93,8 +93,8 @@ async fn eks_stage_from_empty_to_destroy() {
             state
                 .resources
                 .iter()
-                .any(|(a, r)| a.starts_with("aws.network.subnet.private[") && &r.id == id),
-            "{id} is a private subnet"
+                .any(|(a, r)| a.starts_with("aws.network.subnet.intra[") && &r.id == id),
+            "{id} is an intra subnet: the control plane's, as the reference places it"
         );
     }
     assert_eq!(
@@ -137,7 +137,10 @@ async fn eks_stage_from_empty_to_destroy() {
     let ng = ng.nodegroup().unwrap();
     assert_eq!(ng.capacity_type().unwrap().as_str(), "SPOT");
     assert_eq!(ng.ami_type().unwrap().as_str(), "BOTTLEROCKET_x86_64");
-    assert_eq!(ng.instance_types().len(), 4);
+    assert_eq!(ng.instance_types().len(), 6);
+    assert_eq!(ng.release_version(), Some("1.54.0-5043decc"), "the AMI release is pinned");
+    let first_private = &state.resources["aws.network.subnet.private[\"eu-west-3a\"]"].id;
+    assert_eq!(ng.subnets(), std::slice::from_ref(first_private), "the first private subnet only");
     let scaling = ng.scaling_config().unwrap();
     assert_eq!(
         (scaling.min_size(), scaling.max_size(), scaling.desired_size()),
@@ -210,11 +213,38 @@ async fn eks_stage_from_empty_to_destroy() {
         accounts,
         [
             "crossplane-system/provider-aws",
-            "kube-system/cilium-operator",
+            "karpenter/karpenter",
             "kube-system/ebs-csi-controller-sa",
-            "kube-system/karpenter"
         ]
     );
+    // Crossplane's role has the reference's five scoped policies, nothing administrative.
+    let crossplane = iam.list_role_policies().role_name("aws-0-crossplane").send().await.unwrap();
+    let mut scoped: Vec<&str> = crossplane.policy_names().iter().map(String::as_str).collect();
+    scoped.sort();
+    assert_eq!(
+        scoped,
+        [
+            "crossplane_ec2_aws-0",
+            "crossplane_eks_aws-0",
+            "crossplane_iam_aws-0",
+            "crossplane_kms_aws-0",
+            "crossplane_s3_aws-0"
+        ]
+    );
+    let admin = iam.list_attached_role_policies().role_name("aws-0-crossplane").send().await;
+    assert!(admin.unwrap().attached_policies().is_empty());
+    // Cilium reads through the node roles (no pod identity of its own).
+    for role in ["aws-0-eks-node", "Karpenter-aws-0"] {
+        let inline = iam.list_role_policies().role_name(role).send().await.unwrap();
+        assert_eq!(inline.policy_names(), ["cilium_eni_aws-0"], "{role}");
+    }
+    // The CNI, kube-proxy and the pod identity agent come before the nodes.
+    let group_needs = &state.resources["aws.eks.node_group[\"main\"]"].dependencies;
+    for addon in ["vpc-cni", "kube-proxy", "eks-pod-identity-agent"] {
+        assert!(group_needs.contains(&format!("aws.eks.addon[\"{addon}\"]")), "{group_needs:?}");
+    }
+    let coredns = &state.resources["aws.eks.addon[\"coredns\"]"].dependencies;
+    assert!(coredns.contains(&"aws.eks.node_group[\"main\"]".to_string()), "{coredns:?}");
     let ebs = &state.resources["aws.eks.pod_identity_association[\"ebs-csi\"]"];
     assert_eq!(
         ebs.attributes["role_arn"],
@@ -360,7 +390,7 @@ async fn eks_stage_from_empty_to_destroy() {
                 .cluster_logging(
                     aws_sdk_eks::types::LogSetup::builder()
                         .types(aws_sdk_eks::types::LogType::Audit)
-                        .enabled(false)
+                        .enabled(true)
                         .build(),
                 )
                 .build(),
@@ -442,8 +472,8 @@ async fn eks_stage_from_empty_to_destroy() {
 
     // A version upgrade: control plane, then the node group, then the addons, all in place.
     let upgraded = spec.replace("kubernetes = \"1.36\"", "kubernetes = \"1.37\"").replace(
-        "[eks.addons.kube-proxy]\n",
-        "[eks.addons.kube-proxy]\nversion = \"v1.37.0-eksbuild.1\"\n",
+        "[eks.addons.coredns]\n",
+        "[eks.addons.coredns]\nversion = \"v1.37.0-eksbuild.1\"\n",
     );
     let events = Arc::new(Recorder::default());
     let (builder, up_lane) = crate::support::lane(moto.sdk_config().await, &upgraded).await;
@@ -463,7 +493,7 @@ async fn eks_stage_from_empty_to_destroy() {
     let (cluster_c, ng_c, addon_c) = (
         find("aws.eks.cluster.main"),
         find("aws.eks.node_group[\"main\"]"),
-        find("aws.eks.addon[\"kube-proxy\"]"),
+        find("aws.eks.addon[\"coredns\"]"),
     );
     for c in [cluster_c, ng_c, addon_c] {
         assert_eq!(c.action, Action::Update, "{c:#?}");
@@ -484,9 +514,7 @@ async fn eks_stage_from_empty_to_destroy() {
         log.iter().position(|l| l == what).unwrap_or_else(|| panic!("{what} not in {log:?}"))
     };
     assert!(at("finished aws.eks.cluster.main") < at("started aws.eks.node_group[\"main\"]"));
-    assert!(
-        at("finished aws.eks.node_group[\"main\"]") < at("started aws.eks.addon[\"kube-proxy\"]")
-    );
+    assert!(at("finished aws.eks.node_group[\"main\"]") < at("started aws.eks.addon[\"coredns\"]"));
     let cluster = eks.describe_cluster().name(CLUSTER).send().await.unwrap();
     assert_eq!(cluster.cluster().unwrap().version(), Some("1.37"));
     assert!(!up_engine.plan().await.unwrap().has_changes());

@@ -48,6 +48,9 @@ gateway_api = "v1.6.1"
 [openbao]
 ca_file = "{root_ca}"
 
+[openbao.jwt.oidc]
+enabled = false   # no identity provider for people's login (tested in crates/openbao)
+
 [bootstrap]
 timeout_seconds = 120
 

@@ -23,34 +23,68 @@ pub fn eks_outputs() -> ClusterOutputs {
 /// the VPC CNI and kube-proxy, `eks-<cluster>-vars`, Flux's `aws` cluster type, and OpenBao's
 /// cluster JWT mounts trusting the EKS cluster's OIDC issuer.
 pub fn eks_profile() -> ClusterProfile {
+    // The reference's CNI configuration (its version follows Cilium's minor releases).
     let cni = json!({
-        "cniVersion": "0.3.1",
+        "cniVersion": "1.0.0",
         "name": "cilium",
         "plugins": [{
-            "cniVersion": "0.3.1",
             "type": "cilium-cni",
             "eni": {
-                "subnet-tags": {"cilium.io/pod-subnet": "true"},
                 "first-interface-index": 1,
+                "subnet-tags": {"cilium.io/pod-subnet": "true"},
+                "disable-prefix-delegation": false,
             },
-            "ipam": {"pre-allocate": 8},
         }],
     });
     let cluster = engine_aws::stages::eks::cluster_address();
     ClusterProfile {
         vars_config_map: "eks-{cluster}-vars".into(),
+        // The reference's values; `{cluster}` is the cluster's name.
         cilium_values: json!({
+            "cluster": {"name": "{cluster}"},
             "kubeProxyReplacement": true,
             "k8sServicePort": 443,
             "ipam": {"mode": "eni"},
-            "eni": {"enabled": true, "awsEnablePrefixDelegation": true},
+            "eni": {
+                "enabled": true,
+                "awsEnablePrefixDelegation": true,
+                "subnetTagsFilter": ["cilium.io/pod-subnet=true"],
+                "instanceTagsFilter": ["aws:eks:cluster-name={cluster}"],
+                "nodeSpec": {"securityGroupTags": ["karpenter.sh/discovery={cluster}"]},
+            },
             "routingMode": "native",
-            "egressMasqueradeInterfaces": "eth+",
+            "devices": "eth+ enp+ ens+ pod-id-link+",
+            "egressMasqueradeInterfaces": "eth0",
+            "loadBalancer": {"mode": "hybrid"},
+            "socketLB": {"enabled": true, "hostNamespaceOnly": true},
+            "bandwidthManager": {"enabled": true},
+            "bpf": {"preallocateMaps": true},
+            "installNoConntrackIptablesRules": true,
             "cni": {"customConf": true, "configMap": "cilium-cni-configuration"},
+            // Required on EKS (works around cilium#43493).
             "encryption": {"enabled": true, "type": "wireguard"},
             "gatewayAPI": {"enabled": true},
-            "hubble": {"enabled": true, "relay": {"enabled": true}},
-            "operator": {"replicas": 1},
+            "envoy": {"enabled": true},
+            "envoyConfig": {"enabled": true},
+            "operator": {
+                "replicas": 1,
+                "rollOutPods": true,
+                "unmanagedPodWatcher": {
+                    "restart": true,
+                    "intervalSeconds": 15,
+                    // Agent run pods are left alone.
+                    "selector": "!agents.ogenki.io/run-id",
+                },
+                "prometheus": {"enabled": true, "serviceMonitor": {"enabled": false}},
+            },
+            "prometheus": {"enabled": true, "serviceMonitor": {"enabled": false}},
+            "hubble": {
+                "enabled": true,
+                "metrics": {"enabled": ["dns", "drop", "tcp", "flow", "port-distribution", "icmp", "httpV2"]},
+                "relay": {"enabled": true},
+                "ui": {"enabled": true},
+            },
+            "resources": {"limits": {"cpu": "300m", "memory": "512Mi"}},
         }),
         cni_configuration: Some(json!({
             "apiVersion": "v1", "kind": "ConfigMap",

@@ -173,6 +173,22 @@ pub fn expand(
         }
     }
 
+    for (name, g) in &config.identity_groups {
+        // An alias on a JWT mount the spec leaves out waits for it.
+        let alias = g.alias.as_ref().filter(|a| config.jwt.get(&a.mount).is_none_or(|j| j.enabled));
+        let (alias_name, alias_mount) =
+            alias.map_or((String::new(), String::new()), |a| (a.name.clone(), a.mount.clone()));
+        let mut r = ResourceSpec::new(addr("identity_group").index(name), "openbao_identity_group")
+            .attr("name", name.as_str())
+            .attr("policies", strings(&g.policies))
+            .attr("alias_name", alias_name)
+            .attr("alias_mount", alias_mount.as_str());
+        if !alias_mount.is_empty() {
+            r = r.after_if_present(&addr("auth").index(&alias_mount));
+        }
+        out.push(after_init(after_policies(r, &g.policies)));
+    }
+
     if let Some(a) = config.effective_autopilot() {
         out.push(after_init(
             ResourceSpec::new(addr("raft_autopilot"), "openbao_raft_autopilot")
@@ -215,7 +231,7 @@ pub fn expand(
     }
 
     for (mount, j) in &config.jwt {
-        if j.cluster_issuer && cluster.is_none() {
+        if (j.cluster_issuer && cluster.is_none()) || !j.enabled {
             continue;
         }
         declared.auth.insert(mount.clone());
@@ -225,14 +241,18 @@ pub fn expand(
         out.push(after_init(
             ResourceSpec::new(auth.clone(), "openbao_auth")
                 .attr("path", mount.as_str())
-                .attr("type", "jwt")
+                .attr("type", j.auth_type.as_str())
                 .attr("description", j.description.clone().unwrap_or_default()),
         ));
         let cfg = addr("jwt_config").index(mount);
         let mut r = ResourceSpec::new(cfg.clone(), "openbao_jwt_config")
             .attr("mount", mount.as_str())
             .attr("bound_issuer", j.bound_issuer.clone().unwrap_or_default())
+            .attr("default_role", j.default_role.clone().unwrap_or_default())
             .after(&auth);
+        if let Some(secret) = &j.credentials_secret {
+            r = r.attr("credentials_secret", secret.as_str());
+        }
         if let (true, Some(c)) = (j.cluster_issuer, cluster) {
             r = r
                 .attr("oidc_discovery_url", c.url.clone())
@@ -280,6 +300,12 @@ pub fn expand(
             }
             if let Some(t) = &role.token_type {
                 r = r.attr("token_type", t.as_str());
+            }
+            if role.role_type == "oidc" {
+                r = r
+                    .attr("allowed_redirect_uris", strings(&role.allowed_redirect_uris))
+                    .attr("groups_claim", role.groups_claim.clone().unwrap_or_default())
+                    .attr("oidc_scopes", strings(&role.oidc_scopes));
             }
             out.push(after_init(after_policies(r, &role.token_policies)));
         }

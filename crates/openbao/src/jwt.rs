@@ -1,5 +1,8 @@
-//! JWT auth: `openbao_jwt_config` (`auth/<mount>/config`) and `openbao_jwt_role`
-//! (`auth/<mount>/role/<name>`). The mount itself is an `openbao_auth` of type `jwt`.
+//! JWT and OIDC auth: `openbao_jwt_config` (`auth/<mount>/config`) and `openbao_jwt_role`
+//! (`auth/<mount>/role/<name>`). The mount itself is an `openbao_auth` of type `jwt` (workloads'
+//! tokens) or `oidc` (people's login through an identity provider: its client id and secret are
+//! read from the secret store at each write, `credentials_secret`, and are neither attributes
+//! nor drift).
 //!
 //! Config attributes: `mount` (replace); `oidc_discovery_url`, `oidc_discovery_ca_pem`,
 //! `jwt_validation_pubkeys` (PEM public keys, unordered), `bound_issuer` in place; PEM texts are
@@ -12,6 +15,7 @@
 
 use crate::entry::Entry;
 use crate::shared::{Shared, body, int, path, pem_list, read_each, strings, text};
+use crate::stores::SecretRef;
 use engine::normalize::text_lines;
 use engine::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -34,6 +38,14 @@ pub(crate) struct JwtConfig {
     #[attr(in_place)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bound_issuer: Option<String>,
+    #[attr(in_place)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_role: Option<String>,
+    /// Where the OIDC client's id and secret are (`client_id`, `client_secret` of a JSON
+    /// secret); read at each write.
+    #[attr(setting)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub credentials_secret: Option<String>,
 }
 
 #[derive(Attributes, Serialize, Deserialize, Clone, Debug, PartialEq)]
@@ -70,11 +82,41 @@ pub(crate) struct JwtRole {
     #[attr(in_place)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub token_type: Option<String>,
+    #[attr(in_place, unordered)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allowed_redirect_uris: Option<Vec<String>>,
+    #[attr(in_place)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub groups_claim: Option<String>,
+    #[attr(in_place, unordered)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oidc_scopes: Option<Vec<String>>,
 }
 
 pub(crate) struct JwtConfigKind(pub Arc<Shared>);
 
 impl JwtConfigKind {
+    /// The OIDC client's id and secret, from the JSON secret `name` (`client_id`,
+    /// `client_secret`). Errors name the secret and the field, never a value.
+    async fn client_credentials(&self, name: &str) -> KindResult<(String, Secret)> {
+        let field = |field: &str| SecretRef { name: name.to_string(), field: Some(field.into()) };
+        let read = |r: SecretRef| async move {
+            r.read(self.0.source.as_ref())
+                .await
+                .map_err(|e| KindError::new(format!("the OIDC client secret `{r}`: {}", e.0)))?
+                .ok_or_else(|| {
+                    KindError::new(format!(
+                        "the OIDC client secret `{name}` is not in the secret store: register \
+                         the client at the identity provider and store its `client_id` and \
+                         `client_secret` there first"
+                    ))
+                })
+        };
+        let id = read(field("client_id")).await?;
+        let secret = read(field("client_secret")).await?;
+        Ok((id.expose().to_string(), secret))
+    }
+
     async fn read_mount(&self, mount: &str) -> KindResult<Option<Live<JwtConfig>>> {
         let Some(client) = self.0.reader("GetJwtConfig").await? else {
             return Ok(None);
@@ -89,6 +131,8 @@ impl JwtConfigKind {
             oidc_discovery_ca_pem: Some(text(d.get("oidc_discovery_ca_pem"))),
             jwt_validation_pubkeys: Some(strings(d.get("jwt_validation_pubkeys"))),
             bound_issuer: Some(text(d.get("bound_issuer"))),
+            default_role: Some(text(d.get("default_role"))),
+            credentials_secret: None,
         };
         Ok(Some(Live::new(mount, config)))
     }
@@ -96,7 +140,12 @@ impl JwtConfigKind {
     async fn write(&self, mount: &str, desired: &JwtConfig) -> KindResult<Live<JwtConfig>> {
         let mount = path("mount", mount)?;
         let client = self.0.client("PutJwtConfig").await?;
-        let settings = body(Self::NAME, desired, &["mount"])?;
+        let mut settings = body(Self::NAME, desired, &["mount", "credentials_secret"])?;
+        if let Some(secret) = &desired.credentials_secret {
+            let (id, client_secret) = self.client_credentials(secret).await?;
+            settings["oidc_client_id"] = Json::String(id);
+            settings["oidc_client_secret"] = Json::String(client_secret.expose().to_string());
+        }
         client.write("PutJwtConfig", &format!("auth/{mount}/config"), &settings).await?;
         let found = self.read_mount(mount).await?;
         found.ok_or_else(|| {
@@ -162,6 +211,9 @@ impl Entry for JwtRole {
             token_ttl: Some(int(d.get("token_ttl"))),
             token_max_ttl: Some(int(d.get("token_max_ttl"))),
             token_type: Some(text(d.get("token_type"))),
+            allowed_redirect_uris: Some(strings(d.get("allowed_redirect_uris"))),
+            groups_claim: Some(text(d.get("groups_claim"))),
+            oidc_scopes: Some(strings(d.get("oidc_scopes"))),
         }
     }
 }
@@ -179,6 +231,8 @@ mod tests {
             oidc_discovery_ca_pem: Some(String::new()),
             jwt_validation_pubkeys: Some(vec!["-----BEGIN KEY-----\nB\n-----END KEY-----".into()]),
             bound_issuer: Some("https://issuer".into()),
+            default_role: None,
+            credentials_secret: None,
         };
         let desired = JwtConfig {
             oidc_discovery_url: None,

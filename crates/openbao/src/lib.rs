@@ -49,6 +49,7 @@ mod contents;
 mod entry;
 mod escrow;
 mod expand;
+mod identity_group;
 mod init;
 mod jwt;
 mod mount;
@@ -123,6 +124,7 @@ impl OpenBao {
         vec![
             Typed::arc(init::InitKind(s.clone())),
             Typed::arc(autopilot::AutopilotKind(s.clone())),
+            Typed::arc(identity_group::IdentityGroupKind(s.clone())),
             Typed::arc(mount::MountKind::<false>(s.clone())),
             Typed::arc(mount::MountKind::<true>(s.clone())),
             Typed::arc(policy::PolicyKind(s.clone())),
@@ -235,6 +237,6 @@ mod tests {
         assert!(names.iter().all(|n| n.starts_with("openbao_")));
         names.sort();
         names.dedup();
-        assert_eq!(names.len(), 13);
+        assert_eq!(names.len(), 14);
     }
 }

@@ -166,6 +166,9 @@ pub struct OpenBaoConfig {
     pub jwt: BTreeMap<String, JwtMountConfig>,
     /// Raft autopilot (default: the reference's when `[openbao.server] mode = "ha"`).
     pub autopilot: Option<AutopilotConfig>,
+    /// External identity groups by name (people's groups from the OIDC login).
+    #[serde(default)]
+    pub identity_groups: BTreeMap<String, IdentityGroupConfig>,
     /// File contents read by `load_files`, by path as written.
     #[serde(skip)]
     files: BTreeMap<PathBuf, String>,
@@ -429,7 +432,20 @@ pub struct UserConfig {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct JwtMountConfig {
+    /// `false` leaves the mount out (as the reference makes its OIDC login only once the
+    /// identity provider's client exists); identity groups then get no alias on it.
+    #[serde(default = "yes")]
+    pub enabled: bool,
+    /// `jwt` (workloads' tokens) or `oidc` (people's login through an identity provider).
+    #[serde(rename = "type", default = "default_jwt_type")]
+    pub auth_type: String,
     pub description: Option<String>,
+    /// `oidc` only: the secret-store entry (JSON with `client_id` and `client_secret`) of the
+    /// client registered at the identity provider, read at apply time; neither value reaches
+    /// the plan or the state, and a change of either is not drift.
+    pub credentials_secret: Option<String>,
+    /// The role a login uses when it names none.
+    pub default_role: Option<String>,
     /// Trust the issuer of the cluster the spec makes (its OIDC issuer output, in the same run):
     /// discovery URL and bound issuer both come from it.
     #[serde(default)]
@@ -449,6 +465,7 @@ pub struct JwtMountConfig {
 pub struct JwtRoleConfig {
     #[serde(default = "default_role_type")]
     pub role_type: String,
+    #[serde(default)]
     pub bound_audiences: Vec<String>,
     #[serde(default = "default_user_claim")]
     pub user_claim: String,
@@ -461,6 +478,36 @@ pub struct JwtRoleConfig {
     pub token_max_ttl: Option<Ttl>,
     /// `service` (the reference's), `batch`, `default`, `default-service` or `default-batch`.
     pub token_type: Option<String>,
+    /// `oidc` roles: where the identity provider may send the browser back.
+    #[serde(default)]
+    pub allowed_redirect_uris: Vec<String>,
+    /// `oidc` roles: the claim holding the user's groups (matched to identity group aliases).
+    pub groups_claim: Option<String>,
+    /// `oidc` roles: scopes asked for besides `openid`.
+    #[serde(default)]
+    pub oidc_scopes: Vec<String>,
+}
+
+fn default_jwt_type() -> String {
+    "jwt".into()
+}
+
+/// `[openbao.identity_groups.<name>]`: an external identity group, its policies, and the alias
+/// that maps an identity provider's group onto it.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IdentityGroupConfig {
+    #[serde(default)]
+    pub policies: Vec<String>,
+    pub alias: Option<GroupAliasConfig>,
+}
+
+/// The identity provider's group `name`, as the auth mount `mount` reports it.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GroupAliasConfig {
+    pub mount: String,
+    pub name: String,
 }
 
 fn default_role_type() -> String {
@@ -668,6 +715,25 @@ impl OpenBaoConfig {
                 }
             }
         }
+        for (group, g) in &self.identity_groups {
+            for name in g.policies.iter().filter(|n| !known(n)) {
+                errors.push(format!(
+                    "openbao.identity_groups.{group}.policies: policy `{name}` is not defined in \
+                     [openbao.policies]"
+                ));
+            }
+            if let Some(a) = &g.alias {
+                let auth_mount = self.jwt.contains_key(&a.mount)
+                    || self.userpass.as_ref().is_some_and(|u| u.mount == a.mount);
+                if !auth_mount {
+                    errors.push(format!(
+                        "openbao.identity_groups.{group}.alias.mount: `{}` is no auth mount of \
+                         [openbao.jwt] or [openbao.userpass]",
+                        a.mount
+                    ));
+                }
+            }
+        }
         if let Some(i) = &self.init {
             if i.secret_prefix.trim().is_empty() {
                 errors.push("openbao.init.secret_prefix: the prefix must not be empty".into());
@@ -763,17 +829,49 @@ impl OpenBaoConfig {
             if self.userpass.as_ref().is_some_and(|u| &u.mount == mount) {
                 errors.push(format!("openbao.jwt.{mount}: also the userpass mount"));
             }
+            match (j.auth_type.as_str(), &j.credentials_secret) {
+                ("jwt", None) => {}
+                ("jwt", Some(_)) => errors.push(format!(
+                    "openbao.jwt.{mount}.credentials_secret: only an `oidc` mount has a client"
+                )),
+                ("oidc", Some(_)) if j.oidc_discovery_url.is_some() => {}
+                ("oidc", _) => errors.push(format!(
+                    "openbao.jwt.{mount}: an `oidc` mount needs oidc_discovery_url (the identity \
+                     provider) and credentials_secret (its client)"
+                )),
+                (other, _) => errors
+                    .push(format!("openbao.jwt.{mount}.type: `{other}` is not `jwt` or `oidc`")),
+            }
+            if let Some(role) = j.default_role.as_ref().filter(|r| !j.roles.contains_key(*r)) {
+                errors.push(format!(
+                    "openbao.jwt.{mount}.default_role: no role `{role}` in this mount"
+                ));
+            }
             for (name, r) in &j.roles {
-                if r.bound_audiences.is_empty() {
+                if r.role_type == "oidc" {
+                    if r.allowed_redirect_uris.is_empty() {
+                        errors.push(format!(
+                            "openbao.jwt.{mount}.roles.{name}: an `oidc` role needs \
+                             allowed_redirect_uris"
+                        ));
+                    }
+                } else if r.role_type != "jwt" {
                     errors.push(format!(
-                        "openbao.jwt.{mount}.roles.{name}: bound_audiences is empty"
+                        "openbao.jwt.{mount}.roles.{name}.role_type: `{}` is not `jwt` or `oidc`",
+                        r.role_type
                     ));
-                }
-                if r.bound_subject.is_none() && r.bound_claims.is_empty() {
-                    errors.push(format!(
-                        "openbao.jwt.{mount}.roles.{name}: bind the role with bound_subject or \
-                         bound_claims"
-                    ));
+                } else {
+                    if r.bound_audiences.is_empty() {
+                        errors.push(format!(
+                            "openbao.jwt.{mount}.roles.{name}: bound_audiences is empty"
+                        ));
+                    }
+                    if r.bound_subject.is_none() && r.bound_claims.is_empty() {
+                        errors.push(format!(
+                            "openbao.jwt.{mount}.roles.{name}: bind the role with bound_subject \
+                             or bound_claims"
+                        ));
+                    }
                 }
                 if let (Some(t), Some(m)) = (r.token_ttl, r.token_max_ttl)
                     && t > m

@@ -37,6 +37,11 @@ pub(crate) struct EksNodeGroup {
     pub name: String,
     #[attr(in_place)]
     pub version: String,
+    /// The AMI release the nodes run (`1.54.0-5043decc` for Bottlerocket); absent: EKS's
+    /// newest for the version, not diffed.
+    #[attr(in_place)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub release_version: Option<String>,
     #[attr(replace)]
     pub node_role_arn: String,
     #[attr(replace, unordered)]
@@ -180,6 +185,7 @@ impl EksNodeGroupKind {
             cluster_name: cluster.to_string(),
             name: name.to_string(),
             version: n.version().unwrap_or_default().to_string(),
+            release_version: n.release_version().map(str::to_string),
             node_role_arn: n.node_role().unwrap_or_default().to_string(),
             subnet_ids: n.subnets().to_vec(),
             ami_type: n.ami_type().map_or("", |a| a.as_str()).to_string(),
@@ -234,6 +240,7 @@ impl TypedKind for EksNodeGroupKind {
             .cluster_name(cluster)
             .nodegroup_name(name)
             .version(&desired.version)
+            .set_release_version(desired.release_version.clone())
             .node_role(&desired.node_role_arn)
             .set_subnets(Some(desired.subnet_ids.clone()))
             .ami_type(AmiTypes::from(desired.ami_type.as_str()))
@@ -263,10 +270,11 @@ impl TypedKind for EksNodeGroupKind {
         let of = UpdateOf::NodeGroup(name);
         // The Kubernetes version and the launch template version move with one call.
         let new_template = changes.launch_template_version && desired.launch_template_id.is_some();
-        if changes.version || new_template {
+        if changes.version || changes.release_version || new_template {
             let call = eks.update_nodegroup_version().cluster_name(cluster).nodegroup_name(name);
             let template = launch_template(desired).filter(|_| new_template);
             let call = call.version(&desired.version).set_launch_template(template);
+            let call = call.set_release_version(desired.release_version.clone());
             let out = call.send().await.api("eks:UpdateNodegroupVersion")?;
             let op = "eks:UpdateNodegroupVersion";
             wait_update(ctx, eks, cluster, of, op, out.update(), timeout).await?;
@@ -315,6 +323,7 @@ mod tests {
             cluster_name: "aws-0".into(),
             name: "main".into(),
             version: "1.36".into(),
+            release_version: None,
             node_role_arn: "arn:aws:iam::1:role/node".into(),
             subnet_ids: vec!["subnet-1".into()],
             ami_type: "BOTTLEROCKET_x86_64".into(),

@@ -183,7 +183,7 @@ pub fn resources(spec: &BootstrapSpec, inputs: &Inputs) -> Vec<ResourceSpec> {
     // 4. Cilium, then 5. the kube-proxy patch it makes unnecessary.
     let mut cilium_addr = None;
     if let Some(c) = &spec.cilium {
-        let mut values = profile.cilium_values.clone();
+        let mut values = profile.cilium_values_for(cluster);
         merge(&mut values, &toml_to_json(&c.values));
         let mut platform = json_to_value(values);
         // k8sServiceHost: the cluster's endpoint host (an output when the spec makes it).

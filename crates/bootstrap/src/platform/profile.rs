@@ -12,7 +12,8 @@ pub struct ClusterProfile {
     /// Name of the ConfigMap of variables Flux substitutes; `{cluster}` is replaced by the
     /// cluster's name (`eks-{cluster}-vars`).
     pub vars_config_map: String,
-    /// Cilium's values, before the spec's own are merged over them.
+    /// Cilium's values, before the spec's own are merged over them; `{cluster}` in a string is
+    /// the cluster's name ([`ClusterProfile::cilium_values_for`]).
     pub cilium_values: Json,
     /// An object Cilium's CNI needs before it starts (a ConfigMap of CNI configuration), applied
     /// before Cilium.
@@ -38,6 +39,21 @@ impl ClusterProfile {
     /// The vars ConfigMap's name for `cluster`.
     pub fn vars_name(&self, cluster: &str) -> String {
         self.vars_config_map.replace("{cluster}", cluster)
+    }
+
+    /// Cilium's values for `cluster`: `{cluster}` replaced in every string.
+    pub fn cilium_values_for(&self, cluster: &str) -> Json {
+        fn replace(value: &mut Json, cluster: &str) {
+            match value {
+                Json::String(s) if s.contains("{cluster}") => *s = s.replace("{cluster}", cluster),
+                Json::Array(items) => items.iter_mut().for_each(|v| replace(v, cluster)),
+                Json::Object(map) => map.values_mut().for_each(|v| replace(v, cluster)),
+                _ => {}
+            }
+        }
+        let mut values = self.cilium_values.clone();
+        replace(&mut values, cluster);
+        values
     }
 }
 

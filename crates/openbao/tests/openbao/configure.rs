@@ -461,3 +461,129 @@ async fn a_mount_the_engine_did_not_make_is_never_taken_over() {
     assert_eq!(action_of("mount[\"platform\"]"), Some(Action::Adopt), "{plan:#?}");
     assert_eq!(action_of("mount[\"apps\"]"), Some(Action::Create), "{plan:#?}");
 }
+
+/// People log in through an OIDC identity provider (here a second OpenBao's own OIDC provider, a
+/// real one): the mount is configured with the client read from the secret store, the role
+/// asks for the reference's claims and scopes, and the identity group maps the provider's
+/// `admin` group to the admin policies.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn people_log_in_through_oidc_with_their_groups_policies() {
+    let idp = BaoServer::dev().await;
+    let idp_admin = idp.root_client();
+    // The identity provider: its issuer where it is reached, and a client for OpenBao.
+    idp_admin.write("test", "identity/oidc/config", &json!({"issuer": idp.address})).await.unwrap();
+    let redirect = "http://localhost:8250/oidc/callback";
+    idp_admin
+        .write(
+            "test",
+            "identity/oidc/client/openbao",
+            &json!({"redirect_uris": [redirect], "assignments": ["allow_all"]}),
+        )
+        .await
+        .unwrap();
+    let client = idp_admin.read("test", "identity/oidc/client/openbao").await.unwrap().unwrap();
+    let client_id = client["data"]["client_id"].as_str().unwrap().to_string();
+    let client_secret = client["data"]["client_secret"].as_str().unwrap().to_string();
+
+    let server = BaoServer::dev().await;
+    let work = tempfile::tempdir().unwrap();
+    write_policies(work.path());
+    let secrets = Arc::new(MemorySecrets::new());
+    secrets.insert(
+        "openbao-oidc",
+        Secret::new(json!({"client_id": client_id, "client_secret": client_secret}).to_string()),
+    );
+    let bao =
+        OpenBao::builder(Arc::new(StaticConnector(server.connection(Some(server.root_secret())))))
+            .secret_sink(secrets.clone())
+            .secret_source(secrets.clone())
+            .build();
+    let spec = format!(
+        r#"
+[openbao.policies]
+dir = "policies"
+
+[openbao.jwt.oidc]
+type = "oidc"
+oidc_discovery_url = "{}/v1/identity/oidc/provider/default"
+credentials_secret = "openbao-oidc"
+default_role = "default"
+
+[openbao.jwt.oidc.roles.default]
+role_type = "oidc"
+allowed_redirect_uris = ["{redirect}"]
+user_claim = "sub"
+groups_claim = "groups"
+oidc_scopes = ["profile", "email", "groups"]
+token_ttl = "1h"
+token_max_ttl = "8h"
+
+[openbao.identity_groups.openbao-admin]
+policies = ["admin"]
+alias = {{ mount = "oidc", name = "admin" }}
+"#,
+        idp.address
+    );
+    let engine = engine(support::provider(bao), &spec, work.path(), work.path());
+    let (plan, report) = engine.plan_and_apply().await.unwrap();
+    assert!(report.is_success(), "{report:#?}\n{}", server.log());
+    // The client's secret never reaches the plan, the state or the report.
+    let state = std::fs::read_to_string(work.path().join("aws.state.json")).unwrap();
+    let shown = format!("{plan:?}{state}{}", serde_json::to_string(&report).unwrap());
+    assert!(!shown.contains(&client_secret), "the client secret leaked");
+    assert!(!engine.plan().await.unwrap().has_changes(), "a second plan is empty");
+
+    // OpenBao sends people to the identity provider with the client and scopes.
+    let admin = server.root_client();
+    let url = admin
+        .write(
+            "test",
+            "auth/oidc/oidc/auth_url",
+            &json!({"role": "default", "redirect_uri": redirect}),
+        )
+        .await
+        .unwrap()
+        .unwrap();
+    let url = url["data"]["auth_url"].as_str().unwrap();
+    assert!(
+        url.starts_with(&format!(
+            "{}/ui/vault/identity/oidc/provider/default/authorize",
+            idp.address
+        )),
+        "{url}"
+    );
+    assert!(url.contains(&format!("client_id={client_id}")), "{url}");
+    assert!(url.contains("groups") && url.contains("profile"), "{url}");
+
+    // The provider's `admin` group maps to the group with the admin policies.
+    let group = admin.read("test", "identity/group/name/openbao-admin").await.unwrap().unwrap();
+    assert_eq!(group["data"]["type"], "external");
+    assert_eq!(group["data"]["policies"], json!(["admin"]));
+    assert_eq!(group["data"]["alias"]["name"], "admin");
+    assert_eq!(group["data"]["alias"]["mount_path"], "auth/oidc/");
+
+    // Someone moves the alias: drift, repaired by an update.
+    let alias_id = group["data"]["alias"]["id"].as_str().unwrap();
+    let accessor = group["data"]["alias"]["mount_accessor"].as_str().unwrap();
+    admin
+        .write(
+            "test",
+            &format!("identity/group-alias/id/{alias_id}"),
+            &json!({"name": "everyone", "mount_accessor": accessor,
+                    "canonical_id": group["data"]["id"]}),
+        )
+        .await
+        .unwrap();
+    let drift = engine.drift().await.unwrap();
+    assert_eq!(drift.drifted.len(), 1, "{drift:#?}");
+    let (_, report) = engine.plan_and_apply().await.unwrap();
+    assert!(report.is_success(), "{report:#?}");
+    let group = admin.read("test", "identity/group/name/openbao-admin").await.unwrap().unwrap();
+    assert_eq!(group["data"]["alias"]["name"], "admin");
+
+    // A destroy removes the group (and its alias) and the mount.
+    let destroy = engine.plan_destroy().await.unwrap();
+    assert!(engine.apply(&destroy).await.unwrap().is_success());
+    let gone = admin.read("test", "identity/group/name/openbao-admin").await.unwrap();
+    assert!(gone.is_none(), "{gone:?}");
+}

@@ -1,8 +1,10 @@
 //! Expansion of `[eks]` into resources.
 //!
 //! Order that attributes do not express is made explicit with edges: node groups after the
-//! control plane (a version upgrade goes control plane first), addons after the node groups
-//! (then after the upgraded nodes), pod identity associations after the pod identity agent.
+//! control plane (a version upgrade goes control plane first) and after the `before_compute`
+//! addons (what a node needs to become ready), the other addons after the node groups (then
+//! after the upgraded nodes), pod identity associations after the pod identity agent; the
+//! controller sweep between the network and the cluster.
 
 use super::spec::{EksSpec, parse_duration};
 use crate::stages::network::spec::NetworkSpec;
@@ -40,6 +42,28 @@ pub(super) struct Context<'a> {
     pub pod_identity_agent: Option<&'a Address>,
     /// The desired tags of a resource with a `Name`.
     pub tag: &'a dyn Fn(&Address, &str) -> Value,
+    /// Inline policies on every node role, by name.
+    pub node_role_policies: &'a [(String, Value)],
+}
+
+/// The inline policies every node role gets, on `role` (addressed `<role_key>/<name>`).
+pub(super) fn node_role_policies(
+    cx: &Context<'_>,
+    role_key: &str,
+    role: &Address,
+) -> Vec<ResourceSpec> {
+    cx.node_role_policies
+        .iter()
+        .map(|(name, document)| {
+            ResourceSpec::new(
+                addr("iam_role_policy").index(&format!("{role_key}/{name}")),
+                "aws_iam_role_policy",
+            )
+            .attr("role_name", Value::reference(role, "name"))
+            .attr("name", name.as_str())
+            .attr("policy", document.clone())
+        })
+        .collect()
 }
 
 /// One pod identity of the cluster.
@@ -51,6 +75,8 @@ pub(super) struct PodIdentity<'a> {
     pub managed_policies: &'a [String],
     /// The inline policy's name and document.
     pub inline_policy: Option<(&'a str, Value)>,
+    /// More inline policies: name and document.
+    pub named_policies: Vec<(String, Value)>,
 }
 
 /// A role trusted by EKS Pod Identity, its managed and inline policies, and the association that
@@ -86,6 +112,16 @@ pub(super) fn pod_identity(cx: &Context<'_>, pi: &PodIdentity<'_>) -> Vec<Resour
             ResourceSpec::new(p.clone(), "aws_iam_role_policy")
                 .attr("role_name", Value::reference(&role, "name"))
                 .attr("name", *policy_name)
+                .attr("policy", document.clone()),
+        );
+        policies.push(p);
+    }
+    for (policy_name, document) in &pi.named_policies {
+        let p = addr("iam_role_policy").index(&format!("pod-{name}/{policy_name}"));
+        out.push(
+            ResourceSpec::new(p.clone(), "aws_iam_role_policy")
+                .attr("role_name", Value::reference(&role, "name"))
+                .attr("name", policy_name.as_str())
                 .attr("policy", document.clone()),
         );
         policies.push(p);
@@ -383,11 +419,18 @@ pub fn resources(
     out.push(swept);
 
     // The cluster.
-    let private_subnets: Vec<Value> = net
-        .azs
-        .iter()
-        .map(|az| Value::reference(&network("subnet.private").index(az), "id"))
-        .collect();
+    // The control plane's interfaces in `control_plane_subnets` (the reference's intra tier);
+    // node groups in the private subnets of their zones.
+    let tier_subnets = |tier: &str, azs: Option<&[String]>| -> Vec<Value> {
+        let tier_address = network(&format!("subnet.{tier}"));
+        net.azs
+            .iter()
+            .filter(|az| azs.is_none_or(|only| only.contains(az)))
+            .map(|az| Value::reference(&tier_address.index(az), "id"))
+            .collect()
+    };
+    let subnets_in = |azs: Option<&[String]>| tier_subnets("private", azs);
+    let control_plane_subnets = tier_subnets(&eks.control_plane_subnets, None);
     let main = cluster_address();
     let mut logging = eks.logging.clone();
     logging.sort();
@@ -397,7 +440,7 @@ pub fn resources(
             .attr("name", cluster)
             .attr("version", version.as_str())
             .attr("role_arn", Value::reference(&cluster_role, "arn"))
-            .attr("subnet_ids", Value::List(private_subnets.clone()))
+            .attr("subnet_ids", Value::List(control_plane_subnets))
             .attr("security_group_ids", Value::List(vec![Value::reference(&sg, "id")]))
             .attr("endpoint_private_access", true)
             .attr("endpoint_public_access", eks.public_access)
@@ -429,7 +472,13 @@ pub fn resources(
     provider = provider.attr("thumbprints", Value::List(thumbprints));
     out.push(provider);
 
-    // Node groups.
+    // Node groups, after the addons a node needs to become ready.
+    let before_compute: Vec<Address> = eks
+        .addons
+        .iter()
+        .filter(|(_, a)| a.before_compute)
+        .map(|(name, _)| addon_address(name))
+        .collect();
     let mut node_groups = Vec::new();
     for (name, ng) in &eks.node_groups {
         let a = addr("node_group").index(name);
@@ -471,7 +520,7 @@ pub fn resources(
                 .attr("name", name.as_str())
                 .attr("version", version.as_str())
                 .attr("node_role_arn", Value::reference(&node_role, "arn"))
-                .attr("subnet_ids", Value::List(private_subnets.clone()))
+                .attr("subnet_ids", Value::List(subnets_in(ng.azs.as_deref())))
                 .attr("ami_type", ng.ami_type.as_str())
                 .attr("capacity_type", ng.capacity_type.as_str())
                 .attr(
@@ -494,10 +543,18 @@ pub fn resources(
                         .index("node/AmazonEC2ContainerRegistryReadOnly"),
                 ),
         );
+        if let Some(group) = out.last_mut() {
+            for addon in &before_compute {
+                group.depends_on.push(addon.clone());
+            }
+            if let Some(release) = &ng.release_version {
+                group.attributes.insert("release_version".into(), Value::from(release.as_str()));
+            }
+        }
         node_groups.push(a);
     }
 
-    // Addons, after the nodes they run on.
+    // Addons, after the nodes they run on (but those a node needs, before them).
     for (name, addon) in &eks.addons {
         let a = addon_address(name);
         let mut r = ResourceSpec::new(a.clone(), "aws_eks_addon")
@@ -511,8 +568,10 @@ pub fn resources(
         if let Some(c) = &addon.configuration {
             r = r.attr("configuration", Value::Json(table_json(c)));
         }
-        for ng in &node_groups {
-            r = r.after(ng);
+        if !addon.before_compute {
+            for ng in &node_groups {
+                r = r.after(ng);
+            }
         }
         out.push(r);
     }
@@ -541,6 +600,12 @@ pub fn resources(
         }
     }
 
+    let node_policies: Vec<(String, Value)> = eks
+        .node_role_policies
+        .iter()
+        .map(|(name, doc)| (name.clone(), Value::Json(table_json(doc))))
+        .collect();
+
     // Pod identities: a role trusted by EKS Pod Identity, its policies, the association.
     let agent = addon_address("eks-pod-identity-agent");
     let cx = Context {
@@ -550,7 +615,9 @@ pub fn resources(
         cluster_address: &main,
         pod_identity_agent: eks.addons.contains_key("eks-pod-identity-agent").then_some(&agent),
         tag: &tag,
+        node_role_policies: &node_policies,
     };
+    out.extend(node_role_policies(&cx, "node", &node_role));
     for (name, pi) in &eks.pod_identities {
         out.extend(pod_identity(
             &cx,
@@ -563,6 +630,11 @@ pub fn resources(
                     .policy
                     .as_ref()
                     .map(|doc| (name.as_str(), Value::Json(table_json(doc)))),
+                named_policies: pi
+                    .policies
+                    .iter()
+                    .map(|(n, doc)| (n.clone(), Value::Json(table_json(doc))))
+                    .collect(),
             },
         ));
     }

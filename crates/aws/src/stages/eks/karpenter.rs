@@ -318,6 +318,7 @@ pub(super) fn resources(cx: &Context<'_>, k: &KarpenterSpec) -> Vec<ResourceSpec
             .attr("policy_arn", managed_policy_arn(p)),
         );
     }
+    out.extend(super::expand::node_role_policies(cx, "karpenter-node", &node_role));
     let entry = addr("access_entry").index("karpenter-node");
     out.push(
         ResourceSpec::new(entry.clone(), "aws_eks_access_entry")
@@ -348,6 +349,7 @@ pub(super) fn resources(cx: &Context<'_>, k: &KarpenterSpec) -> Vec<ResourceSpec
                     ],
                 ),
             )),
+            named_policies: vec![],
         },
     ));
     out

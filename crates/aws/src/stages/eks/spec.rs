@@ -39,6 +39,14 @@ pub struct EksSpec {
     pub pod_identities: BTreeMap<String, PodIdentitySpec>,
     /// What Karpenter needs from AWS (its chart is installed by GitOps).
     pub karpenter: Option<KarpenterSpec>,
+    /// The network's subnet tier the control plane's interfaces go in (the reference's
+    /// `intra`); node groups stay in the private subnets.
+    #[serde(default = "default_control_plane_subnets")]
+    pub control_plane_subnets: String,
+    /// Inline policies, by name, on every node role (the node groups' and Karpenter's): the
+    /// reference's `cilium_eni_<cluster>`.
+    #[serde(default)]
+    pub node_role_policies: BTreeMap<String, toml::Table>,
     /// Tags on every EKS resource, on top of the global tags.
     #[serde(default)]
     pub tags: BTreeMap<String, String>,
@@ -115,6 +123,12 @@ pub struct NodeGroupSpec {
     /// The kubelet's pod limit. When set, the node group boots from a launch template of its
     /// own whose user data sets Bottlerocket's `settings.kubernetes.max-pods`.
     pub max_pods: Option<i64>,
+    /// Only the private subnets of these zones (the reference's `main` group: the first one).
+    /// Default: every zone.
+    pub azs: Option<Vec<String>>,
+    /// Pins the AMI release (`1.54.0-5043decc`); a change rolls the nodes with
+    /// `UpdateNodegroupVersion`. Default: EKS's newest for the version.
+    pub release_version: Option<String>,
 }
 
 /// A node taint.
@@ -136,6 +150,10 @@ pub struct AddonSpec {
     pub version: Option<String>,
     /// The addon's configuration values (its JSON schema's document).
     pub configuration: Option<toml::Table>,
+    /// Installed before the node groups (the CNI, kube-proxy, the pod identity agent: what a
+    /// node needs to become ready), rather than after them.
+    #[serde(default)]
+    pub before_compute: bool,
 }
 
 /// `[eks.access_entries.<name>]`: an IAM principal's access to the cluster.
@@ -159,6 +177,9 @@ pub struct PodIdentitySpec {
     pub managed_policies: Vec<String>,
     /// An inline policy document.
     pub policy: Option<toml::Table>,
+    /// More inline policies, by name (the reference's scoped `crossplane_<area>_<cluster>`).
+    #[serde(default)]
+    pub policies: BTreeMap<String, toml::Table>,
 }
 
 /// `[eks.karpenter]`: the interruption queue and its EventBridge rules, the node role with its
@@ -192,6 +213,9 @@ fn default_karpenter_service_account() -> String {
 /// The highest `max_pods` the spec accepts.
 pub const MAX_PODS_LIMIT: i64 = 1024;
 
+fn default_control_plane_subnets() -> String {
+    "private".into()
+}
 fn default_service_cidr() -> String {
     "172.20.0.0/16".into()
 }
@@ -277,7 +301,33 @@ pub fn validate(
     let mut errors = Vec::new();
     let root = FieldPath::root("eks");
     let g = FieldPath::root("globals");
+    for (name, policy) in &eks.node_role_policies {
+        check_policy_document(spec, &root.key("node_role_policies").key(name), policy, &mut errors);
+    }
     let sweep = root.key("sweep");
+    if let Some(net) = net {
+        let tiers: Vec<&str> = net.subnets.tiers().iter().map(|(name, _)| *name).collect();
+        if !tiers.contains(&eks.control_plane_subnets.as_str()) {
+            errors.push(spec.error(
+                &root.key("control_plane_subnets"),
+                format!(
+                    "`{}` is no subnet tier of `[network.subnets]` ({})",
+                    eks.control_plane_subnets,
+                    tiers.join(", ")
+                ),
+            ));
+        }
+        for (name, ng) in &eks.node_groups {
+            for (i, az) in ng.azs.iter().flatten().enumerate() {
+                if !net.azs.contains(az) {
+                    errors.push(spec.error(
+                        &root.key("node_groups").key(name).key("azs").index(i),
+                        format!("`{az}` is not one of `[network] azs`"),
+                    ));
+                }
+            }
+        }
+    }
     for (i, zone) in eks.sweep.external_dns_zone_ids.iter().enumerate() {
         let valid = !zone.is_empty()
             && zone.len() <= 32
@@ -505,8 +555,14 @@ pub fn validate(
                 ));
             }
         }
-        if pi.managed_policies.is_empty() && pi.policy.is_none() {
-            errors.push(spec.error(&p, "give `managed_policies`, an inline `policy`, or both"));
+        if pi.managed_policies.is_empty() && pi.policy.is_none() && pi.policies.is_empty() {
+            errors.push(spec.error(
+                &p,
+                "give `managed_policies`, an inline `policy` or named inline `policies`",
+            ));
+        }
+        for (name, policy) in &pi.policies {
+            check_policy_document(spec, &p.key("policies").key(name), policy, &mut errors);
         }
         if let Some(policy) = &pi.policy {
             check_policy_document(spec, &p.key("policy"), policy, &mut errors);
