@@ -20,9 +20,11 @@ use std::time::Duration;
 const PROJECT: &str = "ogenki-435905";
 const BUCKET: &str = "ogenki-435905-ogenki-openbao-snapshot";
 const ROOT_TOKEN: &str = "openbao-priv-gcp-root-token";
-const LINEAGE: [&str; 4] = [
+const LINEAGE: [&str; 6] = [
+    "gcp.openbao.iam_member[\"drill-snapshots\"]",
     "gcp.openbao.kms_crypto_key.seal",
     "gcp.openbao.kms_key_ring.seal",
+    "gcp.openbao.service_account.drill",
     "gcp.openbao.service_account.node",
     "gcp.openbao.storage_bucket.snapshots",
 ];
@@ -193,7 +195,19 @@ async fn openbao_on_gcp_from_empty_to_a_destroy_that_keeps_the_lineage() {
     assert_eq!(bucket["versioning"]["enabled"], true);
     assert_eq!(bucket["iamConfiguration"]["uniformBucketLevelAccess"]["enabled"], true);
     assert_eq!(bucket["lifecycle"]["rule"][0]["condition"]["age"], 120);
-
+    // The restore drill's identity reads the snapshots.
+    let (status, policy) = rig.get(&format!("/storage/v1/b/{BUCKET}/iam")).await;
+    assert_eq!(status, 200, "{policy}");
+    let viewers = policy["bindings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["role"] == "roles/storage.objectViewer")
+        .unwrap_or_else(|| panic!("{policy}"));
+    assert_eq!(
+        viewers["members"],
+        json!([format!("serviceAccount:openbao-drill@{PROJECT}.iam.gserviceaccount.com")])
+    );
     // The servers: one node from a template booting OpenBao sealed by the lineage's key, with
     // the grants it needs, behind an internal load balancer named in the private zone.
     let compute = format!("/compute/v1/projects/{PROJECT}");

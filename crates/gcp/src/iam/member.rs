@@ -1,5 +1,6 @@
-//! `gcp_iam_member`: one member of one role on one resource (a Cloud KMS crypto key or a
-//! Secret Manager secret), like OpenTofu's `*_iam_member`. The resource's policy is read, the
+//! `gcp_iam_member`: one member of one role on one resource (a Cloud KMS crypto key, a Secret
+//! Manager secret, or a Cloud Storage bucket, `projects/_/buckets/<bucket>`), like OpenTofu's
+//! `*_iam_member`. The resource's policy is read, the
 //! member added to (or removed from) the role's unconditional binding, and written back with
 //! the etag read: a policy changed meanwhile is refused by the service (409) and the step is
 //! tried again, so members others grant are never lost.
@@ -9,6 +10,7 @@ use crate::error::GcpResult;
 use engine::prelude::*;
 use google_cloud_iam_v1::model::{Binding, Policy};
 use serde::{Deserialize, Serialize};
+use serde_json::Value as Json;
 use std::sync::Arc;
 
 #[derive(Attributes, Serialize, Deserialize, Clone, Debug, PartialEq)]
@@ -28,21 +30,34 @@ pub(crate) struct Member {
 pub(crate) struct MemberKind(pub Arc<GcpClients>);
 
 /// Which service keeps a resource's policy.
-enum Service {
+enum Service<'a> {
     Kms,
     SecretManager,
+    /// The bucket's name.
+    Storage(&'a str),
 }
 
-fn service(resource: &str) -> KindResult<Service> {
-    if resource.contains("/cryptoKeys/") {
+fn service(resource: &str) -> KindResult<Service<'_>> {
+    if let Some(bucket) = crate::storage::iam::bucket_of(resource) {
+        Ok(Service::Storage(bucket))
+    } else if resource.contains("/cryptoKeys/") {
         Ok(Service::Kms)
     } else if resource.contains("/secrets/") {
         Ok(Service::SecretManager)
     } else {
         Err(KindError::new(format!(
-            "gcp_iam_member: `{resource}` is neither a crypto key nor a secret"
+            "gcp_iam_member: `{resource}` is neither a crypto key, a secret nor a bucket"
         )))
     }
+}
+
+/// A policy of the JSON API as Google's IAM model, and back.
+fn from_json(json: Json) -> KindResult<Policy> {
+    serde_json::from_value(json).map_err(|e| KindError::new(format!("a bucket's IAM policy: {e}")))
+}
+
+fn to_json(policy: &Policy) -> KindResult<Json> {
+    serde_json::to_value(policy).map_err(|e| KindError::new(format!("a bucket's IAM policy: {e}")))
 }
 
 impl MemberKind {
@@ -57,6 +72,9 @@ impl MemberKind {
                 self.0.count("secretmanager", "GetIamPolicy");
                 let call = self.0.secrets.get_iam_policy().set_resource(resource);
                 call.send().await.or_absent("secretmanager:GetIamPolicy")
+            }
+            Service::Storage(bucket) => {
+                crate::storage::iam::policy(&self.0, bucket).await?.map(from_json).transpose()
             }
         }
     }
@@ -73,6 +91,9 @@ impl MemberKind {
                 let call =
                     self.0.secrets.set_iam_policy().set_resource(resource).set_policy(policy);
                 call.send().await.map(|_| ()).api("secretmanager:SetIamPolicy")
+            }
+            Service::Storage(bucket) => {
+                return crate::storage::iam::set_policy(&self.0, bucket, &to_json(&policy)?).await;
             }
         };
         // Another writer changed the policy since it was read: read it again.

@@ -37,7 +37,7 @@ pub(crate) struct Bucket {
 pub(crate) struct BucketKind(pub Arc<GcpClients>);
 
 /// What an answer of the JSON API that is not a success means to the engine.
-async fn failure(op: &str, answer: reqwest::Response) -> KindError {
+pub(super) async fn failure(op: &str, answer: reqwest::Response) -> KindError {
     let status = answer.status().as_u16();
     let body: Json = answer.json().await.unwrap_or(Json::Null);
     let message = body["error"]["message"].as_str().unwrap_or("no message").to_string();

@@ -4,6 +4,7 @@
 //! bucket's kind (`bucket.rs`) and the state store (`crate::state_store`) share it.
 
 pub(crate) mod bucket;
+pub(crate) mod iam;
 
 use google_cloud_auth::credentials::{CacheableResource, Credentials};
 use std::time::Duration;

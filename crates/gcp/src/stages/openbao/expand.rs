@@ -109,6 +109,28 @@ fn lineage(
         );
     a.protected = true;
     out.push(a);
+
+    // The restore drill's identity, which reads the snapshots.
+    let drill = addr("service_account.drill");
+    let mut d = ResourceSpec::new(drill.clone(), "gcp_service_account")
+        .attr("account_id", server.drill_service_account.as_str())
+        .attr("display_name", "OpenBao restore drill")
+        .attr("description", "Restores OpenBao's newest snapshot in a drill");
+    d.protected = true;
+    out.push(d);
+    let drill_email =
+        format!("{}@{}.iam.gserviceaccount.com", server.drill_service_account, gcp.project);
+    let mut g = ResourceSpec::new(addr("iam_member").index("drill-snapshots"), "gcp_iam_member")
+        .attr(
+            "resource",
+            format!("projects/_/buckets/{}", bucket_name(&gcp.project, globals, server)),
+        )
+        .attr("role", "roles/storage.objectViewer")
+        .attr("member", format!("serviceAccount:{drill_email}"))
+        .after(&bucket)
+        .after(&drill);
+    g.protected = true;
+    out.push(g);
     out
 }
 
@@ -330,9 +352,24 @@ key = "openbao-unseal"
                 "gcp.openbao.kms_crypto_key.seal",
                 "gcp.openbao.storage_bucket.snapshots",
                 "gcp.openbao.service_account.node",
+                "gcp.openbao.service_account.drill",
+                "gcp.openbao.iam_member[\"drill-snapshots\"]",
             ]
         );
+
         let get = |a: &str| &out.iter().find(|r| r.address.as_str() == a).unwrap().attributes;
+        let drill = get("gcp.openbao.iam_member[\"drill-snapshots\"]");
+        assert_eq!(
+            drill["resource"],
+            engine::Value::from("projects/_/buckets/ogenki-435905-ogenki-openbao-snapshot")
+        );
+        assert_eq!(drill["role"], engine::Value::from("roles/storage.objectViewer"));
+        assert_eq!(
+            drill["member"],
+            engine::Value::from(
+                "serviceAccount:openbao-drill@ogenki-435905.iam.gserviceaccount.com"
+            )
+        );
         let bucket = get("gcp.openbao.storage_bucket.snapshots");
         assert_eq!(bucket["name"], engine::Value::from("ogenki-435905-ogenki-openbao-snapshot"));
         assert_eq!(bucket["location"], engine::Value::from("EUROPE-WEST4"));

@@ -38,6 +38,9 @@ pub struct ServerSpec {
     /// The nodes' service account id (kept in the lineage: its unique id survives rebuilds).
     #[serde(default = "default_service_account")]
     pub service_account: String,
+    /// The restore drill's service account (kept in the lineage, reads the snapshots).
+    #[serde(default = "default_drill_service_account")]
+    pub drill_service_account: String,
     /// The load balancer's name in the private zone (`bao` → `bao.<private zone>`).
     #[serde(default = "default_hostname")]
     pub hostname: String,
@@ -98,6 +101,9 @@ fn default_data_disk() -> i64 {
 }
 fn default_data_disk_type() -> String {
     "pd-balanced".into()
+}
+fn default_drill_service_account() -> String {
+    "openbao-drill".into()
 }
 fn default_service_account() -> String {
     "openbao-node".into()
@@ -206,16 +212,22 @@ pub(crate) fn validate(
             format!("`{}` is not a machine type (like e2-small)", server.machine_type),
         ));
     }
-    let sa = &server.service_account;
-    let sa_ok = (6..=30).contains(&sa.len())
-        && sa.starts_with(|c: char| c.is_ascii_lowercase())
-        && !sa.ends_with('-')
-        && sa.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
-    if !sa_ok {
-        errors.push(spec.error(
-            &root.key("service_account"),
-            format!("`{sa}` is not a service account id (6 to 30 lowercase letters, digits, `-`)"),
-        ));
+    for (field, sa) in [
+        ("service_account", &server.service_account),
+        ("drill_service_account", &server.drill_service_account),
+    ] {
+        let sa_ok = (6..=30).contains(&sa.len())
+            && sa.starts_with(|c: char| c.is_ascii_lowercase())
+            && !sa.ends_with('-')
+            && sa.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+        if !sa_ok {
+            errors.push(spec.error(
+                &root.key(field),
+                format!(
+                    "`{sa}` is not a service account id (6 to 30 lowercase letters, digits, `-`)"
+                ),
+            ));
+        }
     }
     if server.boot_disk_gb < 10 {
         errors.push(spec.error(&root.key("boot_disk_gb"), "the boot disk needs at least 10 GB"));
