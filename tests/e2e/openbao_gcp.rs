@@ -293,6 +293,9 @@ async fn openbao_on_gcp_from_empty_to_a_destroy_that_keeps_the_lineage() {
     // Second run: nothing to do, no write anywhere.
     let again = engine.plan().await.unwrap();
     assert!(!again.has_changes(), "{:#?}", again.actions().collect::<Vec<_>>());
+    // The seal key's two grants: one read of its policy.
+    let calls = &again.api_calls.by_operation;
+    assert_eq!(calls.get("cloudkms:GetIamPolicy"), Some(&1), "{calls:?}");
     let noop = engine.apply(&again).await.unwrap();
     assert_eq!(noop.api_calls.mutating(), 0, "{:?}", noop.api_calls.mutating_operations());
 

@@ -372,12 +372,6 @@ impl Engine {
         Ok(self.state.load_or_new(&self.name)?)
     }
 
-    /// `Some(message)` when this spec's lane is not selected: the run does nothing.
-    pub fn skipped(&self) -> Option<String> {
-        let globals = self.spec.globals().ok()?;
-        self.selection.skip_line(&globals, self.spec.file())
-    }
-
     /// What this run should cover when only `sections` of the spec changed (`--changed`): the
     /// stages those sections expand to, nothing when they expand to no resource and are gated
     /// off, or everything when one of them is spec-wide (`[globals]`, `[state]`, a provider's

@@ -143,6 +143,8 @@ impl TypedKind for MemberKind {
     const NAME: &'static str = "gcp_iam_member";
 
     async fn read(&self, _ctx: &Context, requests: &Requests<Self>) -> Found<Self> {
+        // One read of each resource's policy, however many of its members are asked about.
+        let mut policies: std::collections::HashMap<String, Option<Policy>> = Default::default();
         let mut out = Vec::new();
         for r in requests.iter() {
             let wanted = match (&r.id, &r.desired) {
@@ -164,7 +166,11 @@ impl TypedKind for MemberKind {
                 out.push(None);
                 continue;
             };
-            let held = self.policy(&m.resource).await?.is_some_and(|p| {
+            if !policies.contains_key(&m.resource) {
+                let policy = self.policy(&m.resource).await?;
+                policies.insert(m.resource.clone(), policy);
+            }
+            let held = policies[&m.resource].as_ref().is_some_and(|p| {
                 p.bindings.iter().any(|b| {
                     b.role == m.role && b.condition.is_none() && b.members.contains(&m.member)
                 })

@@ -120,10 +120,8 @@ impl TypedKind for CryptoKeyKind {
     async fn update(&self, ctx: &Context, update: Update<'_, Self>) -> Outcome<Self> {
         let Update { current, desired, .. } = update;
         let mut paths = vec!["labels".to_string()];
-        if desired.rotation_seconds.is_some() {
-            paths.extend(["rotation_period".into(), "next_rotation_time".into()]);
-        } else if current.attributes.rotation_seconds.is_some() {
-            // Unset rotation: both fields masked and left empty.
+        // A rotation set, changed or unset (then both fields are masked and left empty).
+        if desired.rotation_seconds.is_some() || current.attributes.rotation_seconds.is_some() {
             paths.extend(["rotation_period".into(), "next_rotation_time".into()]);
         }
         let body = Self::changeable(Body::new().set_name(&current.id), desired);
