@@ -19,6 +19,7 @@ pub fn plan(plan: &Plan) -> Json {
         "refreshed": plan.refreshed,
         "api_calls": plan.api_calls.by_operation,
         "kept": plan.kept,
+        "handing_over": plan.handing_over.iter().map(|(address, to)| json!({"address": address, "to": to})).collect::<Vec<_>>(),
         "resource_changes": plan.changes.iter().map(|c| json!({
             "address": c.address,
             "kind": c.kind,

@@ -103,6 +103,14 @@ fn field_lines(out: &mut String, style: &Style, action: Action, f: &FieldChange,
 /// The plan as text: one block per resource that changes, then the summary line.
 pub fn plan_text(plan: &Plan, style: &Style) -> String {
     let mut out = changes_text(plan, style);
+    for (address, to) in &plan.handing_over {
+        let _ = writeln!(
+            out,
+            "  => {} will be handed over to {to} once applied: the state lets go of it, it keeps \
+             running\n",
+            style.bold(address.as_str())
+        );
+    }
     if !plan.kept.is_empty() {
         let _ = writeln!(out, "  Kept (protected; destroy them with --confirm-protected):");
         for k in &plan.kept {
@@ -116,6 +124,9 @@ pub fn plan_text(plan: &Plan, style: &Style) -> String {
             if s.adopt > 0 { format!(" ({} to adopt into state)", s.adopt) } else { String::new() };
         if s.forget > 0 {
             adopt.push_str(&format!(" ({} to forget, left in place)", s.forget));
+        }
+        if !plan.handing_over.is_empty() {
+            adopt.push_str(&format!(" ({} to hand over)", plan.handing_over.len()));
         }
         let _ = writeln!(
             out,

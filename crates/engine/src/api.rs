@@ -533,6 +533,19 @@ impl Engine {
                 c.action = Action::Adopt;
             }
         }
+        // What this apply hands over: in the plan with what it waits for, not handed over yet.
+        let in_plan: BTreeSet<&Address> = changes.iter().map(|c| &c.address).collect();
+        let handing_over = self
+            .graph
+            .resources()
+            .filter_map(|r| r.hand_over.as_ref().map(|h| (r, h)))
+            .filter(|(r, h)| {
+                !held.contains(&r.address)
+                    && in_plan.contains(&r.address)
+                    && in_plan.contains(&h.after)
+            })
+            .map(|(r, h)| (r.address.clone(), h.to.clone()))
+            .collect();
         Plan {
             spec: self.name.clone(),
             mode: PlanMode::Apply,
@@ -542,6 +555,7 @@ impl Engine {
             kept: vec![],
             refreshed: selected.len() + orphans.len(),
             api_calls: self.api_calls().since(&before),
+            handing_over,
             prior: live,
         }
     }
@@ -593,6 +607,7 @@ impl Engine {
             kept: kept.into_iter().collect(),
             refreshed: wanted.len(),
             api_calls: self.api_calls().since(&before),
+            handing_over: vec![],
             prior: live,
         })
     }

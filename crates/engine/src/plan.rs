@@ -110,6 +110,9 @@ pub struct Plan {
     pub refreshed: usize,
     /// API calls the refresh made.
     pub api_calls: ApiCalls,
+    /// Resources this apply hands over to another manager once what they wait for is applied
+    /// (address, and who manages them then: `Flux`); see [`crate::resource::HandOver`].
+    pub handing_over: Vec<(Address, String)>,
     pub(crate) prior: HashMap<Address, Live>,
 }
 
@@ -136,7 +139,7 @@ impl Plan {
 
     /// Whether applying would change anything.
     pub fn has_changes(&self) -> bool {
-        self.changes.iter().any(|c| c.action != Action::NoOp)
+        self.changes.iter().any(|c| c.action != Action::NoOp) || !self.handing_over.is_empty()
     }
 
     /// The change of `address`, if it is in the plan.

@@ -415,7 +415,10 @@ async fn a_handed_over_resource_is_left_to_its_new_manager_until_taken_back_or_d
     };
     let handing = items("size = 1\nhand_over_after = \"instance\"");
     let engine = rig.engine(&handing);
-    let (_, report) = engine.plan_and_apply().await.unwrap();
+    let plan = engine.plan().await.unwrap();
+    let handing_over: Vec<&str> = plan.handing_over.iter().map(|(a, _)| a.as_str()).collect();
+    assert_eq!(handing_over, ["fake.item.operator"], "the plan says so");
+    let report = engine.apply(&plan).await.unwrap();
     assert!(report.is_success());
     let state = engine.state_document().unwrap();
     assert!(!state.resources.contains_key("fake.item.operator"), "no longer the engine's");
@@ -449,9 +452,13 @@ async fn a_handed_over_resource_is_left_to_its_new_manager_until_taken_back_or_d
     assert_eq!(actions, [("fake.item.operator", Action::Update)], "size 7 back to 1");
     assert!(managing.apply(&plan).await.unwrap().is_success());
 
-    // Handed over again; the cluster it runs on is then replaced (deleted out of band and made
-    // again): it is made again too, and handed over again.
-    assert!(engine.plan_and_apply().await.unwrap().1.is_success());
+    // Handed over again by a plan with nothing else to do: the hand-over alone is a change.
+    let again = engine.plan().await.unwrap();
+    assert!(again.actions().next().is_none() && again.has_changes(), "{:?}", again.changes);
+    assert!(engine.apply(&again).await.unwrap().is_success());
+    assert!(!engine.plan().await.unwrap().has_changes());
+    // The cluster it runs on is then replaced (deleted out of band and made again): it is made
+    // again too, and handed over again.
     assert!(engine.state_document().unwrap().handed_over.contains_key("fake.item.operator"));
     rig.cloud.remove("fake.item.cluster");
     rig.cloud.remove("fake.item.operator");
