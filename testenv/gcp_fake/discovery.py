@@ -21,6 +21,7 @@ SERVICES = [
     "secretmanager.v1",
     "storage.v1",
     "cloudresourcemanager.v3",
+    "storagetransfer.v1",
 ]
 
 # Methods left out: the deprecated zonal GKE API duplicates projects.locations.*.

@@ -20,13 +20,15 @@ use std::time::Duration;
 const PROJECT: &str = "ogenki-435905";
 const BUCKET: &str = "ogenki-435905-ogenki-openbao-snapshot";
 const ROOT_TOKEN: &str = "openbao-priv-gcp-root-token";
-const LINEAGE: [&str; 6] = [
+const LINEAGE: [&str; 8] = [
     "gcp.openbao.iam_member[\"drill-snapshots\"]",
+    "gcp.openbao.iam_member[\"transfer-agent-snapshots\"]",
     "gcp.openbao.kms_crypto_key.seal",
     "gcp.openbao.kms_key_ring.seal",
     "gcp.openbao.service_account.drill",
     "gcp.openbao.service_account.node",
     "gcp.openbao.storage_bucket.snapshots",
+    "gcp.openbao.storage_transfer_agent",
 ];
 const REGION: &str = "europe-west4";
 
@@ -180,6 +182,11 @@ async fn openbao_on_gcp_from_empty_to_a_destroy_that_keeps_the_lineage() {
         assert!(planned.iter().any(|p| p == a), "{a} planned: {planned:?}");
     }
     assert!(planned.iter().any(|p| p == "gcp.openbao.config.init"));
+    // The snapshot mirror needs the shared spec's AWS role: alone, the spec leaves it out.
+    assert_eq!(plan.left_out.len(), 1, "{:?}", plan.left_out);
+    let (address, why) = &plan.left_out[0];
+    assert_eq!(address.as_str(), "gcp.openbao.storage_transfer_job.mirror");
+    assert!(why.contains("spec `aws-gcp-federation` is not in this run"), "{why}");
     let report = engine.apply(&plan).await.unwrap();
     assert!(report.is_success(), "{:#?}", report.failures().collect::<Vec<_>>());
 

@@ -97,7 +97,9 @@ async fn members(moto: &Moto, gcp: &GcpFake, dir: &Path, timeline: &Arc<Timeline
         &gcp_overlay(),
         endpoints,
         &dir.join("gcp.json"),
-        &["gcp.bootstrap", "gcp.openbao"],
+        // OpenBao on GCP without its servers (which need its configuration's certificate):
+        // the lineage, whose identities the federation trusts.
+        &["gcp.bootstrap", "gcp.openbao.config", "gcp.openbao.iam_member[\"tls-secret\"]"],
         timeline.observer("gcp"),
     )
     .await;
@@ -157,7 +159,7 @@ async fn both_lanes_and_the_federation_in_one_run_ordered_only_where_declared() 
     }
     let federation_done = timeline.positions(&finished(FEDERATION, "aws.federation"));
     let gke_started = timeline.positions(&started("gcp", "gcp.gke"));
-    assert_eq!(federation_done.len(), 3, "provider, role, policy");
+    assert_eq!(federation_done.len(), 7, "GKE's provider, three roles and their policies");
     assert!(!gke_started.is_empty());
     assert!(
         gke_started[0] > *federation_done.iter().max().unwrap(),
@@ -180,6 +182,70 @@ async fn both_lanes_and_the_federation_in_one_run_ordered_only_where_declared() 
     );
     assert!(trust.contains("system:serviceaccount:kube-system:external-dns"), "{trust}");
 
+    // The roles that trust the GCP lane's identities read their unique ids in the same run:
+    // each starts once the step that makes its identity has finished, and the transfer job
+    // that assumes the mirror role starts once the role is made.
+    let first = |spec: &str, at: &str, done: bool| match done {
+        true => timeline.positions(&finished(spec, at))[0],
+        false => timeline.positions(&started(spec, at))[0],
+    };
+    let seal_role = "aws.federation.iam_role[\"openbao-standby-seal\"]";
+    let mirror_role = "aws.federation.iam_role[\"openbao-snapshot-mirror\"]";
+    assert!(
+        first(FEDERATION, seal_role, false)
+            > first("gcp", "gcp.openbao.service_account.node", true)
+    );
+    assert!(
+        first(FEDERATION, mirror_role, false)
+            > first("gcp", "gcp.openbao.storage_transfer_agent", true)
+    );
+    assert!(
+        first("gcp", "gcp.openbao.storage_transfer_job.mirror", false)
+            > first(FEDERATION, mirror_role, true)
+    );
+    let node: serde_json::Value = gcp_get(
+        &gcp,
+        "/v1/projects/ogenki-435905/serviceAccounts/openbao-node@ogenki-435905.iam.gserviceaccount.com",
+    )
+    .await;
+    let agent = gcp_get(&gcp, "/v1/googleServiceAccounts/ogenki-435905").await;
+    let trust_of = |name: &'static str| {
+        let moto = &moto;
+        async move {
+            let role = iam(moto).await.get_role().role_name(name).send().await.unwrap();
+            let role = role.role().unwrap().clone();
+            let trust = role.assume_role_policy_document().unwrap_or_default();
+            let trust = percent_encoding::percent_decode_str(trust).decode_utf8_lossy();
+            (serde_json::from_str::<serde_json::Value>(&trust).unwrap(), role.arn().to_string())
+        }
+    };
+    let (seal_trust, _) = trust_of("openbao-standby-seal").await;
+    let statement = &seal_trust["Statement"][0];
+    assert_eq!(statement["Principal"]["Federated"], "accounts.google.com", "{seal_trust}");
+    let subjects = statement["Condition"]["StringLike"]["accounts.google.com:sub"].clone();
+    assert_eq!(subjects, serde_json::json!([node["uniqueId"]]), "{seal_trust}");
+    let (mirror_trust, mirror_arn) = trust_of("openbao-snapshot-mirror").await;
+    let subjects =
+        mirror_trust["Statement"][0]["Condition"]["StringLike"]["accounts.google.com:sub"].clone();
+    assert_eq!(subjects, serde_json::json!([agent["subjectId"]]), "{mirror_trust}");
+    let job =
+        gcp_get(&gcp, "/v1/transferJobs/openbao-snapshot-mirror?projectId=ogenki-435905").await;
+    let source = &job["transferSpec"]["awsS3DataSource"];
+    assert_eq!(source["roleArn"], mirror_arn.as_str(), "{job}");
+    assert_eq!(source["bucketName"], "eu-west-3-ogenki-openbao-snapshot");
+    assert_eq!(job["transferSpec"]["transferOptions"]["overwriteWhen"], "NEVER");
+    let writers = gcp_get(&gcp, "/storage/v1/b/ogenki-435905-ogenki-openbao-snapshot/iam").await;
+    let writer = writers["bindings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["role"] == "roles/storage.legacyBucketWriter")
+        .unwrap_or_else(|| panic!("{writers}"));
+    assert_eq!(
+        writer["members"],
+        serde_json::json!([format!("serviceAccount:{}", agent["accountEmail"].as_str().unwrap())])
+    );
+
     // Converged: nothing to do anywhere.
     let plans = all_ok(ws.plan().await);
     for p in &plans {
@@ -187,9 +253,48 @@ async fn both_lanes_and_the_federation_in_one_run_ordered_only_where_declared() 
             !p.has_changes(),
             "{}: {:?}",
             p.spec,
-            p.actions().map(|c| &c.address).collect::<Vec<_>>()
+            p.actions().map(|c| (&c.address, c.action, &c.fields)).collect::<Vec<_>>()
         );
     }
+
+    // Drift in what ties the lanes together, found and repaired in one run: the transfer job
+    // disabled in the console, the seal role's trust opened to any Google identity.
+    let disable = serde_json::json!({
+        "projectId": "ogenki-435905",
+        "transferJob": {"status": "DISABLED"},
+        "updateTransferJobFieldMask": "status",
+    });
+    let job_url = format!("{}/v1/transferJobs/openbao-snapshot-mirror", gcp.endpoint());
+    let patched = reqwest::Client::new().patch(&job_url).json(&disable).send().await.unwrap();
+    assert!(patched.status().is_success());
+    let mut opened = seal_trust.clone();
+    opened["Statement"][0]["Condition"]["StringLike"]["accounts.google.com:sub"] =
+        serde_json::json!(["*"]);
+    iam(&moto)
+        .await
+        .update_assume_role_policy()
+        .role_name("openbao-standby-seal")
+        .policy_document(opened.to_string())
+        .send()
+        .await
+        .unwrap();
+    let reports = all_ok(ws.drift(engine::DriftAgainst::Applied).await);
+    let drifted: Vec<String> =
+        reports.iter().flat_map(|r| r.drifted.iter().map(|d| d.address.to_string())).collect();
+    assert!(drifted.contains(&seal_role.to_string()), "{drifted:?}");
+    assert!(
+        drifted.contains(&"gcp.openbao.storage_transfer_job.mirror".to_string()),
+        "{drifted:?}"
+    );
+    let plans = all_ok(ws.plan().await);
+    let reports = all_ok(ws.apply(&plans).await);
+    assert!(reports.iter().all(|r| r.is_success()), "{reports:?}");
+    let (repaired, _) = trust_of("openbao-standby-seal").await;
+    assert_eq!(repaired, seal_trust);
+    let job =
+        gcp_get(&gcp, "/v1/transferJobs/openbao-snapshot-mirror?projectId=ogenki-435905").await;
+    assert_eq!(job["status"], "ENABLED");
+    assert!(all_ok(ws.plan().await).iter().all(|p| !p.has_changes()));
 
     // The CLI over two specs: clean, then exit 2 when one of them drifted, the other clean.
     let out = cli(&moto, &gcp, dir.path(), &["drift", "--cloud", "gcp"]);
@@ -208,6 +313,12 @@ async fn both_lanes_and_the_federation_in_one_run_ordered_only_where_declared() 
     assert_eq!(skips.len(), 1, "{shown}");
     assert!(skips[0].starts_with("[skip] gcp lane not selected (cloud: aws)"), "{shown}");
     assert!(shown.contains("1 added"), "{shown}");
+    // Without the GCP lane in the run, the roles that trust its identities are left out, one
+    // line each: neither read nor changed, nor deleted.
+    let left_out = "[skip] aws.federation.iam_role[\"openbao-standby-seal\"] and what needs it: needs gcp's gcp.openbao.service_account.node.unique_id, and spec `gcp` is not in this run";
+    assert!(shown.contains(left_out), "{shown}");
+    let role = iam(&moto).await.get_role().role_name("openbao-standby-seal").send().await;
+    assert!(role.is_ok(), "left in place");
     let out = cli(&moto, &gcp, dir.path(), &["drift", "--cloud", "all"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     // Several specs need per-spec states.
@@ -235,7 +346,38 @@ async fn both_lanes_and_the_federation_in_one_run_ordered_only_where_declared() 
     );
     let gone = iam(&moto).await.get_role().role_name(ROLE).send().await;
     assert!(gone.is_err(), "the role is deleted");
-    for e in ws.engines() {
+    for e in &ws.engines()[..2] {
         assert!(e.state_document().unwrap().resources.is_empty(), "{}", e.name());
     }
+    let kept = ws.engines()[2].state_document().unwrap();
+    assert!(kept.resources.values().all(|r| r.protected), "only GCP's lineage is kept");
+}
+
+async fn gcp_get(gcp: &GcpFake, path: &str) -> serde_json::Value {
+    let answer = reqwest::get(format!("{}{path}", gcp.endpoint())).await.unwrap();
+    assert!(answer.status().is_success(), "{path}: {}", answer.status());
+    answer.json().await.unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_role_whose_identity_no_spec_of_the_run_has_is_left_out_with_why() {
+    let moto = Moto::start();
+    let gcp = GcpFake::start();
+    let dir = tempfile::tempdir().unwrap();
+    // The shared spec with the GCP lane (lineage left out): the roles that trust its
+    // identities wait, one line each; the rest of the federation is made.
+    let out = cli(&moto, &gcp, dir.path(), &["apply", "--cloud", "all", "--auto-approve"]);
+    let shown = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{shown}");
+    let seal = "[skip] aws.federation.iam_role[\"openbao-standby-seal\"] and what needs it: needs gcp's gcp.openbao.service_account.node.unique_id, which that spec has not made nor makes in this run";
+    assert!(shown.contains(seal), "{shown}");
+    assert!(shown.contains("openbao-snapshot-mirror\"] and what needs it"), "{shown}");
+    let roles = iam(&moto).await.list_roles().send().await.unwrap();
+    let names: Vec<&str> = roles.roles().iter().map(|r| r.role_name()).collect();
+    assert_eq!(names, [ROLE], "{names:?}");
+    // As JSON too.
+    let out = cli(&moto, &gcp, dir.path(), &["plan", "--cloud", "all", "--json"]);
+    let shown = text(&out);
+    assert!(shown.contains("\"left_out\""), "{shown}");
+    assert!(shown.contains("openbao-standby-seal"), "{shown}");
 }

@@ -20,6 +20,7 @@ pub fn plan(plan: &Plan) -> Json {
         "api_calls": plan.api_calls.by_operation,
         "kept": plan.kept,
         "handing_over": plan.handing_over.iter().map(|(address, to)| json!({"address": address, "to": to})).collect::<Vec<_>>(),
+        "left_out": plan.left_out.iter().map(|(address, why)| json!({"address": address, "why": why})).collect::<Vec<_>>(),
         "resource_changes": plan.changes.iter().map(|c| json!({
             "address": c.address,
             "kind": c.kind,

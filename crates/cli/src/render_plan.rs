@@ -111,6 +111,10 @@ pub fn plan_text(plan: &Plan, style: &Style) -> String {
             style.bold(address.as_str())
         );
     }
+    for (address, why) in &plan.left_out {
+        let _ =
+            writeln!(out, "  [skip] {} and what needs it: {why}\n", style.bold(address.as_str()));
+    }
     if !plan.kept.is_empty() {
         let _ = writeln!(out, "  Kept (protected; destroy them with --confirm-protected):");
         for k in &plan.kept {

@@ -251,6 +251,16 @@ impl EngineBuilder {
             Some(s) => s,
             None => Arc::new(LocalBackend::new(state_path_of(&spec))),
         };
+        // Alone, a spec knows no other spec's values: what needs one is left out, until a
+        // [`crate::Workspace`] of its run gives it what the other specs know.
+        let cross = crate::cross_spec::CrossSpec::default();
+        for r in graph.resources() {
+            for reference in r.cross_references() {
+                let spec = reference.spec.as_deref().unwrap_or_default();
+                let why = format!("needs {reference}, and spec `{spec}` is not in this run");
+                cross.leave_out(&name, &r.address, why);
+            }
+        }
         Ok(Engine {
             name,
             lane,
@@ -272,6 +282,7 @@ impl EngineBuilder {
             drain: self.drain,
             interrupt: self.interrupt,
             notes,
+            cross: Arc::new(cross),
         })
     }
 }
@@ -324,6 +335,9 @@ pub struct Engine {
     interrupt: Interrupt,
     /// What the run leaves out or cannot do, one line each (gated sections).
     notes: Vec<String>,
+    /// What this spec knows of the other specs of its run (references across specs); set by
+    /// the [`crate::Workspace`].
+    pub(crate) cross: Arc<crate::cross_spec::CrossSpec>,
 }
 
 impl Engine {
@@ -468,9 +482,16 @@ impl Engine {
         let wanted: BTreeSet<Address> =
             selected.iter().chain(orphans.iter()).filter(|a| !held.contains(*a)).cloned().collect();
         self.observer.event(Event::RefreshStarted { count: wanted.len() });
-        let live =
-            refresh::refresh(&self.context(&view), &self.kinds, Some(&self.graph), &view, &wanted)
-                .await?;
+        let cross = |r: &crate::Reference| self.cross.value(r);
+        let live = refresh::refresh(
+            &self.context(&view),
+            &self.kinds,
+            Some(&self.graph),
+            &view,
+            &wanted,
+            &cross,
+        )
+        .await?;
         Ok(self.plan_from(&state, &view, &held, &selected, &orphans, live, before))
     }
 
@@ -498,7 +519,11 @@ impl Engine {
     /// What a plan reads: the selected spec resources, and the recorded ones in scope that the
     /// spec no longer has (deleted by the plan).
     fn plan_scope(&self, state: &StateDocument) -> (BTreeSet<Address>, Vec<Address>) {
-        let selected = self.graph.select(&self.targets, &self.excludes);
+        // What needs another spec's value that no spec of the run has is left out, with what
+        // needs it (the graph's selection drops dependents of an exclusion).
+        let mut excludes = self.excludes.clone();
+        excludes.extend(self.cross.left_out(&self.name).into_keys().map(|a| a.to_string()));
+        let selected = self.graph.select(&self.targets, &excludes);
         let orphans = state
             .resources
             .keys()
@@ -522,8 +547,9 @@ impl Engine {
         live: HashMap<Address, Live>,
         before: ApiCalls,
     ) -> Plan {
+        let cross = |r: &crate::Reference| self.cross.value(r);
         let mut changes =
-            plan_changes(&self.graph, selected, orphans, view, &live, &self.kinds, held);
+            plan_changes(&self.graph, selected, orphans, view, &live, &self.kinds, held, &cross);
         for c in changes.iter_mut() {
             // Taken back as it is: recorded again, no call.
             if c.action == Action::NoOp
@@ -556,6 +582,7 @@ impl Engine {
             refreshed: selected.len() + orphans.len(),
             api_calls: self.api_calls().since(&before),
             handing_over,
+            left_out: self.cross.left_out(&self.name).into_iter().collect(),
             prior: live,
         }
     }
@@ -589,7 +616,8 @@ impl Engine {
         let wanted: BTreeSet<Address> = scope.difference(&kept).cloned().collect();
         self.observer.event(Event::RefreshStarted { count: wanted.len() });
         let live =
-            refresh::refresh(&self.context(&state), &self.kinds, None, &state, &wanted).await?;
+            refresh::refresh(&self.context(&state), &self.kinds, None, &state, &wanted, &|_| None)
+                .await?;
         let mut changes: Vec<ResourceChange> =
             wanted.iter().filter_map(|a| delete_change(a, &state, &live, &self.kinds)).collect();
         if !self.delete_retained {
@@ -608,6 +636,7 @@ impl Engine {
             refreshed: wanted.len(),
             api_calls: self.api_calls().since(&before),
             handing_over: vec![],
+            left_out: vec![],
             prior: live,
         })
     }
@@ -817,9 +846,16 @@ impl Engine {
             wanted.extend(planned.cloned());
         }
         self.observer.event(Event::RefreshStarted { count: wanted.len() });
-        let live: HashMap<Address, Live> =
-            refresh::refresh(&self.context(&view), &self.kinds, Some(&self.graph), &view, &wanted)
-                .await?;
+        let cross = |r: &crate::Reference| self.cross.value(r);
+        let live: HashMap<Address, Live> = refresh::refresh(
+            &self.context(&view),
+            &self.kinds,
+            Some(&self.graph),
+            &view,
+            &wanted,
+            &cross,
+        )
+        .await?;
         let drifted = match against.compares_applied() {
             true => drift::compare(&state, &recorded, &live, &self.kinds),
             false => vec![],

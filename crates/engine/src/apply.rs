@@ -412,6 +412,9 @@ async fn run_step_inner(
             let live = current
                 .ok_or_else(|| KindError::new(format!("{} is no longer found", change.address)))?;
             record(shared, change, kind_impl.as_ref(), &live)?;
+            if let Some(gate) = &shared.settings.gate {
+                gate.made(&change.address, &live);
+            }
             Ok(Some(live.id))
         }
         StepKind::Forget => {
@@ -444,6 +447,9 @@ async fn run_step_inner(
             };
             let id = live.id.clone();
             record(shared, change, kind_impl.as_ref(), &live)?;
+            if let Some(gate) = &shared.settings.gate {
+                gate.made(&change.address, &live);
+            }
             shared
                 .outputs
                 .lock()
@@ -564,9 +570,13 @@ fn resolve_now(shared: &Shared, change: &ResourceChange) -> Result<Attrs, KindEr
     let outputs = shared.outputs.lock().unwrap_or_else(|p| p.into_inner());
     let missing = std::cell::RefCell::new(Vec::new());
     let resolved = resolve(spec, shared.ctx.lineage(), &|r| {
-        let v = outputs.get(&r.address).and_then(|l| attribute_of(l, &r.attribute));
+        let v = match &r.spec {
+            // Another spec's value, which the gate waited for.
+            Some(_) => shared.settings.gate.as_ref().and_then(|g| g.value(r)),
+            None => outputs.get(&r.address).and_then(|l| attribute_of(l, &r.attribute)),
+        };
         if v.is_none() {
-            missing.borrow_mut().push(format!("{}.{}", r.address, r.attribute));
+            missing.borrow_mut().push(r.to_string());
         }
         v
     });

@@ -69,7 +69,9 @@ pub(crate) fn resolve(
 
 /// Plans every selected desired resource, then deletes for state resources the spec dropped.
 /// What is `held` by another manager (handed over, not read) is left as it is, unless something
-/// it needs is created or replaced: then it is created again.
+/// it needs is created or replaced: then it is created again. `cross` answers references to
+/// other specs of the run.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn plan_changes(
     graph: &ResourceGraph,
     selected: &BTreeSet<Address>,
@@ -78,6 +80,7 @@ pub(crate) fn plan_changes(
     live: &HashMap<Address, Live>,
     kinds: &HashMap<String, Arc<dyn Kind>>,
     held: &BTreeSet<Address>,
+    cross: &dyn Fn(&Reference) -> Option<Json>,
 ) -> Vec<ResourceChange> {
     let mut planned: HashMap<Address, Planned> = HashMap::new();
     let mut changes = Vec::new();
@@ -107,6 +110,9 @@ pub(crate) fn plan_changes(
             continue;
         }
         let lookup = |r: &Reference| -> Option<Json> {
+            if r.spec.is_some() {
+                return cross(r);
+            }
             match planned.get(&r.address) {
                 Some(p) => match p.action {
                     Action::Create | Action::Replace => {

@@ -127,6 +127,7 @@ mod api;
 mod apply;
 mod blocking;
 mod calls;
+mod cross_spec;
 mod diff;
 mod drift;
 mod error;

@@ -113,6 +113,9 @@ pub struct Plan {
     /// Resources this apply hands over to another manager once what they wait for is applied
     /// (address, and who manages them then: `Flux`); see [`crate::resource::HandOver`].
     pub handing_over: Vec<(Address, String)>,
+    /// Resources left out of this run (with what needs them) because they need a value of
+    /// another spec that no spec of the run has or makes, and why ([`crate::Value::reference_in`]).
+    pub left_out: Vec<(Address, String)>,
     pub(crate) prior: HashMap<Address, Live>,
 }
 

@@ -12,13 +12,15 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 use tracing::Instrument;
 
-/// Reads the live state of `wanted` (desired and/or recorded resources).
+/// Reads the live state of `wanted` (desired and/or recorded resources); `cross` answers
+/// references to other specs of the run.
 pub(crate) async fn refresh(
     ctx: &Context,
     kinds: &HashMap<String, Arc<dyn Kind>>,
     graph: Option<&ResourceGraph>,
     state: &StateDocument,
     wanted: &BTreeSet<Address>,
+    cross: &(dyn Fn(&crate::Reference) -> Option<serde_json::Value> + Sync),
 ) -> Result<HashMap<Address, Live>, EngineError> {
     let deps_of = |a: &Address| -> Vec<Address> {
         if let Some(g) = graph
@@ -84,9 +86,12 @@ pub(crate) async fn refresh(
                     // is live), and the names of those known only after apply.
                     let desired = graph.and_then(|g| g.get(a)).map(|spec| {
                         let (known, unknown): (Vec<_>, Vec<_>) =
-                            resolve(spec, &state.lineage, &|r| live_lookup(&live, state, r))
-                                .into_iter()
-                                .partition(|(_, v)| v.is_some());
+                            resolve(spec, &state.lineage, &|r| match r.spec {
+                                Some(_) => cross(r),
+                                None => live_lookup(&live, state, r),
+                            })
+                            .into_iter()
+                            .partition(|(_, v)| v.is_some());
                         let known: Attrs =
                             known.into_iter().filter_map(|(k, v)| v.map(|v| (k, v))).collect();
                         (known, unknown.into_iter().map(|(k, _)| k).collect::<Vec<_>>())

@@ -79,13 +79,19 @@ impl ResourceSpec {
         self
     }
 
-    /// Every address this resource depends on: references and explicit edges.
+    /// Every address of this spec this resource depends on: references and explicit edges.
     pub fn dependencies(&self) -> BTreeSet<Address> {
         self.attributes
             .values()
             .flat_map(|v| v.references())
+            .filter(|r| r.spec.is_none())
             .map(|r| r.address.clone())
             .chain(self.depends_on.iter().cloned())
             .collect()
+    }
+
+    /// References to other specs of the run ([`Value::reference_in`]).
+    pub fn cross_references(&self) -> Vec<&crate::value::Reference> {
+        self.attributes.values().flat_map(|v| v.references()).filter(|r| r.spec.is_some()).collect()
     }
 }

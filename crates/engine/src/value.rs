@@ -13,8 +13,22 @@ pub type Tags = BTreeMap<String, String>;
 /// A reference to an attribute of another resource, resolved at apply time.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Reference {
+    /// Another spec of the same run (its `[globals]` name), or `None` for this spec. A
+    /// reference across specs is no edge of this spec's graph: the run's
+    /// [`crate::Workspace`] resolves it and orders the step after the other spec's
+    /// ([`crate::cross_spec`]).
+    pub spec: Option<String>,
     pub address: Address,
     pub attribute: String,
+}
+
+impl std::fmt::Display for Reference {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.spec {
+            Some(spec) => write!(f, "{spec}'s {}.{}", self.address, self.attribute),
+            None => write!(f, "{}.{}", self.address, self.attribute),
+        }
+    }
 }
 
 /// A desired attribute value.
@@ -35,7 +49,21 @@ pub enum Value {
 impl Value {
     /// A reference to `attribute` of the resource at `address`.
     pub fn reference(address: &Address, attribute: &str) -> Value {
-        Value::Ref(Reference { address: address.clone(), attribute: attribute.to_string() })
+        Value::Ref(Reference {
+            spec: None,
+            address: address.clone(),
+            attribute: attribute.to_string(),
+        })
+    }
+
+    /// A reference to `attribute` of the resource at `address` of another spec of the run,
+    /// named by its `[globals]` name (e.g. the GCP lane's service account, from the shared spec).
+    pub fn reference_in(spec: &str, address: &Address, attribute: &str) -> Value {
+        Value::Ref(Reference {
+            spec: Some(spec.to_string()),
+            address: address.clone(),
+            attribute: attribute.to_string(),
+        })
     }
 
     /// A map of strings, e.g. tags.

@@ -1,29 +1,52 @@
 //! Several specs run as one invocation (`engine apply specs/shared.toml specs/aws.toml
 //! specs/gcp.toml --cloud all`). Each spec keeps its own graph, providers and state; the specs
-//! plan, apply, drift and destroy at the same time. The only order between two specs is what
-//! one declares in `[globals.after]`: its resources under the named address prefixes start once
-//! the other spec's apply has finished, and on destroy the other spec's steps start once this
-//! spec's destroy has finished. No other edge joins two specs, so a lane never waits for
-//! another lane's unrelated work.
+//! plan, apply, drift and destroy at the same time. Two things order one spec's steps after
+//! another's: `[globals.after]` (its resources under the named address prefixes start once the
+//! other spec's apply has finished; on destroy the other spec's steps start once this spec's
+//! destroy has finished), and a reference to another spec's resource
+//! ([`crate::Value::reference_in`]: the step waits for that resource's step only; see
+//! [`crate::cross_spec`]). No other edge joins two specs, so a lane never waits for another
+//! lane's unrelated work.
 
-use crate::{Address, ApplyReport, DriftAgainst, DriftReport, Engine, EngineError, Plan, PlanMode};
+use crate::cross_spec::{CrossSpec, SpecAddress};
+use crate::{
+    Action, Address, ApplyReport, DriftAgainst, DriftReport, Engine, EngineError, Live, Plan,
+    PlanMode, Reference,
+};
 use async_trait::async_trait;
 use futures::future::join_all;
+use petgraph::graph::{DiGraph, NodeIndex};
+use serde_json::Value as Json;
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 use tokio::sync::watch;
 
-/// What a step waits for outside its own plan.
+/// What a step waits for outside its own plan, and how its spec meets the others of the run.
 #[async_trait]
 pub trait Gate: Send + Sync {
     /// Returns once the step of `address` may start; `Err(why)` leaves it not started (and so
     /// what depends on it).
     async fn open(&self, address: &Address) -> Result<(), String>;
+
+    /// Another spec's value, for a reference across specs; `None` when not known.
+    fn value(&self, _reference: &Reference) -> Option<Json> {
+        None
+    }
+
+    /// A step of this spec just made the resource at `address` (created, updated or adopted).
+    fn made(&self, _address: &Address, _live: &Live) {}
 }
 
 /// The specs of one invocation.
 pub struct Workspace {
     engines: Vec<Engine>,
+    /// What the members know of each other's resources (each member holds it too).
+    cross: Arc<CrossSpec>,
 }
+
+/// A reference across specs: the member whose resource at the address holds it, and the
+/// reference.
+type CrossReference = (usize, Address, Reference);
 
 /// One order between members: `waiting`'s resources under `prefixes` wait for `awaited`.
 struct Order {
@@ -35,12 +58,18 @@ struct Order {
 /// How each member's apply ended: `None` while it runs, then whether every step succeeded.
 type Finished = watch::Receiver<Option<bool>>;
 
-/// The gate of one member: the other members' runs its steps wait for.
+/// The gate of one member: the other members' runs and resources its steps wait for.
 struct Waits {
     /// (address prefixes that wait, or every address when `None`; the awaited spec's name and
     /// how its run ends).
     on: Vec<(Option<Vec<String>>, String, Finished)>,
     mode: PlanMode,
+    /// This member's name.
+    spec: String,
+    cross: Arc<CrossSpec>,
+    /// Per address of this member: the other specs' resources this run makes that it needs,
+    /// and how their spec's run ends.
+    needs: HashMap<Address, Vec<(SpecAddress, Finished)>>,
 }
 
 #[async_trait]
@@ -65,14 +94,42 @@ impl Gate for Waits {
                 }
             }
         }
+        for (needed, finished) in self.needs.get(address).into_iter().flatten() {
+            let mut made = self.cross.made_signal();
+            let mut finished = finished.clone();
+            while !self.cross.was_made(needed) {
+                let gone = || {
+                    format!(
+                        "it needs {}'s {}, which that spec's apply did not make",
+                        needed.0, needed.1
+                    )
+                };
+                if finished.borrow_and_update().is_some() {
+                    return Err(gone());
+                }
+                tokio::select! {
+                    changed = made.changed() => changed.map_err(|_| gone())?,
+                    changed = finished.changed() => changed.map_err(|_| gone())?,
+                }
+            }
+        }
         Ok(())
+    }
+
+    fn value(&self, reference: &Reference) -> Option<Json> {
+        self.cross.value(reference)
+    }
+
+    fn made(&self, address: &Address, live: &Live) {
+        self.cross.made(&self.spec, address, live);
     }
 }
 
 impl Workspace {
-    /// The specs of one run. Refuses two specs of one name (they would share state and tags)
-    /// and a cycle of `[globals.after]` orders between them.
-    pub fn new(engines: Vec<Engine>) -> Result<Workspace, EngineError> {
+    /// The specs of one run. Refuses two specs of one name (they would share state and tags),
+    /// a cycle of `[globals.after]` orders between them, a reference to a resource another
+    /// spec of the run does not define, and a cycle that references across specs make.
+    pub fn new(mut engines: Vec<Engine>) -> Result<Workspace, EngineError> {
         let mut names: Vec<&str> = engines.iter().map(|e| e.name()).collect();
         names.sort();
         if let Some(w) = names.windows(2).find(|w| w[0] == w[1]) {
@@ -81,9 +138,169 @@ impl Workspace {
                 w[0]
             )));
         }
-        let workspace = Workspace { engines };
+        let cross = Arc::new(CrossSpec::default());
+        for e in &mut engines {
+            e.cross = cross.clone();
+        }
+        let workspace = Workspace { engines, cross };
         workspace.check_acyclic()?;
+        workspace.check_cross_references()?;
         Ok(workspace)
+    }
+
+    /// Every reference across specs of the members' resources.
+    fn cross_references(&self) -> Vec<CrossReference> {
+        let mut out = Vec::new();
+        for (i, e) in self.engines.iter().enumerate() {
+            for r in e.graph().resources() {
+                for reference in r.cross_references() {
+                    out.push((i, r.address.clone(), reference.clone()));
+                }
+            }
+        }
+        out
+    }
+
+    /// A reference across specs names a resource its spec defines, when that spec is in the
+    /// run, and no chain of references and orders comes back to where it started.
+    fn check_cross_references(&self) -> Result<(), EngineError> {
+        let refs = self.cross_references();
+        if refs.is_empty() {
+            return Ok(());
+        }
+        for (m, address, r) in &refs {
+            let spec = r.spec.as_deref().unwrap_or_default();
+            let here = self.engines[*m].name();
+            if spec == here {
+                return Err(EngineError::Builder(format!(
+                    "{address} of spec `{here}` refers to its own spec by name: refer to \
+                     {} as a resource of the same spec",
+                    r.address
+                )));
+            }
+            if let Some(s) = self.index_of(spec)
+                && self.engines[s].graph().get(&r.address).is_none()
+            {
+                return Err(EngineError::Builder(format!(
+                    "{address} of spec `{here}` refers to {r}, which spec `{spec}` does not define"
+                )));
+            }
+        }
+        // One graph of every member's resources, and per member a node "its apply has
+        // finished" that its resources lead to and what `[globals.after]` orders after it
+        // waits for.
+        let mut graph: DiGraph<String, ()> = DiGraph::new();
+        let mut nodes: HashMap<(usize, Address), NodeIndex> = HashMap::new();
+        let mut ends = Vec::new();
+        for (i, e) in self.engines.iter().enumerate() {
+            let end = graph.add_node(format!("the end of spec `{}`'s apply", e.name()));
+            ends.push(end);
+            for r in e.graph().resources() {
+                let n = graph.add_node(format!("{}'s {}", e.name(), r.address));
+                nodes.insert((i, r.address.clone()), n);
+                graph.add_edge(n, end, ());
+            }
+        }
+        for (i, e) in self.engines.iter().enumerate() {
+            for r in e.graph().resources() {
+                let to = nodes[&(i, r.address.clone())];
+                for d in e.graph().dependencies_of(&r.address) {
+                    graph.add_edge(nodes[&(i, d)], to, ());
+                }
+            }
+        }
+        for (m, address, r) in &refs {
+            let spec = r.spec.as_deref().unwrap_or_default();
+            if let Some(from) = self.index_of(spec).and_then(|s| nodes.get(&(s, r.address.clone())))
+            {
+                graph.add_edge(*from, nodes[&(*m, address.clone())], ());
+            }
+        }
+        for o in self.orders() {
+            for r in self.engines[o.waiting].graph().resources() {
+                if o.prefixes.iter().any(|p| r.address.matches_prefix(p)) {
+                    graph.add_edge(ends[o.awaited], nodes[&(o.waiting, r.address.clone())], ());
+                }
+            }
+        }
+        if petgraph::algo::toposort(&graph, None).is_ok() {
+            return Ok(());
+        }
+        let cycle = petgraph::algo::tarjan_scc(&graph)
+            .into_iter()
+            .find(|scc| scc.len() > 1)
+            .unwrap_or_default();
+        let mut names: Vec<&str> = cycle.iter().map(|n| graph[*n].as_str()).collect();
+        names.sort();
+        Err(EngineError::Builder(format!(
+            "references across specs and [globals.after] orders make a cycle through: {}",
+            names.join(", ")
+        )))
+    }
+
+    /// Loads what the members' states record of the resources other specs refer to.
+    fn load_cross(&self, refs: &[CrossReference]) {
+        let wanted: HashSet<SpecAddress> = refs
+            .iter()
+            .map(|(_, _, r)| (r.spec.clone().unwrap_or_default(), r.address.clone()))
+            .collect();
+        let referenced: BTreeSet<&str> = wanted.iter().map(|(s, _)| s.as_str()).collect();
+        // A state that cannot be read knows nothing here; that spec's own plan reports why.
+        let states: Vec<(String, crate::StateDocument)> = self
+            .engines
+            .iter()
+            .filter(|e| referenced.contains(e.name()))
+            .filter_map(|e| e.state_document().ok().map(|s| (e.name().to_string(), s)))
+            .collect();
+        self.cross.load(&states, &wanted);
+    }
+
+    /// After the members planned: what the run makes again is not known before it is made
+    /// (its members plan again), and what needs a value no spec of the run has or makes is
+    /// left out (its member plans again). The members to plan again.
+    fn settle(&self, refs: &[CrossReference], plans: &[Result<Plan, EngineError>]) -> Vec<usize> {
+        let action_of = |member: usize, address: &Address| {
+            plans[member]
+                .as_ref()
+                .ok()
+                .and_then(|p| p.changes.iter().find(|c| &c.address == address))
+                .map(|c| c.action)
+        };
+        let mut again = BTreeSet::new();
+        for (m, address, r) in refs {
+            let here = self.engines[*m].name();
+            if action_of(*m, address).is_none() || self.cross.is_left_out(here, address) {
+                continue; // not in this member's plan
+            }
+            let spec = r.spec.clone().unwrap_or_default();
+            let member = self.index_of(&spec);
+            let at = (spec.clone(), r.address.clone());
+            let made_again = member.and_then(|s| action_of(s, &r.address));
+            if matches!(made_again, Some(Action::Create | Action::Replace)) {
+                if self.cross.knows(&at) {
+                    self.cross.forget(&at);
+                    again.insert(*m);
+                }
+                continue;
+            }
+            if self.cross.knows(&at) {
+                continue;
+            }
+            // Found by the other spec's refresh and taken into its state by this run (adopted).
+            let read = member.and_then(|s| plans[s].as_ref().ok()?.prior.get(&r.address));
+            if let Some(live) = read {
+                self.cross.know(&at, live);
+                again.insert(*m);
+                continue;
+            }
+            let why = match member {
+                None => format!("needs {r}, and spec `{spec}` is not in this run"),
+                Some(_) => format!("needs {r}, which that spec has not made nor makes in this run"),
+            };
+            self.cross.leave_out(here, address, why);
+            again.insert(*m);
+        }
+        again.into_iter().collect()
     }
 
     /// The members, in the order given.
@@ -138,9 +355,24 @@ impl Workspace {
         Ok(())
     }
 
-    /// Every member's plan, refreshed at the same time.
+    /// Every member's plan, refreshed at the same time. With references across specs, a
+    /// member whose plan depends on what another plans is planned again (rarely: when another
+    /// spec makes again what it refers to, or what it refers to exists nowhere yet).
     pub async fn plan(&self) -> Vec<Result<Plan, EngineError>> {
-        join_all(self.engines.iter().map(|e| e.plan())).await
+        let refs = self.cross_references();
+        self.load_cross(&refs);
+        let mut plans = join_all(self.engines.iter().map(|e| e.plan())).await;
+        // Each round leaves out or forgets at least one value for good, so this ends.
+        loop {
+            let again = self.settle(&refs, &plans);
+            if again.is_empty() {
+                return plans;
+            }
+            let replanned = join_all(again.iter().map(|&i| self.engines[i].plan())).await;
+            for (i, plan) in again.into_iter().zip(replanned) {
+                plans[i] = plan;
+            }
+        }
     }
 
     /// Every member's destroy plan.
@@ -148,8 +380,18 @@ impl Workspace {
         join_all(self.engines.iter().map(|e| e.plan_destroy())).await
     }
 
-    /// Every member's drift report.
+    /// Every member's drift report. A resource that needs another spec's value no state
+    /// records is left out of the comparison with the spec, as a plan leaves it out.
     pub async fn drift(&self, against: DriftAgainst) -> Vec<Result<DriftReport, EngineError>> {
+        let refs = self.cross_references();
+        self.load_cross(&refs);
+        for (m, address, r) in &refs {
+            let spec = r.spec.clone().unwrap_or_default();
+            if !self.cross.knows(&(spec.clone(), r.address.clone())) {
+                let why = format!("needs {r}, which no spec of this run has made");
+                self.cross.leave_out(self.engines[*m].name(), address, why);
+            }
+        }
         join_all(self.engines.iter().map(|e| e.drift_against(against))).await
     }
 
@@ -161,6 +403,11 @@ impl Workspace {
         let (senders, receivers): (Vec<_>, Vec<_>) =
             self.engines.iter().map(|_| watch::channel(None)).unzip();
         let orders = self.orders();
+        let refs = self.cross_references();
+        self.load_cross(&refs);
+        let changing = |member: usize, address: &Address| {
+            plans[member].changes.iter().any(|c| &c.address == address && c.action != Action::NoOp)
+        };
         let runs = self.engines.iter().zip(plans).enumerate().map(|(i, (engine, plan))| {
             let mut on = Vec::new();
             for o in &orders {
@@ -180,8 +427,32 @@ impl Workspace {
                     _ => {}
                 }
             }
-            let gate: Option<Arc<dyn Gate>> =
-                (!on.is_empty()).then(|| Arc::new(Waits { on, mode: plan.mode }) as Arc<dyn Gate>);
+            // A step that writes a value of another spec's resource this run makes waits for
+            // that resource's step.
+            let mut needs: HashMap<Address, Vec<(SpecAddress, Finished)>> = HashMap::new();
+            for (m, address, r) in refs.iter().filter(|(m, ..)| *m == i) {
+                let writes = plans[*m].changes.iter().any(|c| {
+                    &c.address == address
+                        && matches!(c.action, Action::Create | Action::Update | Action::Replace)
+                });
+                let spec = r.spec.clone().unwrap_or_default();
+                if let Some(s) = self.index_of(&spec)
+                    && plan.mode == PlanMode::Apply
+                    && writes
+                    && changing(s, &r.address)
+                {
+                    let needed = ((spec, r.address.clone()), receivers[s].clone());
+                    needs.entry(address.clone()).or_default().push(needed);
+                }
+            }
+            let gate: Arc<dyn Gate> = Arc::new(Waits {
+                on,
+                mode: plan.mode,
+                spec: engine.name().to_string(),
+                cross: self.cross.clone(),
+                needs,
+            });
+            let gate = Some(gate);
             let done = &senders[i];
             async move {
                 let result = if plan.has_changes() {

@@ -8,6 +8,7 @@ use google_cloud_dns_v1::client as dns;
 use google_cloud_iam_admin_v1::client as iam;
 use google_cloud_kms_v1::client as kms;
 use google_cloud_secretmanager_v1::client as secretmanager;
+use google_cloud_storagetransfer_v1::client as storagetransfer;
 
 /// Where and how the clients reach GCP.
 #[derive(Debug, Clone, Default)]
@@ -50,6 +51,7 @@ pub struct GcpClients {
     pub kms: kms::KeyManagementService,
     pub secrets: secretmanager::SecretManagerService,
     pub iam: iam::Iam,
+    pub transfer: storagetransfer::StorageTransferService,
     /// Cloud Storage's JSON API (its bucket calls have no REST client in Google's crates).
     pub storage: crate::storage::JsonApi,
     calls: ApiCallCounter,
@@ -98,6 +100,7 @@ impl GcpClients {
             kms: client!(kms::KeyManagementService, "cloudkms", config),
             secrets: client!(secretmanager::SecretManagerService, "secretmanager", config),
             iam: client!(iam::Iam, "iam", config),
+            transfer: client!(storagetransfer::StorageTransferService, "storagetransfer", config),
             storage: crate::storage::JsonApi::new(config.endpoint.as_deref())
                 .map_err(|message| ClientError { service: "storage", message })?,
             calls,

@@ -10,6 +10,7 @@ use crate::dns::{managed_zone, policy, record_set};
 use crate::iam::{member, service_account};
 use crate::kms::{crypto_key, key_ring};
 use crate::storage::bucket;
+use crate::storagetransfer::{service_agent, transfer_job};
 use engine::{Kind, Typed};
 use std::sync::Arc;
 
@@ -35,5 +36,7 @@ pub(crate) fn all(c: &Arc<GcpClients>) -> Vec<Arc<dyn Kind>> {
         Arc::new(Typed(forwarding_rule::ForwardingRuleKind(c.clone()))),
         Arc::new(Typed(instance_group::InstanceGroupKind(c.clone()))),
         Arc::new(Typed(record_set::RecordSetKind(c.clone()))),
+        Arc::new(Typed(service_agent::ServiceAgentKind(c.clone()))),
+        Arc::new(Typed(transfer_job::TransferJobKind(c.clone()))),
     ]
 }

@@ -31,6 +31,7 @@ mod secret_manager;
 pub mod stages;
 mod state_store;
 mod storage;
+mod storagetransfer;
 mod token;
 
 pub use clients::{ClientError, GcpClients, GcpConfig};

@@ -1,5 +1,5 @@
 """Per-service conventions (flavors) and per-resource hooks."""
-from hooks import compute, container, dns, iam, kms, secretmanager, storage
+from hooks import compute, container, dns, iam, kms, secretmanager, storage, storagetransfer
 from hooks.base import Flavor, Hooks
 
 FLAVORS = {
@@ -11,12 +11,13 @@ FLAVORS = {
     "cloudkms": kms.KmsFlavor,
     "secretmanager": secretmanager.SecretManagerFlavor,
     "storage": storage.StorageFlavor,
+    "storagetransfer": storagetransfer.StorageTransferFlavor,
 }
 
 
 def build(services):
     flavors = {s.name: FLAVORS.get(s.name, Flavor)(s) for s in services}
     hooks = {"*": Hooks()}
-    for module in (compute, container, dns, iam, kms, secretmanager, storage):
+    for module in (compute, container, dns, iam, kms, secretmanager, storage, storagetransfer):
         module.register(hooks)
     return flavors, hooks

@@ -14,10 +14,20 @@
 //! provider = "gke"
 //! subjects = ["system:serviceaccount:kube-system:external-dns"]
 //! statements = [{ actions = ["route53:ChangeResourceRecordSets"], resources = ["arn:aws:route53:::hostedzone/Z1"] }]
+//!
+//! # Google's own identities (GCE identity tokens, Storage Transfer): AWS trusts them natively,
+//! # no IAM provider is made. A subject may be another spec's value, read in the same run.
+//! [federation.providers.google]
+//! url = "https://accounts.google.com"
+//!
+//! [federation.roles.openbao-standby-seal]
+//! provider = "google"
+//! subjects = [{ spec = "gcp", address = "gcp.openbao.service_account.node", attribute = "unique_id" }]
+//! statements = [...]
 //! ```
 
 use crate::tagging as tags;
-use engine::spec::{FieldPath, Globals, SpecError, SpecErrors, SpecSource};
+use engine::spec::{FieldPath, Globals, SpecError, SpecErrors, SpecSource, TextOrOtherSpec};
 use engine::{Address, ResourceSpec, Value};
 use serde::Deserialize;
 use serde_json::{Value as Json, json};
@@ -44,8 +54,21 @@ pub struct FederationSpec {
 pub struct ProviderSpec {
     /// The issuer URL (`https://...`), as the tokens' `iss` claim says it.
     pub url: String,
-    /// The audiences accepted (the tokens' `aud`).
+    /// The audiences accepted (the tokens' `aud`); optional for Google's own accounts, whose
+    /// callers' subjects are service accounts' unique ids.
+    #[serde(default)]
     pub client_ids: Vec<String>,
+}
+
+/// Google's own accounts' issuer. AWS trusts it without an IAM OpenID Connect provider
+/// (`"Federated": "accounts.google.com"`); its condition keys name the token's `aud` claim
+/// `oaud` (AWS's `aud` is Google's `azp`).
+pub const GOOGLE_ISSUER: &str = "https://accounts.google.com";
+
+impl ProviderSpec {
+    fn is_google(&self) -> bool {
+        self.url == GOOGLE_ISSUER
+    }
 }
 
 /// `[federation.roles.NAME]`.
@@ -55,7 +78,9 @@ pub struct RoleSpec {
     /// The provider (a key of `[federation.providers]`) whose tokens assume the role.
     pub provider: String,
     /// The tokens' `sub` claims allowed (`*` and `?` match as in IAM's `StringLike`).
-    pub subjects: Vec<String>,
+    /// Or another spec's value read in the same run (a service account's unique id: `{ spec =
+    /// "gcp", address = "...", attribute = "unique_id" }`).
+    pub subjects: Vec<TextOrOtherSpec>,
     /// What the role may do: one inline policy of these statements.
     pub statements: Vec<StatementSpec>,
 }
@@ -91,7 +116,8 @@ fn validate(spec: &SpecSource, fed: &FederationSpec) -> Vec<SpecError> {
                 format!("`{}` is not an issuer URL (https://host/path, no trailing /)", p.url),
             ));
         }
-        if p.client_ids.is_empty() || p.client_ids.iter().any(|c| c.trim().is_empty()) {
+        let none = p.client_ids.is_empty() && !p.is_google();
+        if none || p.client_ids.iter().any(|c| c.trim().is_empty()) {
             errors.push(spec.error(&at.key("client_ids"), "name at least one audience"));
         }
     }
@@ -109,12 +135,21 @@ fn validate(spec: &SpecSource, fed: &FederationSpec) -> Vec<SpecError> {
                 format!("no provider `{}` (known: {})", r.provider, known.join(", ")),
             ));
         }
-        if r.subjects.is_empty() || r.subjects.iter().any(|s| s.trim().is_empty()) {
+        if r.subjects.is_empty() {
             errors.push(spec.error(
                 &at.key("subjects"),
                 "name the subjects that may assume the role: without one, any token of the \
                  issuer could",
             ));
+        }
+        for (i, subject) in r.subjects.iter().enumerate() {
+            if subject.is_blank() {
+                errors.push(spec.error(
+                    &at.key("subjects").index(i),
+                    "a subject is a `sub` claim, or { spec, address, attribute } naming another \
+                     spec's value, none of them blank",
+                ));
+            }
         }
         if r.statements.is_empty() {
             errors.push(spec.error(&at.key("statements"), "a role needs at least one statement"));
@@ -136,6 +171,11 @@ fn addr(rest: &str) -> Address {
     Address::new(format!("{STAGE}.{rest}"))
 }
 
+/// A map of one entry.
+fn one(key: String, value: Value) -> Value {
+    Value::Map(BTreeMap::from([(key, value)]))
+}
+
 fn strings(items: &[String]) -> Json {
     Json::Array(items.iter().map(|s| Json::String(s.clone())).collect())
 }
@@ -144,7 +184,7 @@ fn resources(spec_name: &str, globals: &Globals, fed: &FederationSpec) -> Vec<Re
     let tag =
         |address: &Address, name: &str| tags::desired(spec_name, address, name, &[&globals.tags]);
     let mut out = Vec::new();
-    for (name, p) in &fed.providers {
+    for (name, p) in fed.providers.iter().filter(|(_, p)| !p.is_google()) {
         let a = addr("iam_openid_connect_provider").index(name);
         out.push(
             ResourceSpec::new(a.clone(), "aws_iam_openid_connect_provider")
@@ -157,24 +197,26 @@ fn resources(spec_name: &str, globals: &Globals, fed: &FederationSpec) -> Vec<Re
     }
     for (name, r) in &fed.roles {
         let Some(p) = fed.providers.get(&r.provider) else { continue };
-        let provider = addr("iam_openid_connect_provider").index(&r.provider);
         let issuer = p.url.trim_start_matches("https://");
-        let audience = p.client_ids.first().cloned().unwrap_or_default();
-        let condition = json!({
-            "StringEquals": { format!("{issuer}:aud"): audience },
-            "StringLike": { format!("{issuer}:sub"): strings(&r.subjects) },
-        });
+        let (federated, audience_key) = match p.is_google() {
+            true => (Value::from(issuer), format!("{issuer}:oaud")),
+            false => {
+                let provider = addr("iam_openid_connect_provider").index(&r.provider);
+                (Value::reference(&provider, "arn"), format!("{issuer}:aud"))
+            }
+        };
+        let subjects = Value::List(r.subjects.iter().map(TextOrOtherSpec::value).collect());
+        let mut condition =
+            BTreeMap::from([("StringLike".to_string(), one(format!("{issuer}:sub"), subjects))]);
+        if let Some(audience) = p.client_ids.first() {
+            condition
+                .insert("StringEquals".into(), one(audience_key, Value::from(audience.as_str())));
+        }
         let statement = Value::Map(BTreeMap::from([
             ("Effect".into(), Value::from("Allow")),
-            (
-                "Principal".into(),
-                Value::Map(BTreeMap::from([(
-                    "Federated".into(),
-                    Value::reference(&provider, "arn"),
-                )])),
-            ),
+            ("Principal".into(), one("Federated".into(), federated)),
             ("Action".into(), Value::from("sts:AssumeRoleWithWebIdentity")),
-            ("Condition".into(), Value::Json(condition)),
+            ("Condition".into(), Value::Map(condition)),
         ]));
         let trust = Value::Map(BTreeMap::from([
             ("Version".into(), Value::from("2012-10-17")),
@@ -277,6 +319,55 @@ statements = [{ actions = ["route53:ChangeResourceRecordSets"], resources = ["ar
         );
         let Value::Json(policy) = &out[2].attributes["policy"] else { panic!() };
         assert_eq!(policy["Statement"][0]["Resource"], json!(["arn:aws:route53:::hostedzone/Z1"]));
+    }
+
+    #[test]
+    fn google_accounts_are_trusted_natively_and_a_subject_may_be_another_specs_value() {
+        let text = spec(
+            r#"
+[federation.providers.google]
+url = "https://accounts.google.com"
+
+[federation.roles.openbao-standby-seal]
+provider = "google"
+subjects = [{ spec = "gcp", address = "gcp.openbao.service_account.node", attribute = "unique_id" }]
+statements = [{ actions = ["kms:Decrypt"], resources = ["*"] }]
+"#,
+        );
+        let out = expand_with(expand, &text).unwrap();
+        let addresses: Vec<&str> = out.iter().map(|r| r.address.as_str()).collect();
+        assert!(
+            !addresses.contains(&"aws.federation.iam_openid_connect_provider[\"google\"]"),
+            "no IAM provider for Google's own accounts: {addresses:?}"
+        );
+        let role = out.iter().find(|r| r.kind == "aws_iam_role").unwrap();
+        let cross = role.cross_references();
+        assert_eq!(cross.len(), 1);
+        assert_eq!(cross[0].spec.as_deref(), Some("gcp"));
+        assert_eq!(cross[0].address.as_str(), "gcp.openbao.service_account.node");
+        assert!(role.dependencies().is_empty(), "no edge of this spec's graph");
+        let trust = role.attributes["assume_role_policy"]
+            .resolve(&|r| (r.attribute == "unique_id").then(|| json!("1234567890")))
+            .unwrap();
+        let statement = &trust["Statement"][0];
+        assert_eq!(statement["Principal"]["Federated"], "accounts.google.com");
+        assert_eq!(
+            statement["Condition"]["StringLike"]["accounts.google.com:sub"],
+            json!(["1234567890"])
+        );
+        assert!(statement["Condition"].get("StringEquals").is_none(), "no audience named");
+        let blank = spec(
+            r#"
+[federation.providers.google]
+url = "https://accounts.google.com"
+[federation.roles.r]
+provider = "google"
+subjects = [{ spec = "gcp", address = "", attribute = "unique_id" }]
+statements = [{ actions = ["kms:Decrypt"], resources = ["*"] }]
+"#,
+        );
+        let errors = errors_of(expand, &blank);
+        assert!(errors.contains("federation.roles.r.subjects[0]: a subject is"), "{errors}");
     }
 
     #[test]

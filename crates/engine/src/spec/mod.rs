@@ -9,12 +9,14 @@ pub mod cidr;
 mod error;
 mod globals;
 pub mod names;
+mod other_spec;
 mod path;
 mod source;
 mod state;
 
 pub use error::{SpecError, SpecErrors};
 pub use globals::{FluxGlobals, Globals};
+pub use other_spec::{OtherSpecValue, TextOrOtherSpec};
 pub use path::FieldPath;
 pub use source::SpecSource;
 pub use state::{

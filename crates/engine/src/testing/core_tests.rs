@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::{
-    Action, DriftAgainst, DriftStatus, Engine, EngineError, LocalBackend, PlannedValue,
+    Action, DriftAgainst, DriftStatus, Engine, EngineError, LocalBackend, Plan, PlannedValue,
     RetryPolicy, StepOutcome,
 };
 use std::time::Duration;
@@ -816,4 +816,167 @@ async fn destroy_forgets_what_is_retained_and_deletes_it_only_when_asked() {
     assert!(plan.actions().all(|c| c.action == Action::Delete), "{:?}", plan.changes);
     deleting.apply(&plan).await.unwrap();
     assert!(rig.cloud.is_empty());
+}
+
+/// The GCP-like member of references across specs: `sa`, and `cluster`, which waits for the
+/// whole of spec `shared`.
+const MAKER: &str = r#"
+[globals.after]
+shared = ["fake.item.cluster"]
+[fake.items.sa]
+size = 1
+[fake.items.cluster]
+size = 1
+"#;
+
+/// The shared member: `role` needs spec `gcp`'s `sa`; `policy` needs `role`.
+const NEEDER: &str = r#"lane = "shared"
+[fake.items.role]
+parent_in = "gcp/sa"
+[fake.items.policy]
+parent = "role"
+[fake.items.other]
+size = 1
+"#;
+
+fn plans_of(results: Vec<Result<Plan, EngineError>>) -> Vec<Plan> {
+    results.into_iter().map(Result::unwrap).collect()
+}
+
+#[tokio::test]
+async fn a_reference_across_specs_waits_for_that_resource_only_and_follows_it() {
+    let cloud = Arc::new(FakeCloud::default());
+    let dir = tempfile::tempdir().unwrap();
+    let ws = crate::Workspace::new(vec![
+        member(&cloud, dir.path(), "shared", NEEDER),
+        member(&cloud, dir.path(), "gcp", MAKER),
+    ])
+    .unwrap();
+    // From empty: the role's parent is known after apply; `sa` takes three tries, and the
+    // role still starts after it, while `cluster` (after the whole shared spec) comes last.
+    cloud.fail("fake.item.sa", Op::Create, Fault::Busy(2));
+    let plans = plans_of(ws.plan().await);
+    let role = plans[0].changes.iter().find(|c| c.address == item_address("role")).unwrap();
+    assert_eq!(role.action, Action::Create);
+    assert!(plans[0].left_out.is_empty());
+    let reports = ws.apply(&plans).await;
+    assert!(reports.iter().all(|r| r.as_ref().unwrap().is_success()), "{reports:?}");
+    let creates: Vec<String> =
+        cloud.log().into_iter().filter(|(o, _)| *o == Op::Create).map(|(_, a)| a).collect();
+    let last_sa = creates.iter().rposition(|a| a == "fake.item.sa").unwrap();
+    assert!(position(&creates, "role") > last_sa, "{creates:?}");
+    assert!(position(&creates, "cluster") > position(&creates, "policy"), "{creates:?}");
+    let id_of = |name: &str| {
+        let cloud_items = cloud.addresses();
+        assert!(cloud_items.contains(&item_address(name).to_string()));
+        ws.engines()
+            .iter()
+            .find_map(|e| {
+                e.state_document().unwrap().resources.get(&item_address(name).to_string()).cloned()
+            })
+            .unwrap()
+    };
+    let sa = id_of("sa");
+    assert_eq!(cloud.item("fake.item.role").unwrap().parent.as_deref(), Some(sa.id.as_str()));
+    // Converged: nothing to do, and the plan shows the value the other state records.
+    let plans = plans_of(ws.plan().await);
+    assert!(plans.iter().all(|p| !p.has_changes()), "{:?}", plans[0].changes);
+
+    // The other spec makes it again (gone out of band): the role follows in the same run.
+    cloud.remove("fake.item.sa");
+    let plans = plans_of(ws.plan().await);
+    let action = |p: &Plan, name: &str| {
+        p.changes.iter().find(|c| c.address == item_address(name)).unwrap().action
+    };
+    assert_eq!(action(&plans[1], "sa"), Action::Create);
+    assert_eq!(action(&plans[0], "role"), Action::Replace, "the parent is known after apply");
+    let reports = ws.apply(&plans).await;
+    assert!(reports.iter().all(|r| r.as_ref().unwrap().is_success()), "{reports:?}");
+    let sa = id_of("sa");
+    assert_eq!(cloud.item("fake.item.role").unwrap().parent.as_deref(), Some(sa.id.as_str()));
+    assert!(plans_of(ws.plan().await).iter().all(|p| !p.has_changes()));
+
+    // The shared spec alone: what needs `gcp` still plans from nothing it knows, so it is
+    // left out with why (and what needs it), not deleted; the rest is planned as usual.
+    let alone = crate::Workspace::new(vec![member(&cloud, dir.path(), "shared", NEEDER)]).unwrap();
+    let plans = plans_of(alone.plan().await);
+    assert!(!plans[0].has_changes(), "{:?}", plans[0].changes);
+    assert_eq!(plans[0].left_out.len(), 1);
+    let (address, why) = &plans[0].left_out[0];
+    assert_eq!(address, &item_address("role"));
+    assert!(why.contains("gcp's fake.item.sa.id") && why.contains("not in this run"), "{why}");
+    let planned: Vec<String> = plans[0].changes.iter().map(|c| c.address.to_string()).collect();
+    assert_eq!(planned, ["fake.item.other"], "the role and its policy are left out");
+}
+
+#[tokio::test]
+async fn what_needs_a_value_no_spec_has_or_makes_waits_for_a_run_that_makes_it() {
+    let cloud = Arc::new(FakeCloud::default());
+    let dir = tempfile::tempdir().unwrap();
+    let narrowed = |exclude: bool| {
+        let fast = RetryPolicy {
+            attempts: 4,
+            first_delay: Duration::from_millis(5),
+            max_delay: Duration::from_millis(10),
+        };
+        let mut b = Engine::builder()
+            .spec_str("gcp.toml", "gcp", &format!("{GLOBALS}\n{MAKER}"))
+            .provider(Arc::new(FakeProvider::new("aws", cloud.clone())))
+            .state(LocalBackend::new(dir.path().join("gcp.state.json")))
+            .retry_policy(fast);
+        if exclude {
+            b = b.exclude("fake.item.sa");
+        }
+        crate::Workspace::new(vec![
+            member(&cloud, dir.path(), "shared", NEEDER),
+            b.build().unwrap(),
+        ])
+        .unwrap()
+    };
+    let ws = narrowed(true);
+    let plans = plans_of(ws.plan().await);
+    assert_eq!(plans[0].left_out.len(), 1, "{:?}", plans[0].left_out);
+    assert!(plans[0].left_out[0].1.contains("has not made nor makes"), "{:?}", plans[0].left_out);
+    let reports = ws.apply(&plans).await;
+    assert!(reports.iter().all(|r| r.as_ref().unwrap().is_success()), "{reports:?}");
+    assert!(!cloud.addresses().contains(&"fake.item.role".to_string()));
+    // The next full run makes both.
+    let ws = narrowed(false);
+    let plans = plans_of(ws.plan().await);
+    assert!(plans[0].left_out.is_empty());
+    let reports = ws.apply(&plans).await;
+    assert!(reports.iter().all(|r| r.as_ref().unwrap().is_success()), "{reports:?}");
+    assert!(cloud.addresses().contains(&"fake.item.policy".to_string()));
+}
+
+#[test]
+fn references_across_specs_name_what_exists_and_make_no_cycle() {
+    let cloud = Arc::new(FakeCloud::default());
+    let dir = tempfile::tempdir().unwrap();
+    let err = |members: Vec<Engine>| crate::Workspace::new(members).err().unwrap().to_string();
+    let missing = err(vec![
+        member(&cloud, dir.path(), "shared", "[fake.items.role]\nparent_in = \"gcp/nope\"\n"),
+        member(&cloud, dir.path(), "gcp", MAKER),
+    ]);
+    assert!(
+        missing.contains("fake.item.role of spec `shared` refers to gcp's fake.item.nope.id, which spec `gcp` does not define"),
+        "{missing}"
+    );
+    // `cluster` waits for all of `shared`, whose role needs `cluster`.
+    let cycle = err(vec![
+        member(&cloud, dir.path(), "shared", "[fake.items.role]\nparent_in = \"gcp/cluster\"\n"),
+        member(&cloud, dir.path(), "gcp", MAKER),
+    ]);
+    assert!(cycle.contains("make a cycle through"), "{cycle}");
+    assert!(
+        cycle.contains("gcp's fake.item.cluster") && cycle.contains("shared's fake.item.role"),
+        "{cycle}"
+    );
+    let own = err(vec![member(
+        &cloud,
+        dir.path(),
+        "gcp",
+        "[fake.items.x]\nparent_in = \"gcp/y\"\n[fake.items.y]\n",
+    )]);
+    assert!(own.contains("refers to its own spec by name"), "{own}");
 }

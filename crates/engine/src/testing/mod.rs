@@ -369,6 +369,9 @@ struct ItemSpec {
     labels: Vec<String>,
     #[serde(default)]
     parent: Option<String>,
+    /// The parent in another spec of the run: `SPEC/ITEM`.
+    #[serde(default)]
+    parent_in: Option<String>,
     #[serde(default)]
     secret: Option<String>,
     #[serde(default)]
@@ -446,6 +449,10 @@ impl Provider for FakeProvider {
                     ));
                 }
                 r = r.attr("parent", Value::reference(&item_address(parent), "id"));
+            }
+            if let Some((other, parent)) = item.parent_in.as_deref().and_then(|p| p.split_once('/'))
+            {
+                r = r.attr("parent", Value::reference_in(other, &item_address(parent), "id"));
             }
             r.protected = item.protected;
             r.retained = item.retained;

@@ -1,6 +1,6 @@
 //! Expansion of `[openbao.server]` into OpenBao's lineage on GCP.
 
-use super::spec::{ServerSpec, bucket_name, seal_location};
+use super::spec::{MirrorSpec, ServerSpec, bucket_name, seal_location};
 use super::startup_script::{self, StartupScript};
 use crate::labels;
 use crate::stages::network::spec::NetworkSpec;
@@ -131,7 +131,52 @@ fn lineage(
         .after(&drill);
     g.protected = true;
     out.push(g);
+    if let Some(mirror) = &server.snapshots.mirror {
+        out.extend(snapshot_mirror(gcp, globals, server, mirror, &bucket));
+    }
     out
+}
+
+/// The daily copy of the AWS lane's snapshots: the project's Storage Transfer service agent
+/// (whose subject id the AWS role trusts), its write access to the bucket, and the job.
+fn snapshot_mirror(
+    gcp: &GcpSection,
+    globals: &Globals,
+    server: &ServerSpec,
+    mirror: &MirrorSpec,
+    bucket: &Address,
+) -> Vec<ResourceSpec> {
+    let agent = addr("storage_transfer_agent");
+    let mut a = ResourceSpec::new(agent.clone(), "gcp_storage_transfer_agent")
+        .attr("project", gcp.project.as_str());
+    a.protected = true;
+    let writer = addr("iam_member").index("transfer-agent-snapshots");
+    let mut w = ResourceSpec::new(writer.clone(), "gcp_iam_member")
+        .attr(
+            "resource",
+            format!("projects/_/buckets/{}", bucket_name(&gcp.project, globals, server)),
+        )
+        .attr("role", "roles/storage.legacyBucketWriter")
+        .attr("member", Value::reference(&agent, "member"))
+        .after(bucket);
+    w.protected = true;
+    let sink_path = mirror.sink_path.clone().unwrap_or_else(|| server.snapshots.prefix.clone());
+    let mut j = ResourceSpec::new(addr("storage_transfer_job.mirror"), "gcp_storage_transfer_job")
+        .attr("name", format!("transferJobs/{}", mirror.job))
+        .attr("description", "Daily copy of the AWS lane's OpenBao snapshots")
+        .attr("source_bucket", mirror.source_bucket.as_str())
+        .attr("role_arn", mirror.role_arn.value())
+        .attr("sink_bucket", bucket_name(&gcp.project, globals, server))
+        .attr("sink_path", sink_path)
+        .attr("overwrite_when", "NEVER")
+        .attr("delete_unique_in_sink", false)
+        .attr("delete_from_source", false)
+        .attr("start_date", mirror.start_date.as_str())
+        .attr("repeat_seconds", 86_400i64)
+        .attr("status", "ENABLED")
+        .after(&writer);
+    j.protected = true;
+    vec![a, w, j]
 }
 
 /// The servers: the nodes' grants, an instance group of one, the internal load balancer on
@@ -419,6 +464,67 @@ key = "openbao-unseal"
         );
         for a in crate::stages::openbao::serving() {
             assert!(out.iter().any(|r| r.address == a), "{a} is made");
+        }
+    }
+
+    const MIRROR: &str = r#"
+[openbao.server.snapshots.mirror]
+source_bucket = "eu-west-3-ogenki-openbao-snapshot"
+role_arn = { spec = "aws-gcp-federation", address = 'aws.federation.iam_role["m"]', attribute = "arn" }
+start_date = "2026-01-01"
+"#;
+
+    #[test]
+    fn the_snapshot_mirror_reads_s3_through_the_shared_specs_role_and_never_deletes() {
+        let out = expand(&format!("{SPEC}{MIRROR}")).unwrap();
+        let get = |a: &str| out.iter().find(|r| r.address.as_str() == a).unwrap();
+        let job = get("gcp.openbao.storage_transfer_job.mirror");
+        assert!(job.protected, "the job is lineage");
+        let cross = job.cross_references();
+        assert_eq!(cross.len(), 1);
+        assert_eq!(cross[0].spec.as_deref(), Some("aws-gcp-federation"));
+        assert_eq!(cross[0].address.as_str(), "aws.federation.iam_role[\"m\"]");
+        let attrs = &job.attributes;
+        assert_eq!(attrs["name"], engine::Value::from("transferJobs/openbao-snapshot-mirror"));
+        assert_eq!(attrs["sink_path"], engine::Value::from("snapshots/"));
+        assert_eq!(attrs["overwrite_when"], engine::Value::from("NEVER"));
+        for never in ["delete_unique_in_sink", "delete_from_source"] {
+            assert_eq!(attrs[never], engine::Value::from(false));
+        }
+        // The agent writes into the bucket; the job waits for that grant.
+        let writer = get("gcp.openbao.iam_member[\"transfer-agent-snapshots\"]");
+        assert_eq!(
+            writer.attributes["role"],
+            engine::Value::from("roles/storage.legacyBucketWriter")
+        );
+        assert_eq!(
+            writer.attributes["member"],
+            engine::Value::reference(
+                &engine::Address::new("gcp.openbao.storage_transfer_agent"),
+                "member"
+            )
+        );
+        assert!(job.depends_on.contains(&writer.address));
+        // Without a mirror: none of the three.
+        let plain = expand(SPEC).unwrap();
+        assert!(!plain.iter().any(|r| r.address.as_str().contains("transfer")));
+        // A role's ARN as text works too; a bad one, job name or date is refused.
+        let literal = MIRROR.replace(
+            "role_arn = { spec = \"aws-gcp-federation\", address = 'aws.federation.iam_role[\"m\"]', attribute = \"arn\" }",
+            "role_arn = \"arn:aws:iam::1:role/m\"",
+        );
+        assert!(expand(&format!("{SPEC}{literal}")).is_ok());
+        let bad = literal
+            .replace("arn:aws:iam::1:role/m", "m")
+            .replace("2026-01-01", "2026-13-01")
+            .replace("start_date", "job = \"OPIx\"\nstart_date");
+        let errors = expand(&format!("{SPEC}{bad}")).unwrap_err();
+        for expected in [
+            "openbao.server.snapshots.mirror.role_arn: an IAM role ARN",
+            "openbao.server.snapshots.mirror.job: `OPIx` is not a transfer job name",
+            "openbao.server.snapshots.mirror.start_date: `2026-13-01` is not a date",
+        ] {
+            assert!(errors.contains(expected), "{expected} not in\n{errors}");
         }
     }
 

@@ -3,7 +3,7 @@
 //! (an instance group of one behind an internal load balancer on 8200, and its DNS record).
 
 use crate::stages::project::GcpSection;
-use engine::spec::{FieldPath, Globals, SpecError, SpecSource};
+use engine::spec::{FieldPath, Globals, SpecError, SpecSource, TextOrOtherSpec};
 use serde::Deserialize;
 
 /// The part of `[openbao]` the GCP provider reads.
@@ -67,6 +67,29 @@ pub struct SnapshotsSpec {
     /// Days a replaced version is kept.
     #[serde(default = "default_noncurrent")]
     pub noncurrent_retention_days: i64,
+    /// A daily copy of another bucket's snapshots (the AWS lane's) into this one.
+    pub mirror: Option<MirrorSpec>,
+}
+
+/// `[openbao.server.snapshots.mirror]`: a Storage Transfer job that copies the AWS lane's
+/// snapshot bucket into this one every day, never overwriting nor deleting, reading S3 through
+/// an AWS role that trusts the project's Storage Transfer service agent (the shared spec's
+/// `openbao-snapshot-mirror`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MirrorSpec {
+    /// The S3 bucket copied.
+    pub source_bucket: String,
+    /// The AWS role's ARN, or the shared spec's role read in the same run
+    /// (`{ spec = "aws-gcp-federation", address = "...", attribute = "arn" }`).
+    pub role_arn: TextOrOtherSpec,
+    /// The job's name (`transferJobs/<job>`).
+    #[serde(default = "default_mirror_job")]
+    pub job: String,
+    /// The prefix the copies go under in this bucket (default: the snapshots' prefix).
+    pub sink_path: Option<String>,
+    /// The first day the job runs (`YYYY-MM-DD`); it runs daily from then.
+    pub start_date: String,
 }
 
 /// `[openbao.server.seal]`: the Cloud KMS key the servers unseal with (`gcpckms`).
@@ -111,6 +134,9 @@ fn default_service_account() -> String {
 fn default_hostname() -> String {
     "bao".into()
 }
+fn default_mirror_job() -> String {
+    "openbao-snapshot-mirror".into()
+}
 fn default_prefix() -> String {
     "snapshots/".into()
 }
@@ -150,6 +176,59 @@ fn valid_kms_name(name: &str) -> bool {
         && name.chars().all(|c| c.is_ascii_alphanumeric() || "-_".contains(c))
 }
 
+fn validate_mirror(spec: &SpecSource, at: &FieldPath, mirror: &MirrorSpec) -> Vec<SpecError> {
+    let mut errors = Vec::new();
+    let s3_ok = (3..=63).contains(&mirror.source_bucket.len())
+        && mirror
+            .source_bucket
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || ".-".contains(c));
+    if !s3_ok {
+        errors.push(spec.error(
+            &at.key("source_bucket"),
+            format!("`{}` is not an S3 bucket name", mirror.source_bucket),
+        ));
+    }
+    let arn_ok = match mirror.role_arn.text() {
+        Some(arn) => arn.starts_with("arn:aws:iam::") && arn.contains(":role/"),
+        None => !mirror.role_arn.is_blank(),
+    };
+    if !arn_ok {
+        errors.push(spec.error(
+            &at.key("role_arn"),
+            "an IAM role ARN (arn:aws:iam::ACCOUNT:role/NAME), or { spec, address, attribute } \
+             naming the role of another spec",
+        ));
+    }
+    let job_ok = !mirror.job.is_empty()
+        && mirror.job.len() <= 115
+        && !mirror.job.starts_with("OPI")
+        && mirror.job.chars().all(|c| c.is_ascii_alphanumeric() || "-._~".contains(c))
+        && mirror.job.ends_with(|c: char| c.is_ascii_alphanumeric());
+    if !job_ok {
+        errors.push(spec.error(
+            &at.key("job"),
+            format!(
+                "`{}` is not a transfer job name (letters, digits, `-._~`, ending with a letter \
+                 or digit, not starting with OPI)",
+                mirror.job
+            ),
+        ));
+    }
+    let date: Vec<&str> = mirror.start_date.split('-').collect();
+    let date_ok = date.len() == 3
+        && date.iter().zip([4, 2, 2]).all(|(p, n)| p.len() == n && p.parse::<u32>().is_ok())
+        && date[1].parse::<u32>().is_ok_and(|m| (1..=12).contains(&m))
+        && date[2].parse::<u32>().is_ok_and(|d| (1..=31).contains(&d));
+    if !date_ok {
+        errors.push(spec.error(
+            &at.key("start_date"),
+            format!("`{}` is not a date (YYYY-MM-DD)", mirror.start_date),
+        ));
+    }
+    errors
+}
+
 pub(crate) fn validate(
     spec: &SpecSource,
     globals: &Globals,
@@ -182,6 +261,9 @@ pub(crate) fn validate(
         if days < 1 {
             errors.push(spec.error(&snaps.key(field), "keep snapshots at least 1 day"));
         }
+    }
+    if let Some(mirror) = &server.snapshots.mirror {
+        errors.extend(validate_mirror(spec, &snaps.key("mirror"), mirror));
     }
     let seal = root.key("seal");
     for (field, name) in [("key_ring", &server.seal.key_ring), ("key", &server.seal.key)] {
