@@ -15,6 +15,20 @@ use serde_json::json;
 use std::path::Path;
 use std::process::Command;
 
+/// The `.tf` files under `from` (a configuration and its local modules) copied into `to`.
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let path = entry.unwrap().path();
+        let target = to.join(path.file_name().unwrap());
+        if path.is_dir() {
+            copy_tree(&path, &target);
+        } else if path.extension().is_some_and(|e| e == "tf") {
+            std::fs::copy(&path, target).unwrap();
+        }
+    }
+}
+
 /// Terraform applies `bench/vs-terraform/<stage>` against `moto` in `dir`; answers its state
 /// file. Terraform and its AWS provider come with this machine (testenv/terraform-config.sh).
 fn terraform_applies(moto: &Moto, stage: &str, dir: &Path) -> std::path::PathBuf {
@@ -27,8 +41,7 @@ fn terraform_applies(moto: &Moto, stage: &str, dir: &Path) -> std::path::PathBuf
         String::from_utf8_lossy(&config.stderr)
     );
     let config = String::from_utf8(config.stdout).unwrap().trim().to_string();
-    let source = workspace().join(format!("bench/vs-terraform/{stage}/main.tf"));
-    std::fs::copy(source, dir.join("main.tf")).unwrap();
+    copy_tree(&workspace().join(format!("bench/vs-terraform/{stage}")), dir);
     let terraform = |args: &[&str]| {
         let out = Command::new("terraform")
             .args(args)
@@ -77,7 +90,10 @@ async fn the_network_terraform_built_is_taken_over_with_nothing_created_or_repla
     let out = text(&import);
     assert!(import.status.success(), "{out}");
     assert!(out.contains("Taken over from OpenTofu: 44 resources"), "{out}");
-    assert!(out.contains("aws.network.route_table.public <= aws_route_table.public"), "{out}");
+    assert!(
+        out.contains("aws.network.route_table.public <= module.vpc[0].aws_route_table.public"),
+        "{out}"
+    );
     assert!(!out.contains("Not taken over"), "everything Terraform made is the spec's: {out}");
 
     let actions = plan_actions(&run_engine(

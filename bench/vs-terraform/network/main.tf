@@ -1,6 +1,7 @@
 # The network stage of specs/aws.toml (`engine plan --target aws.network`: 44 resources) as an
-# OpenTofu/Terraform configuration, with the resource names of terraform-aws-modules/vpc where
-# the reference platform uses that module (`aws_vpc.this`, `aws_subnet.private[0]`, ...).
+# OpenTofu/Terraform configuration (its resources: ./vpc), with the resource names
+# of terraform-aws-modules/vpc where the reference platform uses that module (`aws_vpc.this`,
+# `aws_subnet.private[0]`, ...). `copies` > 1 makes the scale benchmark's N networks.
 #
 # Used side by side with the engine (bench/vs-terraform/run.sh) and to prove that the engine
 # takes over what OpenTofu built (`engine import --from-tofu`, tests/e2e/takeover.rs). The values
@@ -16,6 +17,12 @@ terraform {
   }
 }
 
+variable "copies" {
+  description = "How many copies of the network (the scale benchmark); 1 is the spec's."
+  type        = number
+  default     = 1
+}
+
 variable "endpoint" {
   description = "Where AWS is reached: an emulator's URL (moto), or empty for AWS itself."
   type        = string
@@ -23,16 +30,8 @@ variable "endpoint" {
 }
 
 locals {
-  region  = "eu-west-3"
-  azs     = ["eu-west-3a", "eu-west-3b", "eu-west-3c"]
-  cluster = "aws-0"
-  tags    = { project = "cloud-native-ref", environment = "dev", owner = "platform" }
-  subnets = {
-    private = ["10.0.0.0/20", "10.0.16.0/20", "10.0.32.0/20"]
-    public  = ["10.0.48.0/24", "10.0.49.0/24", "10.0.50.0/24"]
-    intra   = ["10.0.52.0/24", "10.0.53.0/24", "10.0.54.0/24"]
-    pods    = ["100.64.0.0/18", "100.64.64.0/18", "100.64.128.0/18"]
-  }
+  region   = "eu-west-3"
+  tags     = { project = "cloud-native-ref", environment = "dev", owner = "platform" }
   emulated = var.endpoint != ""
 }
 
@@ -58,206 +57,12 @@ provider "aws" {
   }
 }
 
-resource "aws_vpc" "this" {
-  cidr_block           = "10.0.0.0/16"
-  enable_dns_hostnames = true
-  enable_dns_support   = true
-  tags                 = { Name = "vpc-eu-west-3-dev" }
-}
-
-resource "aws_vpc_ipv4_cidr_block_association" "this" {
-  vpc_id     = aws_vpc.this.id
-  cidr_block = "100.64.0.0/16"
-}
-
-resource "aws_subnet" "private" {
-  count             = 3
-  vpc_id            = aws_vpc.this.id
-  cidr_block        = local.subnets.private[count.index]
-  availability_zone = local.azs[count.index]
-  tags = {
-    Name                              = "vpc-eu-west-3-dev-private-${local.azs[count.index]}"
-    "kubernetes.io/role/internal-elb" = "1"
-    "karpenter.sh/discovery"          = local.cluster
-  }
-}
-
-resource "aws_subnet" "public" {
-  count                   = 3
-  vpc_id                  = aws_vpc.this.id
-  cidr_block              = local.subnets.public[count.index]
-  availability_zone       = local.azs[count.index]
-  map_public_ip_on_launch = true
-  tags = {
-    Name                     = "vpc-eu-west-3-dev-public-${local.azs[count.index]}"
-    "kubernetes.io/role/elb" = "1"
-  }
-}
-
-resource "aws_subnet" "intra" {
-  count             = 3
-  vpc_id            = aws_vpc.this.id
-  cidr_block        = local.subnets.intra[count.index]
-  availability_zone = local.azs[count.index]
-  tags              = { Name = "vpc-eu-west-3-dev-intra-${local.azs[count.index]}" }
-}
-
-resource "aws_subnet" "pods" {
-  count             = 3
-  vpc_id            = aws_vpc_ipv4_cidr_block_association.this.vpc_id
-  cidr_block        = local.subnets.pods[count.index]
-  availability_zone = local.azs[count.index]
-  tags = {
-    Name                   = "vpc-eu-west-3-dev-pods-${local.azs[count.index]}"
-    "cilium.io/pod-subnet" = "true"
-  }
-}
-
-resource "aws_internet_gateway" "this" {
-  vpc_id = aws_vpc.this.id
-  tags   = { Name = "vpc-eu-west-3-dev" }
-}
-
-resource "aws_eip" "nat" {
-  domain = "vpc"
-  tags   = { Name = "vpc-eu-west-3-dev-${local.azs[0]}" }
-}
-
-resource "aws_nat_gateway" "this" {
-  allocation_id = aws_eip.nat.id
-  subnet_id     = aws_subnet.public[0].id
-  tags          = { Name = "vpc-eu-west-3-dev-${local.azs[0]}" }
-  depends_on    = [aws_internet_gateway.this]
-}
-
-resource "aws_route_table" "public" {
-  vpc_id = aws_vpc.this.id
-  tags   = { Name = "vpc-eu-west-3-dev-public" }
-}
-
-resource "aws_route_table" "private" {
-  vpc_id = aws_vpc.this.id
-  tags   = { Name = "vpc-eu-west-3-dev-private" }
-}
-
-resource "aws_route_table" "intra" {
-  vpc_id = aws_vpc.this.id
-  tags   = { Name = "vpc-eu-west-3-dev-intra" }
-}
-
-resource "aws_route" "public_internet_gateway" {
-  route_table_id         = aws_route_table.public.id
-  destination_cidr_block = "0.0.0.0/0"
-  gateway_id             = aws_internet_gateway.this.id
-}
-
-resource "aws_route" "private_nat_gateway" {
-  route_table_id         = aws_route_table.private.id
-  destination_cidr_block = "0.0.0.0/0"
-  nat_gateway_id         = aws_nat_gateway.this.id
-}
-
-resource "aws_route_table_association" "private" {
-  count          = 3
-  subnet_id      = aws_subnet.private[count.index].id
-  route_table_id = aws_route_table.private.id
-}
-
-resource "aws_route_table_association" "public" {
-  count          = 3
-  subnet_id      = aws_subnet.public[count.index].id
-  route_table_id = aws_route_table.public.id
-}
-
-resource "aws_route_table_association" "intra" {
-  count          = 3
-  subnet_id      = aws_subnet.intra[count.index].id
-  route_table_id = aws_route_table.intra.id
-}
-
-# The pod subnets use the first private route table, as the reference's.
-resource "aws_route_table_association" "pods" {
-  count          = 3
-  subnet_id      = aws_subnet.pods[count.index].id
-  route_table_id = aws_route_table.private.id
-}
-
-resource "aws_vpc_endpoint" "s3" {
-  vpc_id            = aws_vpc.this.id
-  service_name      = "com.amazonaws.${local.region}.s3"
-  vpc_endpoint_type = "Gateway"
-  route_table_ids   = [aws_route_table.private.id, aws_route_table.intra.id]
-  tags              = { Name = "vpc-eu-west-3-dev-s3" }
-}
-
-resource "aws_cloudwatch_log_group" "flow_log" {
-  name              = "/aws/vpc/${local.cluster}/flow-logs"
-  retention_in_days = 7
-}
-
-resource "aws_iam_role" "vpc_flow_log_cloudwatch" {
-  name = "${local.cluster}-vpc-flow-logs"
-  assume_role_policy = jsonencode({
-    Version = "2012-10-17"
-    Statement = [{
-      Effect    = "Allow"
-      Principal = { Service = "vpc-flow-logs.amazonaws.com" }
-      Action    = "sts:AssumeRole"
-    }]
-  })
-}
-
-resource "aws_iam_role_policy" "vpc_flow_log_cloudwatch" {
-  name = "flow-logs-to-cloudwatch"
-  role = aws_iam_role.vpc_flow_log_cloudwatch.name
-  policy = jsonencode({
-    Version = "2012-10-17"
-    Statement = [{
-      Effect   = "Allow"
-      Action   = ["logs:CreateLogStream", "logs:PutLogEvents", "logs:DescribeLogGroups", "logs:DescribeLogStreams"]
-      Resource = "*"
-    }]
-  })
-}
-
-resource "aws_flow_log" "this" {
-  vpc_id               = aws_vpc.this.id
-  traffic_type         = "ALL"
-  log_destination_type = "cloud-watch-logs"
-  log_destination      = aws_cloudwatch_log_group.flow_log.arn
-  iam_role_arn         = aws_iam_role.vpc_flow_log_cloudwatch.arn
-}
-
-resource "aws_route53_zone" "private" {
-  name    = "priv.aws.ogenki.io"
-  comment = "${local.cluster} private zone"
-  vpc {
-    vpc_id     = aws_vpc.this.id
-    vpc_region = local.region
-  }
-}
-
-resource "aws_security_group" "private_access" {
-  name        = "${local.cluster}-private-access"
-  description = "Private access to the VPC from the operator network"
-  vpc_id      = aws_vpc.this.id
-}
-
-resource "aws_vpc_security_group_ingress_rule" "private_access" {
-  security_group_id = aws_security_group.private_access.id
-  ip_protocol       = "-1"
-  cidr_ipv4         = "100.100.0.0/16"
-  description       = "operator network"
-  tags              = { Name = "operator-network" }
-}
-
-resource "aws_vpc_security_group_egress_rule" "private_access_all" {
-  security_group_id = aws_security_group.private_access.id
-  ip_protocol       = "-1"
-  cidr_ipv4         = "0.0.0.0/0"
-  description       = "all egress"
+module "vpc" {
+  source = "./vpc"
+  count  = var.copies
+  copy   = count.index
 }
 
 output "vpc_id" {
-  value = aws_vpc.this.id
+  value = module.vpc[0].vpc_id
 }

@@ -66,7 +66,7 @@ where
         let found = key_of(r).map(&read);
         async move {
             match found {
-                Some(f) => f.await,
+                Some(f) => engine::bounded(f).await,
                 None => Ok(None),
             }
         }

@@ -490,6 +490,7 @@ impl Engine {
             &view,
             &wanted,
             &cross,
+            self.parallelism,
         )
         .await?;
         Ok(self.plan_from(&state, &view, &held, &selected, &orphans, live, before))
@@ -615,9 +616,16 @@ impl Engine {
         }
         let wanted: BTreeSet<Address> = scope.difference(&kept).cloned().collect();
         self.observer.event(Event::RefreshStarted { count: wanted.len() });
-        let live =
-            refresh::refresh(&self.context(&state), &self.kinds, None, &state, &wanted, &|_| None)
-                .await?;
+        let live = refresh::refresh(
+            &self.context(&state),
+            &self.kinds,
+            None,
+            &state,
+            &wanted,
+            &|_| None,
+            self.parallelism,
+        )
+        .await?;
         let mut changes: Vec<ResourceChange> =
             wanted.iter().filter_map(|a| delete_change(a, &state, &live, &self.kinds)).collect();
         if !self.delete_retained {
@@ -854,6 +862,7 @@ impl Engine {
             &view,
             &wanted,
             &cross,
+            self.parallelism,
         )
         .await?;
         let drifted = match against.compares_applied() {

@@ -139,6 +139,7 @@ mod observer;
 pub mod ownership;
 mod plan;
 mod provider;
+mod read_slots;
 mod refresh;
 mod resource;
 pub mod retry;
@@ -180,6 +181,7 @@ pub use kind::{
 pub use observer::{Event, NullObserver, Observer};
 pub use plan::{Action, FieldChange, Plan, PlanMode, PlannedValue, ResourceChange, Summary};
 pub use provider::Provider;
+pub use read_slots::bounded;
 pub use resource::ResourceSpec;
 pub use retry::RetryPolicy;
 pub use secret::Secret;

@@ -2,7 +2,8 @@
 //!
 //! Resources are read in waves: a resource's wave comes after the waves of what it depends on,
 //! so sub-resources without tags (routes, associations) can be found through their parents' ids.
-//! Inside a wave, each kind gets one batched `read` call, and kinds run concurrently.
+//! Inside a wave, each kind gets one batched `read` call, and kinds run concurrently; the
+//! one-by-one calls kinds make under it take one of `limit` slots ([`crate::bounded`]).
 
 use crate::diff::{live_lookup, resolve};
 use crate::graph::ResourceGraph;
@@ -21,7 +22,9 @@ pub(crate) async fn refresh(
     state: &StateDocument,
     wanted: &BTreeSet<Address>,
     cross: &(dyn Fn(&crate::Reference) -> Option<serde_json::Value> + Sync),
+    limit: usize,
 ) -> Result<HashMap<Address, Live>, EngineError> {
+    let slots = Arc::new(tokio::sync::Semaphore::new(limit.max(1)));
     let deps_of = |a: &Address| -> Vec<Address> {
         if let Some(g) = graph
             && g.get(a).is_some()
@@ -110,10 +113,13 @@ pub(crate) async fn refresh(
                 .collect();
             let ctx = ctx.clone();
             let span = tracing::info_span!("refresh", kind = %kind_name, count = requests.len());
+            let slots = slots.clone();
             reads.push(
                 async move {
-                    let found = kind.read(&ctx, &requests).await.map_err(|source| {
-                        EngineError::Refresh { kind: kind_name.clone(), source }
+                    let read = crate::read_slots::within(slots, kind.read(&ctx, &requests));
+                    let found = read.await.map_err(|source| EngineError::Refresh {
+                        kind: kind_name.clone(),
+                        source,
                     })?;
                     Ok::<_, EngineError>(
                         requests

@@ -362,17 +362,20 @@ impl Workspace {
         let refs = self.cross_references();
         self.load_cross(&refs);
         let mut plans = join_all(self.engines.iter().map(|e| e.plan())).await;
-        // Each round leaves out or forgets at least one value for good, so this ends.
-        loop {
+        // Each round learns, forgets or leaves out at least one value, each at most once or
+        // twice, so this settles; the bound only guards against a member whose plans disagree
+        // from one refresh to the next.
+        for _ in 0..=2 * refs.len() {
             let again = self.settle(&refs, &plans);
             if again.is_empty() {
-                return plans;
+                break;
             }
             let replanned = join_all(again.iter().map(|&i| self.engines[i].plan())).await;
             for (i, plan) in again.into_iter().zip(replanned) {
                 plans[i] = plan;
             }
         }
+        plans
     }
 
     /// Every member's destroy plan.

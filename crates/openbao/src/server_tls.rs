@@ -157,7 +157,8 @@ impl TypedKind for ServerTlsKind {
     const NAME: &'static str = "openbao_server_tls";
 
     async fn read(&self, _: &Context, requests: &Requests<Self>) -> Found<Self> {
-        futures::future::try_join_all(requests.iter().map(|r| self.read_one(r))).await
+        futures::future::try_join_all(requests.iter().map(|r| engine::bounded(self.read_one(r))))
+            .await
     }
 
     async fn create(&self, _: &Context, desired: &Self::Attrs) -> Outcome<Self> {

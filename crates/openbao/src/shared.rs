@@ -236,7 +236,7 @@ where
         let fut = id.map(|id| read(id, r.desired.as_ref()));
         async move {
             match fut {
-                Some(f) => f.await,
+                Some(f) => engine::bounded(f).await,
                 None => Ok(None),
             }
         }

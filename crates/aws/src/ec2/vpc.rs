@@ -41,28 +41,35 @@ impl VpcKind {
     pub(crate) async fn describe(&self, filter: Filter) -> KindResult<Vec<Live<Vpc>>> {
         let pages = self.0.ec2.describe_vpcs().filters(filter).into_paginator().items().send();
         let vpcs: Vec<_> = pages.all("ec2:DescribeVpcs").await?;
-        let mut out = Vec::new();
-        for v in vpcs {
-            let id = required(v.vpc_id(), "ec2:DescribeVpcs: VpcId")?;
-            let associations = v.cidr_block_association_set().iter().map(|a| CidrAssociation {
-                id: a.association_id().unwrap_or_default().to_string(),
-                cidr_block: a.cidr_block().unwrap_or_default().to_string(),
-                state: a
-                    .cidr_block_state()
-                    .and_then(|s| s.state())
-                    .map(|s| s.as_str().to_string())
-                    .unwrap_or_default(),
-            });
-            let vpc = Vpc {
-                cidr_block: v.cidr_block().unwrap_or_default().to_string(),
-                enable_dns_hostnames: self.dns(id, VpcAttributeName::EnableDnsHostnames).await?,
-                enable_dns_support: self.dns(id, VpcAttributeName::EnableDnsSupport).await?,
-                tags: tags_of(v.tags()),
-                cidr_associations: associations.collect(),
-            };
-            out.push(Live::new(id, vpc));
-        }
-        Ok(out)
+        // Two attribute reads per VPC (the API has no batch): all at once, each under the
+        // refresh's bound.
+        futures::future::try_join_all(vpcs.iter().map(|v| self.with_dns(v))).await
+    }
+
+    /// A described VPC with its two DNS attributes, read at the same time.
+    async fn with_dns(&self, v: &aws_sdk_ec2::types::Vpc) -> KindResult<Live<Vpc>> {
+        let id = required(v.vpc_id(), "ec2:DescribeVpcs: VpcId")?;
+        let associations = v.cidr_block_association_set().iter().map(|a| CidrAssociation {
+            id: a.association_id().unwrap_or_default().to_string(),
+            cidr_block: a.cidr_block().unwrap_or_default().to_string(),
+            state: a
+                .cidr_block_state()
+                .and_then(|s| s.state())
+                .map(|s| s.as_str().to_string())
+                .unwrap_or_default(),
+        });
+        let (enable_dns_hostnames, enable_dns_support) = tokio::try_join!(
+            engine::bounded(self.dns(id, VpcAttributeName::EnableDnsHostnames)),
+            engine::bounded(self.dns(id, VpcAttributeName::EnableDnsSupport)),
+        )?;
+        let vpc = Vpc {
+            cidr_block: v.cidr_block().unwrap_or_default().to_string(),
+            enable_dns_hostnames,
+            enable_dns_support,
+            tags: tags_of(v.tags()),
+            cidr_associations: associations.collect(),
+        };
+        Ok(Live::new(id, vpc))
     }
 
     async fn dns(&self, id: &str, name: VpcAttributeName) -> KindResult<bool> {

@@ -92,7 +92,8 @@ impl TypedKind for OidcProviderKind {
     const NAME: &'static str = "aws_iam_openid_connect_provider";
 
     async fn read(&self, ctx: &Context, requests: &Requests<Self>) -> Found<Self> {
-        futures::future::try_join_all(requests.iter().map(|r| self.find(ctx, r))).await
+        futures::future::try_join_all(requests.iter().map(|r| engine::bounded(self.find(ctx, r))))
+            .await
     }
 
     async fn create(&self, ctx: &Context, desired: &Self::Attrs) -> Outcome<Self> {

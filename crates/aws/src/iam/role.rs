@@ -105,7 +105,7 @@ impl TypedKind for RoleKind {
             async move {
                 match (watched.map(|d| &d.declared_policies), l) {
                     (Some(Some(declared)), Some(l)) => {
-                        self.foreign(ctx, &l.id, declared).await.map(Some)
+                        engine::bounded(self.foreign(ctx, &l.id, declared)).await.map(Some)
                     }
                     // What the spec declares is not known yet (a policy still to make): nothing
                     // is called foreign.

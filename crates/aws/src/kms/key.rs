@@ -109,7 +109,8 @@ impl TypedKind for KeyKind {
     const NAME: &'static str = "aws_kms_key";
 
     async fn read(&self, ctx: &Context, requests: &Requests<Self>) -> Found<Self> {
-        futures::future::try_join_all(requests.iter().map(|r| self.find(ctx, r))).await
+        futures::future::try_join_all(requests.iter().map(|r| engine::bounded(self.find(ctx, r))))
+            .await
     }
 
     async fn create(&self, _: &Context, desired: &Self::Attrs) -> Outcome<Self> {

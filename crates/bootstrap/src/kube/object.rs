@@ -262,7 +262,8 @@ impl TypedKind for KubeObjectKind {
     const NAME: &'static str = "k8s_object";
 
     async fn read(&self, _: &Context, requests: &Requests<Self>) -> Found<Self> {
-        futures::future::try_join_all(requests.iter().map(|r| self.read_one(r))).await
+        futures::future::try_join_all(requests.iter().map(|r| engine::bounded(self.read_one(r))))
+            .await
     }
 
     async fn create(&self, ctx: &Context, desired: &Self::Attrs) -> Outcome<Self> {

@@ -128,7 +128,8 @@ impl<S: SetSource> TypedKind for SetKind<S> {
     const NAME: &'static str = S::NAME;
 
     async fn read(&self, _: &Context, requests: &Requests<Self>) -> Found<Self> {
-        futures::future::try_join_all(requests.iter().map(|r| self.read_one(r))).await
+        futures::future::try_join_all(requests.iter().map(|r| engine::bounded(self.read_one(r))))
+            .await
     }
 
     async fn create(&self, ctx: &Context, desired: &Self::Attrs) -> Outcome<Self> {

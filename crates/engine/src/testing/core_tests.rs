@@ -666,19 +666,29 @@ async fn two_resources_at_one_address_are_an_error_at_their_section() {
 
 /// A member of a workspace on `cloud`: spec `name` (its own state in `dir`) holding `body`.
 fn member(cloud: &Arc<FakeCloud>, dir: &std::path::Path, name: &str, body: &str) -> Engine {
+    member_excluding(cloud, dir, name, body, &[])
+}
+
+/// [`member`] with `excludes` left out of its runs.
+fn member_excluding(
+    cloud: &Arc<FakeCloud>,
+    dir: &std::path::Path,
+    name: &str,
+    body: &str,
+    excludes: &[&str],
+) -> Engine {
     let fast = RetryPolicy {
         attempts: 4,
         first_delay: Duration::from_millis(5),
         max_delay: Duration::from_millis(10),
     };
-    Engine::builder()
+    let builder = Engine::builder()
         .spec_str(&format!("{name}.toml"), name, &format!("{GLOBALS}\n{body}"))
         .provider(Arc::new(FakeProvider::new("aws", cloud.clone())))
         .state(LocalBackend::new(dir.join(format!("{name}.state.json"))))
         .retry_policy(fast)
-        .drain_policy(fast)
-        .build()
-        .unwrap()
+        .drain_policy(fast);
+    excludes.iter().fold(builder, |b, e| b.exclude(*e)).build().unwrap()
 }
 
 /// The shared member (its first line is still `[globals]`).
@@ -914,22 +924,10 @@ async fn what_needs_a_value_no_spec_has_or_makes_waits_for_a_run_that_makes_it()
     let cloud = Arc::new(FakeCloud::default());
     let dir = tempfile::tempdir().unwrap();
     let narrowed = |exclude: bool| {
-        let fast = RetryPolicy {
-            attempts: 4,
-            first_delay: Duration::from_millis(5),
-            max_delay: Duration::from_millis(10),
-        };
-        let mut b = Engine::builder()
-            .spec_str("gcp.toml", "gcp", &format!("{GLOBALS}\n{MAKER}"))
-            .provider(Arc::new(FakeProvider::new("aws", cloud.clone())))
-            .state(LocalBackend::new(dir.path().join("gcp.state.json")))
-            .retry_policy(fast);
-        if exclude {
-            b = b.exclude("fake.item.sa");
-        }
+        let excludes: &[&str] = if exclude { &["fake.item.sa"] } else { &[] };
         crate::Workspace::new(vec![
             member(&cloud, dir.path(), "shared", NEEDER),
-            b.build().unwrap(),
+            member_excluding(&cloud, dir.path(), "gcp", MAKER, excludes),
         ])
         .unwrap()
     };

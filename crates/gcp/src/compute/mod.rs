@@ -70,15 +70,17 @@ where
     F: Fn(String) -> Fut,
     Fut: std::future::Future<Output = KindResult<Option<engine::Live<A>>>>,
 {
-    let mut out = Vec::new();
-    for r in requests {
-        let name = r.id.clone().or_else(|| r.desired.as_ref().map(&name_of));
-        out.push(match name {
-            Some(name) => get(name).await?,
-            None => None,
-        });
-    }
-    Ok(out)
+    // Concurrently, each call taking one of the refresh's slots.
+    let reads = requests.iter().map(|r| {
+        let read = r.id.clone().or_else(|| r.desired.as_ref().map(&name_of)).map(&get);
+        async move {
+            match read {
+                Some(read) => engine::bounded(read).await,
+                None => Ok(None),
+            }
+        }
+    });
+    futures::future::try_join_all(reads).await
 }
 
 /// A Compute model from its REST JSON (the proto JSON mapping Google's clients use).
