@@ -17,6 +17,7 @@ mod remote_state;
 mod security;
 mod spec_errors;
 mod support;
+mod tailnet;
 mod takeover;
 mod whole_lane;
 mod workspace;

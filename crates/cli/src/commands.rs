@@ -339,7 +339,12 @@ async fn build(
             .spec(source.clone())
             .selection(selection.clone())
             .parallelism(parallelism)
-            .confirm_protected(destroying.confirm_protected)
+            // The tailnet-wide pieces have their own confirmation, as in the reference.
+            .confirm_protected(
+                destroying.confirm_protected
+                    || (source.has_section("tailnet")
+                        && engine_tailscale::destroy_confirmed(&|k| std::env::var(k).ok())),
+            )
             .delete_retained(destroying.delete_retained)
             .interrupt(interrupt.clone())
             .observer(Arc::new(Progress::new()));

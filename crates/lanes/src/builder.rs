@@ -26,6 +26,7 @@ use engine_openbao::{
     SecretSource, SnapshotSink, SnapshotSource, StoredTokenConnector, spec_connector,
 };
 use engine_state::{Encryption, KeySource, Passphrase};
+use engine_tailscale::{TailscaleConfig, TailscaleProvider};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -60,6 +61,8 @@ pub struct Lane {
     pub bootstrap: Arc<BootstrapProvider>,
     /// The secret store the providers share.
     pub secrets: Arc<dyn SecretStore>,
+    /// The tailnet-wide pieces, for a spec with `[tailnet]`.
+    pub tailscale: Option<Arc<TailscaleProvider>>,
     /// How a state kept in a bucket is reached.
     state_access: StateAccess,
 }
@@ -92,6 +95,9 @@ impl Lane {
             vec![self.aws.clone(), self.openbao.clone(), self.bootstrap.clone()];
         if let Some(gcp) = &self.gcp {
             providers.push(gcp.clone());
+        }
+        if let Some(tailscale) = &self.tailscale {
+            providers.push(tailscale.clone());
         }
         providers
     }
@@ -225,6 +231,7 @@ pub struct LaneBuilder<'a> {
     escrow: Option<PathBuf>,
     gcp_endpoint: Option<String>,
     snapshot_before_destroy: bool,
+    tailscale: TailscaleConfig,
 }
 
 impl<'a> LaneBuilder<'a> {
@@ -242,6 +249,7 @@ impl<'a> LaneBuilder<'a> {
             pull: PullOptions { cache_dir: chart_cache(), ..PullOptions::default() },
             escrow: None,
             gcp_endpoint: std::env::var(GCP_ENDPOINT_ENV).ok().filter(|e| !e.is_empty()),
+            tailscale: tailscale_from_env(),
             snapshot_before_destroy: true,
         }
     }
@@ -250,6 +258,14 @@ impl<'a> LaneBuilder<'a> {
     /// endpoints with Application Default Credentials (default: `$ENGINE_GCP_ENDPOINT`).
     pub fn gcp_endpoint(mut self, endpoint: &str) -> Self {
         self.gcp_endpoint = Some(endpoint.to_string());
+        self
+    }
+
+    /// Tailscale's API at `api_url` (a local fake) with `api_key`, instead of
+    /// `$ENGINE_TAILSCALE_ENDPOINT` (else api.tailscale.com) and the key in the environment.
+    pub fn tailscale(mut self, api_url: &str, api_key: Option<engine::Secret>) -> Self {
+        self.tailscale.api_url = api_url.to_string();
+        self.tailscale.api_key = api_key;
         self
     }
 
@@ -420,9 +436,24 @@ impl<'a> LaneBuilder<'a> {
         }
 
         let gcp = if on_gcp { Some(Arc::new(GcpProvider::new(&gcp_config).await)) } else { None };
+        let lane_name = if on_gcp { "gcp" } else { "aws" };
+        // A client that cannot be made (no TLS roots) leaves the section to fail as unknown.
+        let tailscale = self
+            .spec
+            .has_section("tailnet")
+            .then(|| TailscaleProvider::new(lane_name, self.tailscale.clone()).map(Arc::new));
+        let tailscale = match tailscale {
+            Some(Ok(provider)) => Some(provider),
+            Some(Err(e)) => {
+                tracing::error!(error = %e, "the Tailscale API client");
+                None
+            }
+            None => None,
+        };
         Lane {
             aws,
             gcp,
+            tailscale,
             openbao: Arc::new(openbao),
             bootstrap: Arc::new(bootstrap.build()),
             secrets,
@@ -454,6 +485,19 @@ fn openbao_connector(
         }
         (None, Ok(Some(c))) => Arc::new(c),
         (None, Ok(None) | Err(_)) => Arc::new(NoConnector),
+    }
+}
+
+/// How Tailscale's API is reached from the environment: `$ENGINE_TAILSCALE_ENDPOINT` (else
+/// api.tailscale.com), the tailnet `$TAILSCALE_TAILNET` (else `-`, the API key's own), the
+/// key in `$TAILSCALE_API_KEY` or `$TF_VAR_tailscale_api_key`.
+fn tailscale_from_env() -> TailscaleConfig {
+    let get = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    TailscaleConfig {
+        api_url: get("ENGINE_TAILSCALE_ENDPOINT")
+            .unwrap_or_else(|| engine_tailscale::client::API_URL.to_string()),
+        tailnet: get("TAILSCALE_TAILNET").unwrap_or_else(|| "-".to_string()),
+        api_key: TailscaleConfig::key_from_env(&get),
     }
 }
 

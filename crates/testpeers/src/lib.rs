@@ -1,7 +1,7 @@
 //! The real local peers the tests talk to, each started on free loopback ports and stopped when
 //! its guard drops: [`Moto`] (the AWS emulator, with the project's EKS extension), [`FaultProxy`]
 //! (a proxy in front of it that injects production latencies or holds chosen calls),
-//! [`Registry`] (an OCI distribution registry), [`KubeCluster`] (kube-apiserver, etcd,
+//! [`Registry`] (an OCI distribution registry), [`TailscaleFake`] (Tailscale's API), [`KubeCluster`] (kube-apiserver, etcd,
 //! controller-manager, scheduler and kwok nodes), and OpenBao servers ([`openbao`]).
 //!
 //! A peer that is not installed makes the test fail loudly with the command that installs it
@@ -14,6 +14,7 @@ pub mod moto;
 pub mod openbao;
 pub mod proxy;
 pub mod registry;
+pub mod tailscale;
 
 pub use gcp::GcpFake;
 pub use kube::KubeCluster;
@@ -21,6 +22,7 @@ pub use moto::Moto;
 pub use openbao::{BaoServer, Seal};
 pub use proxy::{FaultProxy, ProxyRules};
 pub use registry::Registry;
+pub use tailscale::TailscaleFake;
 
 use std::net::TcpListener;
 use std::path::PathBuf;
