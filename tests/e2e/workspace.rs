@@ -381,3 +381,88 @@ async fn a_role_whose_identity_no_spec_of_the_run_has_is_left_out_with_why() {
     assert!(shown.contains("\"left_out\""), "{shown}");
     assert!(shown.contains("openbao-standby-seal"), "{shown}");
 }
+
+/// The network stage as a second spec, `net-1`: the same shape on 10.1.0.0/16 for cluster
+/// `aws-1` (what bench/vs-terraform/scale.sh makes N of).
+fn second_network(dir: &Path) -> std::path::PathBuf {
+    let text = engine_tests::network_spec_text()
+        .replace("\"10.0.", "\"10.1.")
+        .replace("\"100.64.", "\"100.65.")
+        .replace("\"aws-0\"", "\"aws-1\"")
+        .replace("priv.aws.ogenki.io", "priv1.aws.ogenki.io");
+    let path = dir.join("net-1.toml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn specs_of_one_run_share_each_kinds_read_and_keep_their_own() {
+    let moto = Moto::start();
+    let dir = tempfile::tempdir().unwrap();
+    let timeline = Arc::new(Timeline::default());
+    let endpoints = (moto.endpoint(), "http://127.0.0.1:9".to_string());
+    let endpoints = (endpoints.0.as_str(), endpoints.1.as_str());
+    let first = spec_engine(
+        &network_spec_path(),
+        "",
+        endpoints,
+        &dir.path().join("a.json"),
+        &[],
+        timeline.observer("aws"),
+    )
+    .await;
+    let second = second_network(dir.path());
+    let second = spec_engine(
+        &second,
+        "",
+        endpoints,
+        &dir.path().join("b.json"),
+        &[],
+        timeline.observer("net-1"),
+    )
+    .await;
+    let ws = Workspace::new(vec![first, second]).unwrap();
+    let plans = all_ok(ws.plan().await);
+    let reports = all_ok(ws.apply(&plans).await);
+    assert!(reports.iter().all(|r| r.is_success()), "{reports:?}");
+
+    // A no-op plan of both: each owned-resources read is made once for the two specs, and
+    // each spec finds exactly its own 44 resources.
+    let plans = all_ok(ws.plan().await);
+    for p in &plans {
+        assert!(!p.has_changes(), "{}: {:?}", p.spec, p.actions().collect::<Vec<_>>());
+        assert_eq!(p.refreshed, 44, "{}", p.spec);
+    }
+    let calls = |op: &str| -> u64 {
+        plans.iter().map(|p| p.api_calls.by_operation.get(op).copied().unwrap_or(0)).sum()
+    };
+    for op in [
+        "ec2:DescribeVpcs",
+        "ec2:DescribeSubnets",
+        "ec2:DescribeRouteTables",
+        "ec2:DescribeNatGateways",
+        "ec2:DescribeVpcEndpoints",
+    ] {
+        assert_eq!(calls(op), 1, "{op} once for both specs");
+    }
+    // Each spec's state still holds only its own.
+    for e in ws.engines() {
+        let state = e.state_document().unwrap();
+        let vpc = &state.resources["aws.network.vpc.main"];
+        let cidr = vpc.attributes["cidr_block"].as_str().unwrap();
+        assert_eq!(cidr, if e.name() == "net-1" { "10.1.0.0/16" } else { "10.0.0.0/16" });
+    }
+    // Drift in one is that spec's only.
+    let ec2 = aws_sdk_ec2::Client::new(&moto.sdk_config().await);
+    let b = ws.engines()[1].state_document().unwrap();
+    let subnet = &b.resources["aws.network.subnet.intra[\"eu-west-3a\"]"].id;
+    ec2.create_tags()
+        .resources(subnet)
+        .tags(aws_sdk_ec2::types::Tag::builder().key("Name").value("renamed").build())
+        .send()
+        .await
+        .unwrap();
+    let reports = all_ok(ws.drift(engine::DriftAgainst::Applied).await);
+    assert!(reports[0].drifted.is_empty(), "{:?}", reports[0].drifted);
+    assert_eq!(reports[1].drifted.len(), 1, "{:?}", reports[1].drifted);
+}

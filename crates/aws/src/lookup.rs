@@ -184,7 +184,8 @@ where
 }
 
 /// Everything of one EC2 kind the spec owns, read once per refresh (kinds read in several
-/// waves, and kinds that share a describe call, reuse it).
+/// waves, and kinds that share a describe call, reuse it). When specs of one run refresh
+/// together, one call reads what all of them own ([`Context::run_memo`]) and each keeps its own.
 pub(crate) async fn owned<A, F, Fut>(
     ctx: &Context,
     id_filter: &str,
@@ -195,7 +196,17 @@ where
     F: Fn(aws_sdk_ec2::types::Filter) -> Fut,
     Fut: Future<Output = Result<Vec<Live<A>>, KindError>>,
 {
-    ctx.memo(&format!("ec2:owned:{id_filter}"), || describe(owned_filter(ctx))).await
+    let specs = ctx.run_specs();
+    if specs.len() == 1 {
+        return ctx.memo(&format!("ec2:owned:{id_filter}"), || describe(owned_filter(ctx))).await;
+    }
+    let key = format!("ec2:owned-by-run:{id_filter}");
+    let all = ctx.run_memo(&key, || describe(filter(&format!("tag:{TAG_SPEC}"), specs))).await?;
+    let spec = ctx.spec_name();
+    let mine = all
+        .iter()
+        .filter(|l| l.attributes.tags().and_then(|t| t.get(TAG_SPEC)).is_some_and(|s| s == spec));
+    Ok(Arc::new(mine.cloned().collect()))
 }
 
 /// The EC2 resource `id` just written (`what`, e.g. "subnet"), read by its `id_filter` until

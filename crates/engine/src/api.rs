@@ -265,6 +265,7 @@ impl EngineBuilder {
             name,
             lane,
             serves_every_lane: globals.lane.as_deref() == Some(SHARED_LANE),
+            api_group: format!("{}/{}", globals.cloud, globals.region),
             after: globals.after.clone(),
             spec,
             graph,
@@ -315,6 +316,8 @@ pub struct Engine {
     lane: Lane,
     /// A `shared` spec: run whatever lanes are selected.
     serves_every_lane: bool,
+    /// `cloud/region`: the specs of a run that read the same API share their batched reads.
+    api_group: String,
     /// `[globals.after]`: spec name → this spec's address prefixes that wait for it.
     after: std::collections::BTreeMap<String, Vec<String>>,
     spec: SpecSource,
@@ -428,6 +431,11 @@ impl Engine {
         &self.notes
     }
 
+    /// `cloud/region`: the API this spec's resources are read from.
+    pub(crate) fn api_group(&self) -> &str {
+        &self.api_group
+    }
+
     /// `[globals.after]`: other spec's name → this spec's address prefixes that wait for it.
     pub fn after(&self) -> &std::collections::BTreeMap<String, Vec<String>> {
         &self.after
@@ -450,6 +458,16 @@ impl Engine {
             all.add(&p.api_calls());
         }
         all
+    }
+
+    /// The context of a plan's or drift check's refresh: it shares its batched reads with the
+    /// other specs of the run while their workspace plans them together.
+    fn refresh_context(&self, state: &StateDocument) -> Context {
+        let ctx = self.context(state);
+        match self.cross.shared_reads(&self.name) {
+            Some(run) => ctx.with_run(run),
+            None => ctx,
+        }
     }
 
     fn context(&self, state: &StateDocument) -> Context {
@@ -484,7 +502,7 @@ impl Engine {
         self.observer.event(Event::RefreshStarted { count: wanted.len() });
         let cross = |r: &crate::Reference| self.cross.value(r);
         let live = refresh::refresh(
-            &self.context(&view),
+            &self.refresh_context(&view),
             &self.kinds,
             Some(&self.graph),
             &view,
@@ -856,7 +874,7 @@ impl Engine {
         self.observer.event(Event::RefreshStarted { count: wanted.len() });
         let cross = |r: &crate::Reference| self.cross.value(r);
         let live: HashMap<Address, Live> = refresh::refresh(
-            &self.context(&view),
+            &self.refresh_context(&view),
             &self.kinds,
             Some(&self.graph),
             &view,

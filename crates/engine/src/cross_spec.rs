@@ -14,7 +14,7 @@ use crate::{Address, Live, Reference};
 use engine_state::StateDocument;
 use serde_json::Value as Json;
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use tokio::sync::watch;
 
 /// A resource of one spec of the run, as other specs name it.
@@ -24,6 +24,9 @@ pub(crate) type SpecAddress = (String, Address);
 /// [`crate::Workspace`] (each [`crate::Engine`] holds it, empty outside a workspace).
 pub(crate) struct CrossSpec {
     inner: Mutex<Inner>,
+    /// The reads the members' refreshes share while the workspace plans or checks drift: per
+    /// member, the reads of the members of its cloud and region.
+    run_reads: Mutex<HashMap<String, Arc<crate::RunReads>>>,
     /// Bumped each time a step makes a resource another spec may wait for.
     made_signal: watch::Sender<u64>,
 }
@@ -41,13 +44,45 @@ struct Inner {
 
 impl Default for CrossSpec {
     fn default() -> Self {
-        CrossSpec { inner: Mutex::new(Inner::default()), made_signal: watch::channel(0).0 }
+        CrossSpec {
+            inner: Mutex::new(Inner::default()),
+            run_reads: Mutex::new(HashMap::new()),
+            made_signal: watch::channel(0).0,
+        }
     }
 }
 
 impl CrossSpec {
     fn inner(&self) -> std::sync::MutexGuard<'_, Inner> {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// From now on the refreshes of the members of each group (`(name, group)`: specs of one
+    /// cloud and region read the same API) share their batched reads, until
+    /// [`CrossSpec::end_shared_reads`].
+    pub(crate) fn share_reads(&self, members: &[(String, String)]) {
+        let mut groups: HashMap<&str, Vec<String>> = HashMap::new();
+        for (name, group) in members {
+            groups.entry(group).or_default().push(name.clone());
+        }
+        let groups: HashMap<&str, Arc<crate::RunReads>> = groups
+            .into_iter()
+            .map(|(g, names)| (g, Arc::new(crate::RunReads::new(names))))
+            .collect();
+        let mut reads = self.run_reads.lock().unwrap_or_else(|p| p.into_inner());
+        *reads = members
+            .iter()
+            .map(|(name, group)| (name.clone(), groups[group.as_str()].clone()))
+            .collect();
+    }
+
+    pub(crate) fn end_shared_reads(&self) {
+        self.run_reads.lock().unwrap_or_else(|p| p.into_inner()).clear();
+    }
+
+    /// The reads `spec` shares, while a workspace plans or checks drift.
+    pub(crate) fn shared_reads(&self, spec: &str) -> Option<Arc<crate::RunReads>> {
+        self.run_reads.lock().unwrap_or_else(|p| p.into_inner()).get(spec).cloned()
     }
 
     /// The referenced attribute, when known.

@@ -175,8 +175,8 @@ pub use graph::{GraphFormat, ResourceGraph};
 pub use interrupt::Interrupt;
 pub use kind::{
     Attributes, Changes, Context, Field, FieldUpdate, Found, Kind, KindError, KindResult, Live,
-    LiveOf, Normalize, Outcome, ReadRequest, ReadResult, Requests, Typed, TypedKind, Update,
-    decode, encode, is_redacted, redact,
+    LiveOf, Normalize, Outcome, ReadRequest, ReadResult, Requests, RunReads, Typed, TypedKind,
+    Update, decode, encode, is_redacted, redact,
 };
 pub use observer::{Event, NullObserver, Observer};
 pub use plan::{Action, FieldChange, Plan, PlanMode, PlannedValue, ResourceChange, Summary};

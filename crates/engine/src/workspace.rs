@@ -361,6 +361,7 @@ impl Workspace {
     pub async fn plan(&self) -> Vec<Result<Plan, EngineError>> {
         let refs = self.cross_references();
         self.load_cross(&refs);
+        self.cross.share_reads(&self.api_groups());
         let mut plans = join_all(self.engines.iter().map(|e| e.plan())).await;
         // Each round learns, forgets or leaves out at least one value, each at most once or
         // twice, so this settles; the bound only guards against a member whose plans disagree
@@ -375,7 +376,13 @@ impl Workspace {
                 plans[i] = plan;
             }
         }
+        self.cross.end_shared_reads();
         plans
+    }
+
+    /// The members' names, each with the API it reads (`cloud/region`).
+    fn api_groups(&self) -> Vec<(String, String)> {
+        self.engines.iter().map(|e| (e.name().to_string(), e.api_group().to_string())).collect()
     }
 
     /// Every member's destroy plan.
@@ -395,7 +402,10 @@ impl Workspace {
                 self.cross.leave_out(self.engines[*m].name(), address, why);
             }
         }
-        join_all(self.engines.iter().map(|e| e.drift_against(against))).await
+        self.cross.share_reads(&self.api_groups());
+        let reports = join_all(self.engines.iter().map(|e| e.drift_against(against))).await;
+        self.cross.end_shared_reads();
+        reports
     }
 
     /// Applies `plans[i]` with `engines()[i]`, all at the same time, each step waiting only for

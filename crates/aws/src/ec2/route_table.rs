@@ -7,6 +7,7 @@ use crate::error::{Listing, SdkResult, required};
 use crate::lookup::{filter, match_requests, owned_filter};
 use crate::tagging::update_tags;
 use aws_sdk_ec2::types::{Filter, ResourceType, RouteTable as Ec2RouteTable};
+use engine::TAG_SPEC;
 use engine::prelude::*;
 use engine::retry::read_back;
 use serde::{Deserialize, Serialize};
@@ -34,6 +35,23 @@ pub(super) async fn describe(
     pages.items().send().all("ec2:DescribeRouteTables").await
 }
 
+/// The route tables the spec owns, read once per refresh (once for every spec of the run when
+/// their refreshes share reads, each keeping its own).
+async fn owned_tables(ctx: &Context, clients: &AwsClients) -> KindResult<Vec<Ec2RouteTable>> {
+    let specs = ctx.run_specs();
+    if specs.len() == 1 {
+        let owned = ctx.memo(MEMO, || describe(clients, owned_filter(ctx))).await?;
+        return Ok(owned.as_ref().clone());
+    }
+    let by_run = filter(&format!("tag:{TAG_SPEC}"), specs);
+    let all = ctx.run_memo(MEMO, || describe(clients, by_run)).await?;
+    let spec = ctx.spec_name();
+    let ours = |t: &&Ec2RouteTable| {
+        t.tags().iter().any(|tag| tag.key() == Some(TAG_SPEC) && tag.value() == Some(spec))
+    };
+    Ok(all.iter().filter(ours).cloned().collect())
+}
+
 /// The spec's route tables, plus any of `ids` not among them: one call for everything owned
 /// (shared by route tables, routes and associations within a refresh), one more for the rest.
 pub(super) async fn route_tables(
@@ -41,8 +59,7 @@ pub(super) async fn route_tables(
     clients: &AwsClients,
     ids: &[String],
 ) -> KindResult<Vec<Ec2RouteTable>> {
-    let owned = ctx.memo(MEMO, || describe(clients, owned_filter(ctx))).await?;
-    let mut tables: Vec<Ec2RouteTable> = owned.as_ref().clone();
+    let mut tables: Vec<Ec2RouteTable> = owned_tables(ctx, clients).await?;
     let mut missing: Vec<String> = ids
         .iter()
         .filter(|id| !tables.iter().any(|t| t.route_table_id() == Some(id.as_str())))

@@ -5,7 +5,7 @@
 use super::{Ec2Tags, tag_spec, tags_of};
 use crate::AwsClients;
 use crate::error::{Listing, SdkResult, required};
-use crate::lookup::{match_requests, missing_ids, owned_filter};
+use crate::lookup::{match_requests, missing_ids, owned};
 use crate::tagging::retag;
 use aws_sdk_ec2::types::{
     Filter, ResourceType, State, VpcEndpoint as Ec2Endpoint, VpcEndpointType,
@@ -78,7 +78,8 @@ impl TypedKind for VpcEndpointKind {
     const NAME: &'static str = "aws_vpc_endpoint";
 
     async fn read(&self, ctx: &Context, requests: &Requests<Self>) -> Found<Self> {
-        let mut found = self.describe(owned_filter(ctx)).await?;
+        let describe = |f| self.describe(f);
+        let mut found = owned(ctx, "vpc-endpoint-id", &describe).await?.as_ref().clone();
         for id in missing_ids(requests, &found) {
             found.extend(self.by_id(&id).await?);
         }

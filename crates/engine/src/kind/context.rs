@@ -15,10 +15,63 @@ pub struct Context {
     lineage: String,
     address: Option<Address>,
     observer: Arc<dyn Observer>,
-    memo: Arc<Mutex<HashMap<String, Arc<dyn Any + Send + Sync>>>>,
-    memo_locks: Arc<tokio::sync::Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>>,
+    memo: Arc<Memo>,
+    /// Reads shared with the other specs of the run, when this is a refresh of one of several.
+    run: Option<Arc<RunReads>>,
     /// The (kind, id) of every resource the state records.
     recorded: Arc<HashSet<(String, String)>>,
+}
+
+/// Loaded values by key, each loaded once.
+#[derive(Default)]
+pub(crate) struct Memo {
+    values: Mutex<HashMap<String, Arc<dyn Any + Send + Sync>>>,
+    locks: tokio::sync::Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+}
+
+impl Memo {
+    async fn get_or_load<T, F, Fut>(&self, key: &str, load: F) -> Result<Arc<T>, KindError>
+    where
+        T: Send + Sync + 'static,
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = Result<T, KindError>>,
+    {
+        let key_lock = {
+            let mut locks = self.locks.lock().await;
+            locks.entry(key.to_string()).or_default().clone()
+        };
+        let _guard = key_lock.lock().await;
+        if let Some(hit) = self.get::<T>(key) {
+            return Ok(hit);
+        }
+        let value = Arc::new(load().await?);
+        self.values
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(key.to_string(), value.clone());
+        Ok(value)
+    }
+
+    fn get<T: Send + Sync + 'static>(&self, key: &str) -> Option<Arc<T>> {
+        let values = self.values.lock().unwrap_or_else(|p| p.into_inner());
+        values.get(key).cloned().and_then(|v| v.downcast::<T>().ok())
+    }
+}
+
+/// The refreshes of several specs of one run (a [`crate::Workspace`]'s plan or drift check):
+/// the specs' names, and the batched reads they share, so a kind reads once for all of them
+/// what each would read for itself (one `Describe*` filtered by every spec's ownership tag).
+#[derive(Default)]
+pub struct RunReads {
+    specs: Vec<String>,
+    memo: Memo,
+}
+
+impl RunReads {
+    /// The reads of one refresh of `specs`.
+    pub fn new(specs: Vec<String>) -> RunReads {
+        RunReads { specs, memo: Memo::default() }
+    }
 }
 
 impl Context {
@@ -30,8 +83,40 @@ impl Context {
             address: None,
             observer,
             memo: Default::default(),
-            memo_locks: Default::default(),
+            run: None,
             recorded: Default::default(),
+        }
+    }
+
+    /// The same context sharing `run`'s reads with the other specs of the run.
+    pub fn with_run(mut self, run: Arc<RunReads>) -> Context {
+        self.run = Some(run);
+        self
+    }
+
+    /// The specs whose resources a run-wide read covers: this one, and the others of the run
+    /// when their refreshes share reads ([`Context::run_memo`]).
+    pub fn run_specs(&self) -> Vec<String> {
+        match &self.run {
+            Some(run) if run.specs.iter().any(|s| s == &self.spec_name) => run.specs.clone(),
+            _ => vec![self.spec_name.clone()],
+        }
+    }
+
+    /// Like [`Context::memo`], but once for every spec of the run when the run shares its
+    /// reads: `load` must then read what [`Context::run_specs`] own, and each caller keeps its
+    /// own spec's part.
+    pub async fn run_memo<T, F, Fut>(&self, key: &str, load: F) -> Result<Arc<T>, KindError>
+    where
+        T: Send + Sync + 'static,
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = Result<T, KindError>>,
+    {
+        match &self.run {
+            Some(run) if run.specs.iter().any(|s| s == &self.spec_name) => {
+                run.memo.get_or_load(key, load).await
+            }
+            _ => self.memo(key, load).await,
         }
     }
 
@@ -94,27 +179,13 @@ impl Context {
         F: FnOnce() -> Fut,
         Fut: Future<Output = Result<T, KindError>>,
     {
-        let key_lock = {
-            let mut locks = self.memo_locks.lock().await;
-            locks.entry(key.to_string()).or_default().clone()
-        };
-        let _guard = key_lock.lock().await;
-        if let Some(hit) = self.memo_get::<T>(key) {
-            return Ok(hit);
-        }
-        let value = Arc::new(load().await?);
-        self.memo.lock().unwrap_or_else(|p| p.into_inner()).insert(key.to_string(), value.clone());
-        Ok(value)
-    }
-
-    fn memo_get<T: Send + Sync + 'static>(&self, key: &str) -> Option<Arc<T>> {
-        let memo = self.memo.lock().unwrap_or_else(|p| p.into_inner());
-        memo.get(key).cloned().and_then(|v| v.downcast::<T>().ok())
+        self.memo.get_or_load(key, load).await
     }
 
     /// Forgets memoised reads (after writes, the next read must see them).
     pub fn forget(&self, key_prefix: &str) {
         self.memo
+            .values
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .retain(|k, _| !k.starts_with(key_prefix));

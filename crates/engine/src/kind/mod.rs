@@ -8,7 +8,7 @@ mod error;
 mod field;
 mod typed;
 
-pub use context::Context;
+pub use context::{Context, RunReads};
 pub use error::KindError;
 pub use field::{Field, FieldUpdate, Normalize, is_redacted, redact};
 pub(crate) use typed::changed_fields;
