@@ -460,6 +460,20 @@ impl Engine {
         all
     }
 
+    /// Reads `wanted` for a plan or a drift check (references to other specs answered by what
+    /// the run knows of them).
+    async fn refresh_wanted(
+        &self,
+        view: &StateDocument,
+        wanted: &BTreeSet<Address>,
+    ) -> Result<HashMap<Address, Live>, EngineError> {
+        self.observer.event(Event::RefreshStarted { count: wanted.len() });
+        let cross = |r: &crate::Reference| self.cross.value(r);
+        let ctx = self.refresh_context(view);
+        let graph = Some(&self.graph);
+        refresh::refresh(&ctx, &self.kinds, graph, view, wanted, &cross, self.parallelism).await
+    }
+
     /// The context of a plan's or drift check's refresh: it shares its batched reads with the
     /// other specs of the run while their workspace plans them together.
     fn refresh_context(&self, state: &StateDocument) -> Context {
@@ -499,18 +513,7 @@ impl Engine {
         let (view, held) = self.hand_over_view(&state);
         let wanted: BTreeSet<Address> =
             selected.iter().chain(orphans.iter()).filter(|a| !held.contains(*a)).cloned().collect();
-        self.observer.event(Event::RefreshStarted { count: wanted.len() });
-        let cross = |r: &crate::Reference| self.cross.value(r);
-        let live = refresh::refresh(
-            &self.refresh_context(&view),
-            &self.kinds,
-            Some(&self.graph),
-            &view,
-            &wanted,
-            &cross,
-            self.parallelism,
-        )
-        .await?;
+        let live = self.refresh_wanted(&view, &wanted).await?;
         Ok(self.plan_from(&state, &view, &held, &selected, &orphans, live, before))
     }
 
@@ -871,18 +874,7 @@ impl Engine {
             let planned = selected.iter().chain(orphans.iter()).filter(|a| !held.contains(*a));
             wanted.extend(planned.cloned());
         }
-        self.observer.event(Event::RefreshStarted { count: wanted.len() });
-        let cross = |r: &crate::Reference| self.cross.value(r);
-        let live: HashMap<Address, Live> = refresh::refresh(
-            &self.refresh_context(&view),
-            &self.kinds,
-            Some(&self.graph),
-            &view,
-            &wanted,
-            &cross,
-            self.parallelism,
-        )
-        .await?;
+        let live = self.refresh_wanted(&view, &wanted).await?;
         let drifted = match against.compares_applied() {
             true => drift::compare(&state, &recorded, &live, &self.kinds),
             false => vec![],

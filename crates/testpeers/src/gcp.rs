@@ -3,7 +3,6 @@
 //! descriptions) on a free loopback port, one per test.
 
 use crate::{cache, installed, workspace};
-use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 
 /// The fake's environment version (testenv/install-gcp-fake.sh).
@@ -32,15 +31,7 @@ impl GcpFake {
             .stderr(Stdio::inherit())
             .spawn()
             .expect("start testenv/gcp-fake-server");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().expect("the fake's stdout"))
-            .read_line(&mut line)
-            .expect("the fake's port");
-        let port = line
-            .trim()
-            .strip_prefix("port ")
-            .and_then(|p| p.parse().ok())
-            .unwrap_or_else(|| panic!("the GCP fake printed `{line}`"));
+        let port = crate::announced_port(&mut child, "the GCP fake");
         GcpFake { child, port }
     }
 

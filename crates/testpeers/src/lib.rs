@@ -27,6 +27,19 @@ pub use tailscale::TailscaleFake;
 use std::net::TcpListener;
 use std::path::PathBuf;
 
+/// The port a peer prints on its first line of output (`port N`), once it listens.
+pub(crate) fn announced_port(child: &mut std::process::Child, what: &str) -> u16 {
+    use std::io::BufRead;
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap_or_else(|| panic!("{what}'s stdout")))
+        .read_line(&mut line)
+        .unwrap_or_else(|e| panic!("{what}'s port: {e}"));
+    line.trim()
+        .strip_prefix("port ")
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("{what} printed `{line}`"))
+}
+
 /// The workspace root.
 pub fn workspace() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

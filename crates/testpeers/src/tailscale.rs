@@ -2,7 +2,6 @@
 //! auth keys as Tailscale's public API v2 serves them) on a free loopback port, one per test.
 
 use crate::workspace;
-use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 
 /// A running Tailscale API fake; killed on drop.
@@ -23,15 +22,7 @@ impl TailscaleFake {
             .stderr(Stdio::inherit())
             .spawn()
             .expect("start testenv/tailscale_fake/server.py (python3)");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().expect("the fake's stdout"))
-            .read_line(&mut line)
-            .expect("the fake's port");
-        let port = line
-            .trim()
-            .strip_prefix("port ")
-            .and_then(|p| p.parse().ok())
-            .unwrap_or_else(|| panic!("the Tailscale fake printed `{line}`"));
+        let port = crate::announced_port(&mut child, "the Tailscale fake");
         TailscaleFake { child, port, api_key: api_key.to_string() }
     }
 
