@@ -256,9 +256,7 @@ impl EngineBuilder {
         let cross = crate::cross_spec::CrossSpec::default();
         for r in graph.resources() {
             for reference in r.cross_references() {
-                let spec = reference.spec.as_deref().unwrap_or_default();
-                let why = format!("needs {reference}, and spec `{spec}` is not in this run");
-                cross.leave_out(&name, &r.address, why);
+                cross.leave_out(&name, &r.address, crate::cross_spec::not_in_run(reference));
             }
         }
         Ok(Engine {

@@ -20,6 +20,12 @@ use tokio::sync::watch;
 /// A resource of one spec of the run, as other specs name it.
 pub(crate) type SpecAddress = (String, Address);
 
+/// Why a resource that needs `reference` is left out when the other spec is not in the run.
+pub(crate) fn not_in_run(reference: &Reference) -> String {
+    let spec = reference.spec.as_deref().unwrap_or_default();
+    format!("needs {reference}, and spec `{spec}` is not in this run")
+}
+
 /// What the specs of a run know of each other's resources; shared by the members of a
 /// [`crate::Workspace`] (each [`crate::Engine`] holds it, empty outside a workspace).
 pub(crate) struct CrossSpec {

@@ -294,7 +294,7 @@ impl Workspace {
                 continue;
             }
             let why = match member {
-                None => format!("needs {r}, and spec `{spec}` is not in this run"),
+                None => crate::cross_spec::not_in_run(r),
                 Some(_) => format!("needs {r}, which that spec has not made nor makes in this run"),
             };
             self.cross.leave_out(here, address, why);
