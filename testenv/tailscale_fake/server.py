@@ -226,6 +226,8 @@ class Handler(BaseHTTPRequestHandler):
                 raise ApiError(404, "key not found")
             if method == "GET":
                 shown = {k: v for k, v in key.items() if k != "key"}
+                # An expired key stays listed, marked invalid, as Tailscale shows it.
+                shown["invalid"] = key["invalid"] or key["expires"] <= stamp(now())
                 return self.send(200, shown)
             if method == "DELETE":
                 del t.keys[m.group(1)]

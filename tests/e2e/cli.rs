@@ -216,7 +216,7 @@ fn the_reference_spec_is_one_graph_with_overlays_and_gates() {
     let stages: BTreeSet<&str> = deps.keys().filter_map(|a| a.split('.').nth(1)).collect();
     assert_eq!(
         stages,
-        BTreeSet::from(["bootstrap", "eks", "network", "openbao"]),
+        BTreeSet::from(["access", "bootstrap", "eks", "network", "openbao"]),
         "every stage in one graph"
     );
 
@@ -248,7 +248,7 @@ fn the_reference_spec_is_one_graph_with_overlays_and_gates() {
 }
 
 /// The dependencies of every node of a `engine graph` dot document, by address.
-fn dot_dependencies(dot: &str) -> BTreeMap<String, BTreeSet<String>> {
+pub(crate) fn dot_dependencies(dot: &str) -> BTreeMap<String, BTreeSet<String>> {
     let mut names = BTreeMap::new();
     let mut edges = Vec::new();
     for line in dot.lines().map(str::trim) {

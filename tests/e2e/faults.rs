@@ -264,7 +264,8 @@ async fn the_whole_lane_killed_again_and_again_converges_without_duplicates() {
     let mut kills = Vec::new();
     loop {
         assert!(kills.len() < 40, "no run completed after {} kills: {kills:?}", kills.len());
-        match run_killed_at_settled(&p.moto, &args, STRIDE, settled) {
+        let command = |endpoint: &str| with_tailnet(engine_command(endpoint, &args), &p);
+        match killed_at(&p.moto.endpoint(), command, STRIDE, settled) {
             Some(killed) => kills.push(killed),
             None => break,
         }
@@ -274,8 +275,15 @@ async fn the_whole_lane_killed_again_and_again_converges_without_duplicates() {
     assert!(!escrow.exists(), "the credentials reached the secret store");
     assert_eq!(duplicates(&p.moto).await, Vec::<String>::new(), "after {kills:?}");
     let plan = ["plan", spec, "--state", state_arg, "--overlay", overlay, "--detailed-exitcode"];
-    let (clean, out) = run(&p.moto.endpoint(), &plan);
-    assert!(clean, "the plan after the last run is not empty:\n{out}");
+    let out = with_tailnet(engine_command(&p.moto.endpoint(), &plan), &p).output().unwrap();
+    assert!(out.status.success(), "the plan after the last run is not empty:\n{}", text(&out));
+}
+
+/// `cmd` reaching the lane's Tailscale API (the router's key and split DNS, `[access]`).
+fn with_tailnet(mut cmd: std::process::Command, p: &lane::Peers) -> std::process::Command {
+    cmd.env("ENGINE_TAILSCALE_ENDPOINT", p.tailnet.endpoint())
+        .env("TAILSCALE_API_KEY", p.tailnet.api_key());
+    cmd
 }
 
 /// Whether OpenBao's answer to `sys/init` may be on its way to the engine and not kept yet: the

@@ -1,5 +1,6 @@
 //! End-to-end tests against real local peers (see testenv/). One test binary, one module per area.
 
+mod access;
 mod bootstrap;
 mod cli;
 mod crash;

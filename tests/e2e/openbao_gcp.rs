@@ -147,6 +147,7 @@ impl Rig {
             .state(LocalBackend::new(self.dir.path().join("gcp.state.json")))
             .selection(engine::Selection::decide(Some("gcp"), &[], &|_| None).unwrap())
             .exclude("gcp.bootstrap")
+            .exclude("gcp.access")
             .retry_backoff(Duration::from_millis(100))
             .build()
             .unwrap_or_else(|e| panic!("{e:?}"))

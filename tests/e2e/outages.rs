@@ -124,6 +124,7 @@ async fn the_answer_to_openbao_init_lost_is_a_loud_error_never_an_adoption() {
 /// `sys/seal-status` of `server`, read without a token.
 async fn admin_less_status(server: &BaoServer, root: &engine_pki::RootCa) -> serde_json::Value {
     let client = BaoClient::new(&BaoConnection {
+        route: None,
         address: server.address.clone(),
         ca_bundle: Some(root.cert_pem.clone()),
         token: None,

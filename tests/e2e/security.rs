@@ -117,6 +117,7 @@ async fn security_stage_from_empty_with_secrets_in_secrets_manager() {
     let token = moto::secret_string(&sdk, &format!("{PREFIX}/root-token")).await;
     let recovery = moto::secret_string(&sdk, &format!("{PREFIX}/recovery-keys")).await;
     let client = BaoClient::new(&BaoConnection {
+        route: None,
         address: server.address.clone(),
         ca_bundle: Some(root.cert_pem.clone()),
         token: Some(Secret::new(token.clone())),

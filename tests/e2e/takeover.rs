@@ -223,6 +223,7 @@ async fn openbaos_configuration_opentofu_made_is_taken_over_with_its_data() {
         .await
         .unwrap();
     let connection = BaoConnection {
+        route: None,
         address: bao.address.clone(),
         ca_bundle: None,
         token: Some(Secret::new(token.clone())),

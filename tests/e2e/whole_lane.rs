@@ -63,7 +63,8 @@ async fn whole_aws_lane_from_empty_to_flux_and_back() {
     assert!(!cluster_deps.iter().any(|a| a.starts_with("aws.openbao")), "{cluster_deps:?}");
     let stages: HashSet<&str> =
         engine.graph().resources().map(|r| stage(r.address.as_str())).collect();
-    assert_eq!(stages.len(), 5, "every stage is in the one graph: {stages:?}");
+    assert_eq!(stages.len(), 6, "every stage is in the one graph: {stages:?}");
+    assert!(!stages.contains("other"), "{stages:?}");
     let instance = engine
         .graph()
         .resources()

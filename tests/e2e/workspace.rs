@@ -99,7 +99,12 @@ async fn members(moto: &Moto, gcp: &GcpFake, dir: &Path, timeline: &Arc<Timeline
         &dir.join("gcp.json"),
         // OpenBao on GCP without its servers (which need its configuration's certificate):
         // the lineage, whose identities the federation trusts.
-        &["gcp.bootstrap", "gcp.openbao.config", "gcp.openbao.iam_member[\"tls-secret\"]"],
+        &[
+            "gcp.bootstrap",
+            "gcp.openbao.config",
+            "gcp.openbao.iam_member[\"tls-secret\"]",
+            "gcp.access",
+        ],
         timeline.observer("gcp"),
     )
     .await;
@@ -130,6 +135,7 @@ fn cli(moto: &Moto, gcp: &GcpFake, dir: &Path, args: &[&str]) -> std::process::O
     all.extend(["--overlay".into(), format!("gcp={}", overlay.display())]);
     all.extend(["--exclude".into(), "gcp.bootstrap".into()]);
     all.extend(["--exclude".into(), "gcp.openbao".into()]);
+    all.extend(["--exclude".into(), "gcp.access".into()]);
     let refs: Vec<&str> = all.iter().map(String::as_str).collect();
     engine_command(&moto.endpoint(), &refs)
         .env("ENGINE_GCP_ENDPOINT", gcp.endpoint())

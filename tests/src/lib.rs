@@ -9,8 +9,8 @@ use std::sync::Arc;
 pub mod lane;
 
 pub use engine_testpeers::{
-    BaoServer, FaultProxy, GcpFake, KubeCluster, Moto, ProxyRules, Registry, Seal, fixtures,
-    free_port, moto, workspace,
+    BaoServer, FaultProxy, GcpFake, KubeCluster, Moto, ProxyRules, Registry, Seal, TailscaleFake,
+    fixtures, free_port, moto, workspace,
 };
 
 /// Pushes the fixture charts named (`cilium-1.20.0.tgz`, ...) into `registry` over the OCI API.
@@ -30,6 +30,7 @@ pub fn bao_connection(
     token: Option<engine::Secret>,
 ) -> engine_openbao::BaoConnection {
     engine_openbao::BaoConnection {
+        route: None,
         address: server.address.clone(),
         ca_bundle: server.ca_bundle.clone(),
         token,

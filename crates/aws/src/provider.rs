@@ -46,15 +46,30 @@ impl Provider for AwsProvider {
     }
 
     fn sections(&self) -> &'static [&'static str] {
-        &["network", "openbao", "eks", "federation"]
+        &["network", "access", "openbao", "eks", "federation"]
     }
 
     fn expand(&self, spec: &SpecSource) -> Result<Vec<ResourceSpec>, SpecErrors> {
         let globals = spec.globals()?;
-        let mut resources = stages::network::expand(spec, &globals)?;
-        resources.extend(stages::openbao::expand(spec, &globals)?);
-        resources.extend(stages::eks::expand(spec, &globals)?);
-        resources.extend(stages::federation::expand(spec, &globals)?);
+        // Every stage's errors at once.
+        let mut resources = Vec::new();
+        let mut errors: Option<SpecErrors> = None;
+        for stage in [
+            stages::network::expand(spec, &globals),
+            stages::access::expand(spec, &globals),
+            stages::openbao::expand(spec, &globals),
+            stages::eks::expand(spec, &globals),
+            stages::federation::expand(spec, &globals),
+        ] {
+            match (stage, &mut errors) {
+                (Ok(r), _) => resources.extend(r),
+                (Err(e), Some(all)) => all.extend(e),
+                (Err(e), None) => errors = Some(e),
+            }
+        }
+        if let Some(errors) = errors {
+            return Err(errors);
+        }
         watch_roles(&mut resources);
         Ok(resources)
     }

@@ -11,7 +11,7 @@
 use crate::kube::{Kube, KubeconfigConnector};
 use crate::platform::{self, ClusterOutputs, ClusterProfile, Inputs};
 use engine::spec::{FieldPath, SpecErrors, SpecSource};
-use engine::{ApiCalls, Kind, Provider, ResourceSpec, Value};
+use engine::{Address, ApiCalls, Kind, Provider, ResourceSpec, Value};
 use std::sync::Arc;
 
 /// Expands `[bootstrap]` for one lane and supplies the kube kinds.
@@ -23,6 +23,9 @@ pub struct BootstrapProvider {
     /// References to the cluster's outputs, when a cloud provider of the lane makes it.
     cluster: Option<ClusterOutputs>,
     output_vars: Vec<(String, Value)>,
+    /// What every bootstrap resource waits for when the spec makes it (the engine's path to a
+    /// private API: the tailnet's router and split DNS).
+    after: Vec<Address>,
 }
 
 /// Builds a [`BootstrapProvider`].
@@ -42,6 +45,7 @@ impl BootstrapProvider {
             profile: ClusterProfile::default(),
             cluster: None,
             output_vars: Vec::new(),
+            after: Vec::new(),
         })
     }
 }
@@ -62,6 +66,12 @@ impl BootstrapProviderBuilder {
     /// Keys of the vars ConfigMap whose values are other resources' outputs.
     pub fn output_var(mut self, key: &str, value: Value) -> Self {
         self.0.output_vars.push((key.to_string(), value));
+        self
+    }
+
+    /// Every resource waits for `addresses` when the spec makes them.
+    pub fn after(mut self, addresses: Vec<Address>) -> Self {
+        self.0.after = addresses;
         self
     }
 
@@ -133,7 +143,8 @@ impl Provider for BootstrapProvider {
             api_server_host,
             output_vars: self.output_vars.clone(),
         };
-        Ok(platform::resources(&b, &inputs))
+        let resources = platform::resources(&b, &inputs).into_iter();
+        Ok(resources.map(|r| self.after.iter().fold(r, |r, a| r.after_if_present(a))).collect())
     }
 
     fn kinds(&self) -> Vec<Arc<dyn Kind>> {

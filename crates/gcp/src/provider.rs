@@ -43,7 +43,7 @@ impl Provider for GcpProvider {
     }
 
     fn sections(&self) -> &'static [&'static str] {
-        &["gcp", "network", "gke", "openbao"]
+        &["gcp", "network", "access", "gke", "openbao"]
     }
 
     fn expand(&self, spec: &SpecSource) -> Result<Vec<ResourceSpec>, SpecErrors> {
@@ -57,6 +57,7 @@ impl Provider for GcpProvider {
         let mut errors: Option<SpecErrors> = None;
         for stage in [
             stages::network::expand(spec, &globals, &gcp),
+            stages::access::expand(spec, &globals, &gcp),
             stages::gke::expand(spec, &globals, &gcp),
             stages::openbao::expand(spec, &globals, &gcp),
         ] {

@@ -106,6 +106,19 @@ impl SecretManager {
     }
 }
 
+impl SecretManager {
+    /// Deletes secret `name` and every version of it, if it exists.
+    pub async fn delete(&self, name: &str) -> Result<(), KindError> {
+        self.record("DeleteSecret");
+        let secret = format!("projects/{}/secrets/{name}", self.project);
+        match self.client.delete_secret().set_name(secret).send().await {
+            Ok(()) => Ok(()),
+            Err(e) if e.http_status_code() == Some(404) => Ok(()),
+            Err(e) => Err(kind_error("secretmanager:DeleteSecret", &e)),
+        }
+    }
+}
+
 /// No such secret, or no enabled version of it.
 fn absent(e: &Error) -> bool {
     e.http_status_code() == Some(404)

@@ -35,6 +35,23 @@ impl SecretSink for SecretsManager {
     }
 }
 
+#[async_trait::async_trait]
+impl engine_tailscale::KeyStore for SecretsManager {
+    async fn get(&self, name: &str) -> Result<Option<Secret>, String> {
+        SecretSource::get(self, name).await.map_err(|e| e.0)
+    }
+
+    async fn put(&self, name: &str, value: &Secret) -> Result<(), String> {
+        SecretSink::put(self, name, value).await.map_err(|e| e.0)
+    }
+
+    async fn delete(&self, name: &str) -> Result<(), String> {
+        engine_aws::secretsmanager::delete_secret(self.0.clients(), name)
+            .await
+            .map_err(|e| e.message)
+    }
+}
+
 /// The OpenBao snapshot bucket and key prefix of `source`, if it makes the server.
 pub(crate) fn snapshot_location(source: &SpecSource) -> Option<(String, String)> {
     let globals = source.globals().ok()?;
@@ -147,6 +164,21 @@ impl SecretSource for GcpSecretManager {
 impl SecretSink for GcpSecretManager {
     async fn put(&self, name: &str, value: &Secret) -> Result<(), HookError> {
         self.store()?.put(name, value).await.map_err(|e| HookError(e.message))
+    }
+}
+
+#[async_trait::async_trait]
+impl engine_tailscale::KeyStore for GcpSecretManager {
+    async fn get(&self, name: &str) -> Result<Option<Secret>, String> {
+        SecretSource::get(self, name).await.map_err(|e| e.0)
+    }
+
+    async fn put(&self, name: &str, value: &Secret) -> Result<(), String> {
+        SecretSink::put(self, name, value).await.map_err(|e| e.0)
+    }
+
+    async fn delete(&self, name: &str) -> Result<(), String> {
+        self.store().map_err(|e| e.0)?.delete(name).await.map_err(|e| e.message)
     }
 }
 

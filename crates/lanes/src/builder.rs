@@ -360,7 +360,12 @@ impl<'a> LaneBuilder<'a> {
             None => Arc::new(SecretsManager(aws.clone())),
         };
 
-        let connector = openbao_connector(self.spec, self.openbao, secrets.clone());
+        // The engine's path to private endpoints, when it goes through the tailnet: what talks
+        // to OpenBao or the cluster's API waits for it.
+        let private_path =
+            if on_gcp { vec![] } else { engine_aws::stages::access::engine_path(self.spec) };
+        let route = if on_gcp { None } else { engine_aws::stages::access::route(self.spec) };
+        let connector = openbao_connector(self.spec, self.openbao, secrets.clone(), route);
         // The lineage's snapshot bucket: where a new server restores from, and where a destroy
         // keeps a snapshot first.
         let (snapshots, snapshot_sink): (Arc<dyn SnapshotSource>, Option<Arc<dyn SnapshotSink>>) =
@@ -396,7 +401,7 @@ impl<'a> LaneBuilder<'a> {
                 .after(engine_gcp::stages::openbao::serving())
         } else {
             OpenBaoProvider::builder("aws", OPENBAO_PREFIX, bao)
-                .after(engine_aws::stages::openbao::serving())
+                .after([engine_aws::stages::openbao::serving(), private_path.clone()].concat())
         };
         let openbao = match profile.jwt_issuer.clone() {
             Some(issuer) => builder.cluster_issuer(issuer).build(),
@@ -422,7 +427,9 @@ impl<'a> LaneBuilder<'a> {
         }
         let (lane, prefix) =
             if on_gcp { ("gcp", GCP_BOOTSTRAP_PREFIX) } else { ("aws", BOOTSTRAP_PREFIX) };
-        let mut bootstrap = BootstrapProvider::builder(lane, prefix, kube.build()).profile(profile);
+        let mut bootstrap = BootstrapProvider::builder(lane, prefix, kube.build())
+            .profile(profile)
+            .after(private_path);
         if let Some(outputs) = outputs {
             bootstrap = bootstrap.cluster(outputs);
         }
@@ -437,11 +444,21 @@ impl<'a> LaneBuilder<'a> {
 
         let gcp = if on_gcp { Some(Arc::new(GcpProvider::new(&gcp_config).await)) } else { None };
         let lane_name = if on_gcp { "gcp" } else { "aws" };
-        // A client that cannot be made (no TLS roots) leaves the section to fail as unknown.
-        let tailscale = self
-            .spec
-            .has_section("tailnet")
-            .then(|| TailscaleProvider::new(lane_name, self.tailscale.clone()).map(Arc::new));
+        // The tailnet-wide pieces, or a subnet router's key and split DNS. A client that cannot
+        // be made (no TLS roots) leaves the section to fail as unknown.
+        let tailscale = match self.spec.has_section("tailnet") || self.spec.has_section("access") {
+            false => None,
+            true => {
+                let keys: Arc<dyn engine_tailscale::KeyStore> = match on_gcp {
+                    true => Arc::new(GcpSecretManager::for_config(&gcp_config).await),
+                    false => Arc::new(SecretsManager(aws.clone())),
+                };
+                Some(
+                    TailscaleProvider::new(lane_name, self.tailscale.clone())
+                        .map(|p| Arc::new(p.key_store(keys))),
+                )
+            }
+        };
         let tailscale = match tailscale {
             Some(Ok(provider)) => Some(provider),
             Some(Err(e)) => {
@@ -468,12 +485,13 @@ fn openbao_connector(
     spec: &SpecSource,
     access: Option<OpenBaoAccess>,
     secrets: Arc<dyn SecretStore>,
+    route: Option<String>,
 ) -> Arc<dyn BaoConnector> {
     let from_spec = spec_connector(spec, secrets.clone());
     match (access, from_spec) {
         (Some(OpenBaoAccess::Connector(connector)), _) => connector,
         (Some(OpenBaoAccess::Address { address, ca_bundle }), Ok(Some(c))) => {
-            Arc::new(StoredTokenConnector { address, ca_bundle, ..c })
+            Arc::new(StoredTokenConnector { address, ca_bundle, route, ..c })
         }
         (Some(OpenBaoAccess::Address { address, ca_bundle }), _) => {
             Arc::new(StoredTokenConnector {
@@ -481,9 +499,10 @@ fn openbao_connector(
                 ca_bundle,
                 source: secrets,
                 token_secret: engine_openbao::SecretRef::parse("openbao/root-token"),
+                route,
             })
         }
-        (None, Ok(Some(c))) => Arc::new(c),
+        (None, Ok(Some(c))) => Arc::new(StoredTokenConnector { route, ..c }),
         (None, Ok(None) | Err(_)) => Arc::new(NoConnector),
     }
 }

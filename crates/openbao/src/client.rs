@@ -24,6 +24,9 @@ pub struct BaoConnection {
     pub ca_bundle: Option<String>,
     /// The token for authenticated calls; `None` before OpenBao is initialised.
     pub token: Option<Secret>,
+    /// How a private address is reached (e.g. through a tailnet's subnet router), said when it
+    /// cannot be reached.
+    pub route: Option<String>,
 }
 
 impl fmt::Debug for BaoConnection {
@@ -101,6 +104,7 @@ pub struct BaoClient {
     address: String,
     token: Option<Secret>,
     calls: ApiCallCounter,
+    route: Option<String>,
 }
 
 impl fmt::Debug for BaoClient {
@@ -177,6 +181,7 @@ impl BaoClient {
             address: connection.address.trim_end_matches('/').to_string(),
             token: connection.token.clone(),
             calls,
+            route: connection.route.clone(),
         }
     }
 
@@ -235,10 +240,12 @@ impl BaoClient {
             }
             Body::Bytes(b) => req.header("Content-Type", "application/octet-stream").body(b),
         };
-        req.send().await.map_err(|e| BaoError::Unreachable {
-            op: op.to_string(),
-            address: self.address.clone(),
-            message: self.redact(error_chain(&e)),
+        req.send().await.map_err(|e| {
+            let mut message = self.redact(error_chain(&e));
+            if let Some(route) = &self.route {
+                message = format!("{message}; {route}");
+            }
+            BaoError::Unreachable { op: op.to_string(), address: self.address.clone(), message }
         })
     }
 
@@ -400,6 +407,7 @@ mod tests {
     #[test]
     fn connections_hide_their_token() {
         let c = BaoConnection {
+            route: None,
             address: "http://127.0.0.1:8200".into(),
             ca_bundle: None,
             token: Some(Secret::new("s.topsecret")),
@@ -425,6 +433,7 @@ mod tests {
         let port = listener.local_addr().unwrap().port();
         drop(listener);
         let c = BaoConnection {
+            route: None,
             address: format!("http://127.0.0.1:{port}"),
             ca_bundle: None,
             token: Some(Secret::new("s.topsecret")),
@@ -435,5 +444,12 @@ mod tests {
         assert!(kind.retryable);
         assert!(kind.message.starts_with("GetMounts: cannot reach"), "{}", kind.message);
         assert!(!kind.message.contains("topsecret"));
+
+        // A private address says how it is reached.
+        let route = "it answers only inside the VPC, reached through the subnet router `r`";
+        let private = BaoConnection { route: Some(route.into()), ..c };
+        let err = BaoClient::new(&private).unwrap().read("GetMounts", "sys/mounts").await;
+        let shown = err.unwrap_err().to_string();
+        assert!(shown.ends_with(route), "{shown}");
     }
 }

@@ -33,6 +33,8 @@ pub struct StoredTokenConnector {
     pub source: Arc<dyn SecretSource>,
     /// The secret, e.g. `openbao/aws-0/root-token` or `openbao/cloud-native-ref/tokens/root#token`.
     pub token_secret: SecretRef,
+    /// How the address is reached when it is private, said when it cannot be reached.
+    pub route: Option<String>,
 }
 
 #[async_trait::async_trait]
@@ -44,6 +46,7 @@ impl BaoConnector for StoredTokenConnector {
             .await
             .map_err(|e| BaoError::Hook(format!("reading `{}`: {e}", self.token_secret)))?;
         Ok(BaoConnection {
+            route: self.route.clone(),
             address: self.address.clone(),
             ca_bundle: self.ca_bundle.clone(),
             token,

@@ -31,7 +31,7 @@
 //! # use std::sync::Arc;
 //! use engine_openbao::{BaoConnection, MemorySecrets, OpenBao, OpenBaoProvider, StaticConnector};
 //! let secrets = Arc::new(MemorySecrets::new());
-//! let bao = OpenBao::builder(Arc::new(StaticConnector(BaoConnection {
+//! let bao = OpenBao::builder(Arc::new(StaticConnector(BaoConnection { route: None,
 //!     address: "https://bao.priv.aws.example.com:8200".into(),
 //!     ca_bundle: Some(std::fs::read_to_string("root-ca.crt").unwrap()),
 //!     token: None,
@@ -229,6 +229,7 @@ mod tests {
     #[test]
     fn every_kind_is_named_openbao_and_unique() {
         let kinds = kinds(Arc::new(StaticConnector(BaoConnection {
+            route: None,
             address: "http://127.0.0.1:8200".into(),
             ca_bundle: None,
             token: None,

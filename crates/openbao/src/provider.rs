@@ -138,6 +138,7 @@ pub fn spec_connector(
         ca_bundle: config.ca_bundle().cloned(),
         source,
         token_secret,
+        route: None,
     }))
 }
 
@@ -233,8 +234,12 @@ mod tests {
         cluster_name = \"aws-0\"\ndomain = \"example.test\"\n";
 
     fn provider(issuer: Option<ClusterIssuer>) -> OpenBaoProvider {
-        let connection =
-            BaoConnection { address: "http://127.0.0.1:1".into(), ca_bundle: None, token: None };
+        let connection = BaoConnection {
+            route: None,
+            address: "http://127.0.0.1:1".into(),
+            ca_bundle: None,
+            token: None,
+        };
         let bao = OpenBao::builder(Arc::new(StaticConnector(connection))).build();
         let builder = OpenBaoProvider::builder("aws", "aws.openbao.config", bao)
             .after(vec![Address::new("aws.openbao.route53_record.api")]);

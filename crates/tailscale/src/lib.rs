@@ -17,11 +17,13 @@
 //! `ENGINE_TAILNET_DESTROY=true`, the reference's `TM_TAILNET_DESTROY=true`, or
 //! `--confirm-protected`; [`destroy_confirmed`]).
 
+mod auth_key;
 pub mod client;
 mod dns;
 pub mod hujson;
 mod policy_file;
 
+pub use auth_key::KeyStore;
 pub use client::{TailscaleClient, TailscaleConfig};
 
 use engine::spec::{FieldPath, SpecError, SpecErrors, SpecSource};
@@ -58,6 +60,7 @@ pub struct TailscaleProvider {
     lane: &'static str,
     client: TailscaleClient,
     calls: ApiCallCounter,
+    keys: Option<Arc<dyn KeyStore>>,
 }
 
 impl TailscaleProvider {
@@ -65,7 +68,13 @@ impl TailscaleProvider {
     pub fn new(lane: &'static str, config: TailscaleConfig) -> Result<Self, String> {
         let calls = ApiCallCounter::default();
         let client = TailscaleClient::new(config, calls.clone())?;
-        Ok(TailscaleProvider { lane, client, calls })
+        Ok(TailscaleProvider { lane, client, calls, keys: None })
+    }
+
+    /// Where `tailscale_auth_key` keeps the keys it makes (the lane's cloud secret store).
+    pub fn key_store(mut self, store: Arc<dyn KeyStore>) -> Self {
+        self.keys = Some(store);
+        self
     }
 }
 
@@ -104,6 +113,7 @@ impl Provider for TailscaleProvider {
             Arc::new(Typed(dns::NameserversKind(c.clone()))),
             Arc::new(Typed(dns::SearchPathsKind(c.clone()))),
             Arc::new(Typed(dns::SplitDnsKind(c.clone()))),
+            Arc::new(Typed(auth_key::AuthKeyKind { client: c.clone(), store: self.keys.clone() })),
         ]
     }
 

@@ -84,6 +84,16 @@ pub async fn get_secret_string(
     Ok(found.and_then(|out| out.secret_string().map(SecretValue::new)))
 }
 
+/// Deletes secret `name` at once (no recovery window, so the name can be used again), if it
+/// exists.
+#[tracing::instrument(skip(clients), fields(secret = name))]
+pub async fn delete_secret(clients: &AwsClients, name: &str) -> Result<(), KindError> {
+    let call = clients.secrets.delete_secret().secret_id(name).force_delete_without_recovery(true);
+    let op = "secretsmanager:DeleteSecret";
+    call.send().await.or_absent(op, &["ResourceNotFoundException"])?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,6 +1,7 @@
-//! The AWS spec sections and their expansion into resources: `[network]`, `[openbao.server]`,
-//! `[eks]`, `[federation]`. Expansion is pure: it reads the spec and makes `ResourceSpec`s, and calls no API.
+//! The AWS spec sections and their expansion into resources: `[network]`, `[access]`,
+//! `[openbao.server]`, `[eks]`, `[federation]`. Expansion is pure: it reads the spec and makes `ResourceSpec`s, and calls no API.
 
+pub mod access;
 pub mod eks;
 pub mod federation;
 pub mod network;
@@ -8,6 +9,18 @@ pub mod openbao;
 
 use engine::spec::SpecSource;
 use engine::{Address, Value};
+
+/// A role's trust policy letting AWS `service` take it with `actions`.
+pub(crate) fn service_trust(service: &str, actions: &[&str]) -> Value {
+    Value::Json(serde_json::json!({
+        "Version": "2012-10-17",
+        "Statement": [{
+            "Effect": "Allow",
+            "Principal": {"Service": service},
+            "Action": actions,
+        }]
+    }))
+}
 
 /// The keys of the cluster's vars ConfigMap (`eks-<cluster>-vars`) that come from the AWS
 /// stages, under the names the reference's Kustomizations substitute: values of the spec, and

@@ -29,8 +29,9 @@ pub(crate) struct InstanceGroup {
     #[attr(in_place)]
     pub target_size: i64,
     /// The instances' template as [`template_body`] reads it: `machine_type`, `image`,
-    /// `boot_disk_gb`, `data_disk` (`name`, `size_gb`, `type`), `service_account`, `network`,
-    /// `subnetwork`, `tags`, `metadata`, `labels`.
+    /// `boot_disk_gb`, `data_disk` (`name`, `size_gb`, `type`; optional), `service_account`,
+    /// `network`, `subnetwork`, `tags`, `metadata`, `labels`, and optionally `can_ip_forward`
+    /// and `shielded_vm` (secure boot, vTPM, integrity monitoring).
     #[attr(in_place, normalize = engine::normalize::json_document)]
     pub template: Json,
     /// The group's instance group URL (what a backend service names).
@@ -68,49 +69,59 @@ fn template_body(name: &str, t: &Json) -> Json {
         .as_object()
         .map(|m| m.iter().map(|(k, v)| json!({"key": k, "value": v})).collect())
         .unwrap_or_default();
-    json!({
-        "name": name,
-        "properties": {
-            "machineType": t["machine_type"],
-            "disks": [
-                {
-                    "boot": true,
-                    "autoDelete": true,
-                    "type": "PERSISTENT",
-                    "initializeParams": {
-                        "sourceImage": t["image"],
-                        "diskSizeGb": t["boot_disk_gb"].to_string(),
-                    },
-                },
-                {
-                    "boot": false,
-                    "autoDelete": true,
-                    "type": "PERSISTENT",
-                    "deviceName": t["data_disk"]["name"],
-                    "initializeParams": {
-                        "diskSizeGb": t["data_disk"]["size_gb"].to_string(),
-                        "diskType": t["data_disk"]["type"],
-                    },
-                },
-            ],
-            "serviceAccounts": [{
-                "email": t["service_account"],
-                "scopes": ["https://www.googleapis.com/auth/cloud-platform"],
-            }],
-            "networkInterfaces": [{"network": t["network"], "subnetwork": t["subnetwork"]}],
-            "tags": {"items": t["tags"]},
-            "metadata": {"items": metadata},
-            "labels": t["labels"],
+    let mut disks = vec![json!({
+        "boot": true,
+        "autoDelete": true,
+        "type": "PERSISTENT",
+        "initializeParams": {
+            "sourceImage": t["image"],
+            "diskSizeGb": t["boot_disk_gb"].to_string(),
         },
-    })
+    })];
+    if t["data_disk"].is_object() {
+        disks.push(json!({
+            "boot": false,
+            "autoDelete": true,
+            "type": "PERSISTENT",
+            "deviceName": t["data_disk"]["name"],
+            "initializeParams": {
+                "diskSizeGb": t["data_disk"]["size_gb"].to_string(),
+                "diskType": t["data_disk"]["type"],
+            },
+        }));
+    }
+    let mut properties = json!({
+        "machineType": t["machine_type"],
+        "disks": disks,
+        "serviceAccounts": [{
+            "email": t["service_account"],
+            "scopes": ["https://www.googleapis.com/auth/cloud-platform"],
+        }],
+        "networkInterfaces": [{"network": t["network"], "subnetwork": t["subnetwork"]}],
+        "tags": {"items": t["tags"]},
+        "metadata": {"items": metadata},
+        "labels": t["labels"],
+    });
+    if t["can_ip_forward"] == json!(true) {
+        properties["canIpForward"] = json!(true);
+    }
+    if t["shielded_vm"] == json!(true) {
+        properties["shieldedInstanceConfig"] = json!({
+            "enableSecureBoot": true,
+            "enableVtpm": true,
+            "enableIntegrityMonitoring": true,
+        });
+    }
+    json!({ "name": name, "properties": properties })
 }
 
-/// The template as this kind writes it, read back from Compute's JSON.
+/// The template as this kind writes it, read back from Compute's JSON. What a template may
+/// leave out (`data_disk`, `can_ip_forward`, `shielded_vm`) is read back only when there.
 fn template_of(body: &Json) -> Json {
     let p = &body["properties"];
     let disks = p["disks"].as_array().cloned().unwrap_or_default();
     let boot = disks.iter().find(|d| d["boot"] == json!(true)).cloned().unwrap_or(Json::Null);
-    let data = disks.iter().find(|d| d["boot"] != json!(true)).cloned().unwrap_or(Json::Null);
+    let data = disks.iter().find(|d| d["boot"] != json!(true));
     let metadata: serde_json::Map<String, Json> = p["metadata"]["items"]
         .as_array()
         .map(|items| {
@@ -120,22 +131,32 @@ fn template_of(body: &Json) -> Json {
                 .collect()
         })
         .unwrap_or_default();
-    json!({
+    let mut template = json!({
         "machine_type": last_segment(p["machineType"].as_str().unwrap_or_default()),
         "image": boot["initializeParams"]["sourceImage"],
         "boot_disk_gb": int(&boot["initializeParams"]["diskSizeGb"]),
-        "data_disk": {
-            "name": data["deviceName"],
-            "size_gb": int(&data["initializeParams"]["diskSizeGb"]),
-            "type": last_segment(data["initializeParams"]["diskType"].as_str().unwrap_or_default()),
-        },
         "service_account": p["serviceAccounts"][0]["email"],
         "network": p["networkInterfaces"][0]["network"],
         "subnetwork": p["networkInterfaces"][0]["subnetwork"],
         "tags": strings(&p["tags"]["items"]),
         "metadata": metadata,
         "labels": p["labels"].as_object().cloned().unwrap_or_default(),
-    })
+    });
+    if let Some(data) = data {
+        template["data_disk"] = json!({
+            "name": data["deviceName"],
+            "size_gb": int(&data["initializeParams"]["diskSizeGb"]),
+            "type": last_segment(data["initializeParams"]["diskType"].as_str().unwrap_or_default()),
+        });
+    }
+    if p["canIpForward"] == json!(true) {
+        template["can_ip_forward"] = json!(true);
+    }
+    let shielded = &p["shieldedInstanceConfig"];
+    if shielded["enableSecureBoot"] == json!(true) && shielded["enableVtpm"] == json!(true) {
+        template["shielded_vm"] = json!(true);
+    }
+    template
 }
 
 impl InstanceGroupKind {

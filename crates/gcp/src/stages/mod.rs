@@ -1,6 +1,7 @@
 //! The GCP lane's sections and their expansion (pure: no API call): `[gcp]` (the project and
-//! zone every stage uses), `[network]`, `[gke]` and `[openbao.server]`.
+//! zone every stage uses), `[network]`, `[access]`, `[gke]` and `[openbao.server]`.
 
+pub mod access;
 pub mod gke;
 pub mod network;
 pub mod openbao;

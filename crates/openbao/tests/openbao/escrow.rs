@@ -46,6 +46,7 @@ fn provider(
         ca_bundle: server.ca_bundle.clone(),
         source: secrets.clone(),
         token_secret: engine_openbao::SecretRef::parse(&format!("{PREFIX}/root-token")),
+        route: None,
     };
     let bao = OpenBao::builder(Arc::new(connector))
         .secret_sink(sink)

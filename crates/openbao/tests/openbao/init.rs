@@ -58,6 +58,7 @@ pub(super) fn provider(
         ca_bundle: server.ca_bundle.clone(),
         source: secrets.clone(),
         token_secret: engine_openbao::SecretRef::parse(&format!("{PREFIX}/root-token")),
+        route: None,
     }))
     .secret_sink(secrets.clone())
     .secret_source(secrets.clone());

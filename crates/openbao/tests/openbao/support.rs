@@ -27,7 +27,12 @@ pub trait Connect {
 
 impl Connect for BaoServer {
     fn connection(&self, token: Option<Secret>) -> BaoConnection {
-        BaoConnection { address: self.address.clone(), ca_bundle: self.ca_bundle.clone(), token }
+        BaoConnection {
+            route: None,
+            address: self.address.clone(),
+            ca_bundle: self.ca_bundle.clone(),
+            token,
+        }
     }
 
     fn root_secret(&self) -> Secret {

@@ -173,16 +173,7 @@ fn policy_name(arn: &str) -> &str {
     arn.rsplit('/').next().unwrap_or(arn)
 }
 
-pub(super) fn trust(service: &str, actions: &[&str]) -> Value {
-    Value::Json(json!({
-        "Version": "2012-10-17",
-        "Statement": [{
-            "Effect": "Allow",
-            "Principal": {"Service": service},
-            "Action": actions,
-        }]
-    }))
-}
+pub(super) use crate::stages::service_trust as trust;
 
 /// A TOML table as JSON.
 fn table_json(table: &toml::Table) -> Json {
