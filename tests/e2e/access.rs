@@ -315,6 +315,13 @@ async fn the_gcp_router_reads_its_key_from_secret_manager_with_its_own_account()
     assert!(!script.contains("tskey-auth-"), "no key in the metadata");
     assert!(metadata.iter().any(|i| i["key"] == "enable-oslogin" && i["value"] == "TRUE"));
 
+    // Split DNS: the private zone through the network's inbound forwarder (its address in the
+    // nodes' subnetwork, as the DNS policy made it).
+    let split = tailnet(&fake, reqwest::Method::GET, "dns/split-dns", None).await;
+    let servers = split["priv.gcp.ogenki.io"].as_array().cloned().unwrap_or_default();
+    assert_eq!(servers.len(), 1, "{split}");
+    assert!(servers[0].as_str().unwrap().starts_with("10.10."), "{split}");
+
     // Converged, then destroyed: the key revoked and its secret gone.
     let out = engine(&["drift"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
@@ -322,6 +329,8 @@ async fn the_gcp_router_reads_its_key_from_secret_manager_with_its_own_account()
     assert!(out.status.success(), "{}", text(&out));
     let keys = tailnet(&fake, reqwest::Method::GET, "keys", None).await;
     assert_eq!(keys["keys"], json!([]), "the key is revoked");
+    let split = tailnet(&fake, reqwest::Method::GET, "dns/split-dns", None).await;
+    assert_eq!(split, json!({}), "{split}");
     let gone = reqwest::get(format!("{project}/secrets/{secret}")).await.unwrap();
     assert_eq!(gone.status().as_u16(), 404);
 }

@@ -365,7 +365,7 @@ impl<'a> LaneBuilder<'a> {
         let private_path =
             if on_gcp { vec![] } else { engine_aws::stages::access::engine_path(self.spec) };
         let route = if on_gcp { None } else { engine_aws::stages::access::route(self.spec) };
-        let connector = openbao_connector(self.spec, self.openbao, secrets.clone(), route);
+        let connector = openbao_connector(self.spec, self.openbao, secrets.clone(), route.clone());
         // The lineage's snapshot bucket: where a new server restores from, and where a destroy
         // keeps a snapshot first.
         let (snapshots, snapshot_sink): (Arc<dyn SnapshotSource>, Option<Arc<dyn SnapshotSink>>) =
@@ -420,8 +420,10 @@ impl<'a> LaneBuilder<'a> {
             (None, Ok(None) | Err(_)) if on_gcp => Arc::new(OutputsConnector(GkeTokenSource)),
             (None, Ok(None) | Err(_)) => Arc::new(OutputsConnector(EksTokenSource { sdk, region })),
         };
-        let mut kube =
-            Kube::builder(cluster).secret_source(secrets.clone()).pull_options(self.pull);
+        let mut kube = Kube::builder(cluster)
+            .secret_source(secrets.clone())
+            .pull_options(self.pull)
+            .route(route.clone());
         if let Some(interval) = self.kube_poll_interval {
             kube = kube.poll_interval(interval);
         }

@@ -1,9 +1,10 @@
 """Cloud DNS v1: managed zones (public and private), record sets, changes and policies."""
 import copy
+import ipaddress
 import itertools
 import time
 
-from api import new_id
+from api import new_id, rfc3339
 from errors import ApiError, already_exists, invalid, not_found, precondition
 from hooks.base import Flavor, Hooks, Immediate
 
@@ -179,18 +180,70 @@ class ChangeHooks(Hooks):
     methods = {"create": create}
 
 
+COMPUTE = "https://www.googleapis.com/compute/v1/"
+
+
+def _compute_path(url):
+    return url.split("/compute/v1/", 1)[-1]
+
+
 class PolicyHooks(Hooks):
+    """Inbound forwarding gives every subnetwork of the policy's networks a resolver address,
+    as Cloud DNS does: an internal compute address with purpose DNS_RESOLVER, listed by
+    `compute.addresses.list` in the subnetwork's region and gone with the forwarding."""
+
     required = ("name",)
 
     def on_create(self, ctx, res, rel):
         _network_urls(ctx, res, "entity.policy")
         res.setdefault("enableInboundForwarding", False)
         res.setdefault("enableLogging", False)
+        self._resolvers(ctx, res)
 
     def on_update(self, ctx, patch, entry, rel):
         if "networks" in patch:
             _network_urls(ctx, patch, "entity.policy")
         patch.pop("name", None)
+        self._resolvers(ctx, {**entry.resource, **patch})
+
+    def on_delete(self, ctx, rel, entry):
+        self._resolvers(ctx, {"name": entry.resource.get("name"), "enableInboundForwarding": False})
+
+    def _resolvers(self, ctx, policy):
+        store = ctx.app.store
+        prefix = f"dns-forwarding-{policy.get('name')}-"
+        for key, _ in list(store.matching(r"compute:.*/addresses")):
+            if key.rsplit("/", 1)[-1].startswith(prefix):
+                store.delete(key)
+        if not policy.get("enableInboundForwarding"):
+            return
+        networks = {_compute_path(n.get("networkUrl", "")) for n in policy.get("networks") or []}
+        taken = {e.resource.get("address") for _, e in store.matching(r"compute:.*/addresses")}
+        for key, entry in list(store.matching(r"compute:.*/subnetworks")):
+            sub = entry.resource
+            if _compute_path(sub.get("network", "")) not in networks:
+                continue
+            path = key.split(":", 1)[1]
+            region_rel = path.rsplit("/subnetworks/", 1)[0]
+            hosts = itertools.islice(ipaddress.ip_network(sub["ipCidrRange"]).hosts(), 1, None)
+            address = next(str(h) for h in hosts if str(h) not in taken)
+            taken.add(address)
+            name = f"{prefix}{sub['name']}"[:63]
+            rel = f"{region_rel}/addresses/{name}"
+            store.put(f"compute:{rel}", f"compute:{region_rel}/addresses", {
+                "kind": "compute#address",
+                "id": new_id(),
+                "creationTimestamp": rfc3339(offset=True),
+                "name": name,
+                "description": f"DNS inbound forwarder of policy {policy.get('name')}",
+                "address": address,
+                "addressType": "INTERNAL",
+                "purpose": "DNS_RESOLVER",
+                "status": "IN_USE",
+                "subnetwork": COMPUTE + path,
+                "region": COMPUTE + region_rel,
+                "selfLink": COMPUTE + rel,
+            })
 
 
 class ResponsePolicyHooks(Hooks):

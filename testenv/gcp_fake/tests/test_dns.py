@@ -193,3 +193,28 @@ def test_policy_lifecycle_through_the_discovery_client(dns_api, client_kwargs, n
     assert got["enableInboundForwarding"] is False and got["networks"][0]["networkUrl"] == net_url
     assert name in [p["name"] for p in policies.list(project=PROJECT).execute()["policies"]]
     policies.delete(project=PROJECT, policy=name).execute()
+
+
+def test_inbound_forwarding_gives_each_subnetwork_a_resolver_address(dns_api, client_kwargs, name):
+    nets = compute_v1.NetworksClient(**client_kwargs)
+    nets.insert(project=PROJECT, network_resource=compute_v1.Network(name=name, auto_create_subnetworks=False)).result(timeout=10)
+    net_url = f"https://www.googleapis.com/compute/v1/projects/{PROJECT}/global/networks/{name}"
+    subnet = compute_v1.Subnetwork(name=f"{name}-a", network=net_url, ip_cidr_range="10.77.0.0/24")
+    compute_v1.SubnetworksClient(**client_kwargs).insert(project=PROJECT, region="europe-west4", subnetwork_resource=subnet).result(timeout=10)
+    addresses = compute_v1.AddressesClient(**client_kwargs)
+
+    def resolvers():
+        return [a for a in addresses.list(project=PROJECT, region="europe-west4") if a.purpose == "DNS_RESOLVER" and a.subnetwork.endswith(f"/subnetworks/{name}-a")]
+
+    policies = dns_api.policies()
+    body = {"name": name, "description": "inbound", "enableInboundForwarding": True, "networks": [{"networkUrl": net_url}]}
+    policies.create(project=PROJECT, body=body).execute()
+    found = resolvers()
+    assert len(found) == 1 and found[0].address_type == "INTERNAL"
+    assert found[0].address.startswith("10.77.0.")
+    policies.patch(project=PROJECT, policy=name, body={"enableInboundForwarding": False}).execute()
+    assert resolvers() == []
+    policies.patch(project=PROJECT, policy=name, body={"enableInboundForwarding": True}).execute()
+    assert len(resolvers()) == 1
+    policies.delete(project=PROJECT, policy=name).execute()
+    assert resolvers() == []

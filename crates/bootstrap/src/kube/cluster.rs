@@ -44,11 +44,19 @@ pub struct Cluster {
     calls: ApiCallCounter,
     /// `(apiVersion, kind)` -> type; `None` until first needed.
     types: RwLock<Option<HashMap<(String, String), ResourceType>>>,
+    /// How the API server is reached when it is private, said when it cannot be reached.
+    route: Option<String>,
 }
 
 impl Cluster {
     pub fn new(name: &str, client: kube::Client, calls: ApiCallCounter) -> Cluster {
-        Cluster { name: name.to_string(), client, calls, types: RwLock::new(None) }
+        Cluster { name: name.to_string(), client, calls, types: RwLock::new(None), route: None }
+    }
+
+    /// The cluster, its private API server reached by `route`.
+    pub fn with_route(mut self, route: Option<String>) -> Cluster {
+        self.route = route;
+        self
     }
 
     fn count(&self, operation: &str) {
@@ -276,12 +284,37 @@ impl Cluster {
                     if retryable { KindError::retryable(message) } else { KindError::new(message) };
                 error.with_code(status.reason.clone()).with_source(kube::Error::Api(status))
             }
-            other => KindError::retryable(format!("cluster `{}`: {what}: {other}", self.name))
-                .with_source(other),
+            other => {
+                let route = self.route.as_deref().map(|r| format!("; {r}")).unwrap_or_default();
+                KindError::retryable(format!("cluster `{}`: {what}: {other}{route}", self.name))
+                    .with_source(other)
+            }
         }
     }
 }
 
 fn to_json(o: &DynamicObject) -> Result<Json, KindError> {
     serde_json::to_value(o).map_err(|e| KindError::new(format!("object from the API server: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn an_unreachable_private_api_server_says_how_it_is_reached() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        drop(listener);
+        let config = kube::Config::new(format!("http://127.0.0.1:{port}").parse().unwrap());
+        let client = kube::Client::try_from(config).unwrap();
+        let route = "it answers only inside the VPC, reached through the subnet router `r`";
+        let cluster = Cluster::new("aws-0", client, ApiCallCounter::default())
+            .with_route(Some(route.into()));
+        let id = ObjectId::parse_key("v1|ConfigMap|default|x").unwrap();
+        let err = cluster.get(&id).await.unwrap_err();
+        assert!(err.retryable, "{err:?}");
+        assert!(err.message.starts_with("cluster `aws-0`: discovery: "), "{}", err.message);
+        assert!(err.message.ends_with(route), "{}", err.message);
+    }
 }

@@ -55,6 +55,7 @@ pub struct KubeBuilder {
     secrets: Arc<dyn SecretSource>,
     wait_timeout: Duration,
     poll_interval: Duration,
+    route: Option<String>,
 }
 
 impl Kube {
@@ -66,6 +67,7 @@ impl Kube {
             secrets: Arc::new(NoSecrets),
             wait_timeout: Duration::from_secs(300),
             poll_interval: Duration::from_secs(2),
+            route: None,
         }
     }
 
@@ -111,6 +113,13 @@ impl KubeBuilder {
         self
     }
 
+    /// How the clusters' API servers are reached when they are private (e.g. through a
+    /// tailnet's subnet router), said when one cannot be reached.
+    pub fn route(mut self, route: Option<String>) -> Self {
+        self.route = route;
+        self
+    }
+
     pub fn build(self) -> Kube {
         Kube {
             shared: Arc::new(Shared::new(
@@ -119,6 +128,7 @@ impl KubeBuilder {
                 self.secrets,
                 self.wait_timeout,
                 self.poll_interval,
+                self.route,
             )),
         }
     }

@@ -23,6 +23,8 @@ pub(crate) struct Shared {
     pub secrets: Arc<dyn SecretSource>,
     pub wait_timeout: Duration,
     pub poll_interval: Duration,
+    /// How a private API server is reached, said when it cannot be reached.
+    pub route: Option<String>,
     clusters: tokio::sync::Mutex<HashMap<ClusterTarget, (Arc<Cluster>, Instant)>>,
     /// The last full target seen per cluster name: lets a resource removed from the spec (whose
     /// desired attributes are gone) still reach its cluster.
@@ -36,6 +38,7 @@ impl Shared {
         secrets: Arc<dyn SecretSource>,
         wait_timeout: Duration,
         poll_interval: Duration,
+        route: Option<String>,
     ) -> Shared {
         Shared {
             connector,
@@ -44,6 +47,7 @@ impl Shared {
             secrets,
             wait_timeout,
             poll_interval,
+            route,
             clusters: Default::default(),
             targets: Default::default(),
         }
@@ -87,7 +91,8 @@ impl Shared {
         config.read_timeout = config.read_timeout.or(Some(READ_TIMEOUT));
         let client = kube::Client::try_from(config)
             .map_err(|e| KindError::new(format!("cluster `{}`: client: {e}", target.name)))?;
-        let cluster = Arc::new(Cluster::new(&target.name, client, self.calls.clone()));
+        let cluster = Cluster::new(&target.name, client, self.calls.clone());
+        let cluster = Arc::new(cluster.with_route(self.route.clone()));
         clusters.insert(target.clone(), (cluster.clone(), Instant::now()));
         Ok(cluster)
     }

@@ -56,6 +56,23 @@ pub(crate) struct FlowLogs {
     pub metadata: String,
 }
 
+/// Every subnetwork of `region`, by name: one list call per run and region, shared by the
+/// kinds that need them.
+pub(crate) async fn listed(
+    clients: &GcpClients,
+    ctx: &Context,
+    region: &str,
+) -> KindResult<Arc<HashMap<String, Body>>> {
+    let key = format!("gcp:{}:{region}:subnetworks", clients.project);
+    ctx.memo(&key, || async {
+        clients.count("compute", "ListSubnetworks");
+        let call = clients.subnetworks.list().set_project(&clients.project).set_region(region);
+        let mut items = call.by_item();
+        Ok::<_, KindError>(collect_by_name!(items, "compute:ListSubnetworks"))
+    })
+    .await
+}
+
 pub(crate) struct SubnetworkKind(pub Arc<GcpClients>);
 
 impl SubnetworkKind {
@@ -112,14 +129,7 @@ impl SubnetworkKind {
 
     /// Every subnetwork of `region`, by name: one list call per run and region.
     async fn all(&self, ctx: &Context, region: &str) -> KindResult<Arc<HashMap<String, Body>>> {
-        let key = format!("gcp:{}:{region}:subnetworks", self.0.project);
-        ctx.memo(&key, || async {
-            self.0.count("compute", "ListSubnetworks");
-            let call = self.0.subnetworks.list().set_project(&self.0.project).set_region(region);
-            let mut items = call.by_item();
-            Ok::<_, KindError>(collect_by_name!(items, "compute:ListSubnetworks"))
-        })
-        .await
+        listed(&self.0, ctx, region).await
     }
 
     async fn body(&self, region: &str, name: &str) -> KindResult<Body> {

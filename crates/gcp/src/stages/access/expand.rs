@@ -124,6 +124,20 @@ pub fn resources(
             .after_if_present(&network("router_nat.main")),
     );
 
+    // Split DNS: the private zone through the inbound forwarder, once the router forwards.
+    if let (true, Some(zone)) = (access.split_dns, &net.private_zone) {
+        let domain = zone.name.trim_end_matches('.');
+        out.push(
+            ResourceSpec::new(addr("tailscale_dns_split").index(domain), "tailscale_dns_split")
+                .attr("domain", domain)
+                .attr(
+                    "nameservers",
+                    Value::reference(&network("dns_policy.inbound"), "inbound_addresses"),
+                )
+                .after(&group),
+        );
+    }
+
     // What the router forwards from the tailnet comes in from the router.
     out.push(
         ResourceSpec::new(addr("firewall.router_ingress"), "gcp_compute_firewall")

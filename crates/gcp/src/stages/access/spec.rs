@@ -25,6 +25,9 @@ pub struct AccessSpec {
     pub advertise_routes: Option<Vec<String>>,
     #[serde(default = "yes")]
     pub ssh: bool,
+    /// The private zone resolves from the tailnet through the network's inbound DNS forwarder.
+    #[serde(default = "yes")]
+    pub split_dns: bool,
     /// The Secret Manager secret that holds the router's tailnet key.
     pub key_secret: Option<String>,
     #[serde(default)]
@@ -78,8 +81,20 @@ pub fn validate(
 ) -> Vec<SpecError> {
     let mut errors = Vec::new();
     let root = FieldPath::root("access");
-    if net.is_none() {
-        errors.push(spec.error(&root, "the subnet router needs `[network]` (its subnetwork)"));
+    match net {
+        None => {
+            errors.push(spec.error(&root, "the subnet router needs `[network]` (its subnetwork)"))
+        }
+        Some(net)
+            if access.split_dns && (net.private_zone.is_none() || !net.dns_inbound_forwarding) =>
+        {
+            errors.push(spec.error(
+                &root.key("split_dns"),
+                "split DNS needs `[network] private_zone` and `dns_inbound_forwarding = true` \
+                 (the forwarder the tailnet's queries go to); or set `split_dns = false`",
+            ))
+        }
+        Some(_) => {}
     }
     if !crate::stages::project::valid_name(&access.router) {
         errors.push(spec.error(

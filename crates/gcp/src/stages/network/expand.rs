@@ -95,7 +95,9 @@ pub fn resources(spec_name: &str, globals: &Globals, net: &NetworkSpec) -> Vec<R
                 .attr("name", format!("{}-inbound", net.name))
                 .attr("description", format!("Inbound DNS forwarding into {}", net.name))
                 .attr("enable_inbound_forwarding", true)
-                .attr("networks", Value::List(vec![network_link.clone()])),
+                .attr("networks", Value::List(vec![network_link.clone()]))
+                // Its forwarder gets an address in the subnetwork, read back with it.
+                .after(&subnetwork),
         );
     }
 
