@@ -20,11 +20,11 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/engine/target-rustc-$R
 cargo build --quiet --profile "$PROFILE" -p engine-cli
 ENGINE="$CARGO_TARGET_DIR/$([[ $PROFILE == dev ]] && echo debug || echo "$PROFILE")/engine"
 
-# The sandbox's peers (moto, OpenBao, kube-apiserver, the chart registry) on free ports, in a
-# directory of their own.
+# The sandbox's peers (moto, OpenBao, kube-apiserver, the chart registry, the Tailscale fake) on
+# free ports, in a directory of their own.
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 export SANDBOX_DIR="$(mktemp -d)" SANDBOX_MOTO_PORT="$(free_port)" SANDBOX_REGISTRY_PORT="$(free_port)"
-export SANDBOX_BAO_PORT="$(free_port)" SANDBOX_GCP_PORT="$(free_port)"
+export SANDBOX_BAO_PORT="$(free_port)" SANDBOX_GCP_PORT="$(free_port)" SANDBOX_TAILSCALE_PORT="$(free_port)"
 trap 'testenv/sandbox down >/dev/null 2>&1; rm -rf "$SANDBOX_DIR"' EXIT
 export NO_COLOR=1
 if [[ $CLOUD == gcp ]]; then

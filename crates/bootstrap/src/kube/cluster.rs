@@ -309,8 +309,8 @@ mod tests {
         let config = kube::Config::new(format!("http://127.0.0.1:{port}").parse().unwrap());
         let client = kube::Client::try_from(config).unwrap();
         let route = "it answers only inside the VPC, reached through the subnet router `r`";
-        let cluster = Cluster::new("aws-0", client, ApiCallCounter::default())
-            .with_route(Some(route.into()));
+        let cluster =
+            Cluster::new("aws-0", client, ApiCallCounter::default()).with_route(Some(route.into()));
         let id = ObjectId::parse_key("v1|ConfigMap|default|x").unwrap();
         let err = cluster.get(&id).await.unwrap_err();
         assert!(err.retryable, "{err:?}");
