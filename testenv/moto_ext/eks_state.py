@@ -92,11 +92,14 @@ def invalid(message: str) -> InvalidParameterException:
     return InvalidParameterException(message=message)
 
 
-def parse_request(operation: str, uri: dict[str, str], query: dict[str, list[str]], body: Any) -> Json:
-    """The operation's input members, read from where the model puts them, then checked."""
+def parse_request(
+    operation: str, uri: dict[str, str], query: dict[str, list[str]], body: Any, model: ServiceModel = MODEL
+) -> Json:
+    """The operation's input members, read from where `model` (EKS's by default) puts them,
+    then checked."""
     if not isinstance(body, dict):
         raise invalid("The request body must be a JSON object")
-    shape = MODEL.operation_model(operation).input_shape
+    shape = model.operation_model(operation).input_shape
     params: Json = {}
     for name, member in shape.members.items():
         location = member.serialization.get("location")
@@ -129,6 +132,18 @@ def _from_query(shape: Shape, raw: str, path: str) -> Any:
             raise invalid(_violation(raw, path, "Member must be a boolean"))
         return raw.lower() == "true"
     return raw
+
+
+# Unicode classes the models' (Java) patterns use, as Python's `re` can say them.
+_UNICODE_CLASSES = {r"\p{L}": r"\w", r"\p{Z}": r"\s", r"\p{N}": r"\d"}
+
+
+def _matches(pattern: str, value: str) -> bool:
+    r"""Whether `value` matches a model's pattern; `\p{L}`, `\p{Z}` and `\p{N}` (Java's letters,
+    separators, digits) are read as `\w`, `\s` and `\d` (for letters, a little wider)."""
+    for java, python in _UNICODE_CLASSES.items():
+        pattern = pattern.replace(java, python)
+    return re.match(pattern, value) is not None
 
 
 def _violation(value: Any, path: str, constraint: str) -> str:
@@ -165,7 +180,7 @@ def check(shape: Shape, value: Any, path: str) -> None:
         if len(value) < meta.get("min", 0) or len(value) > meta.get("max", len(value)):
             limits = f"{meta.get('min', 0)} and {meta.get('max')}"
             raise invalid(_violation(value, path, f"Member must have length between {limits}"))
-        if "pattern" in meta and not re.match(meta["pattern"], value):
+        if "pattern" in meta and not _matches(meta["pattern"], value):
             raise invalid(_violation(value, path, f"Member must satisfy regular expression pattern: {meta['pattern']}"))
     elif kind in ("integer", "long"):
         if value < meta.get("min", value) or value > meta.get("max", value):
