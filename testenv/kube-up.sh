@@ -152,10 +152,15 @@ port_busy() {
     (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
   fi
 }
+# Ports below the kernel's ephemeral range, so no outgoing connection takes one between its pick
+# and its bind.
+EPHEMERAL_LOW="$(awk '{print $1}' /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)"
+PORT_LOW=15000
+PORT_SPAN=$((EPHEMERAL_LOW > PORT_LOW + 1000 ? EPHEMERAL_LOW - PORT_LOW : 10000))
 free_port() {
   local p i
   for ((i = 0; i < 200; i++)); do
-    p=$((20000 + (RANDOM * 32768 + RANDOM) % 30000))
+    p=$((PORT_LOW + (RANDOM * 32768 + RANDOM) % PORT_SPAN))
     [[ " ${PICKED[*]-} " == *" ${p} "* ]] && continue
     port_busy "${p}" && continue
     PICKED+=("${p}")
