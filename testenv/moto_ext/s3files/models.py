@@ -128,9 +128,14 @@ class S3FilesBackend(BaseBackend):
         return self._shown(fs)
 
     def _shown(self, fs: Json) -> Json:
-        tags = self._tag_list(fs["fileSystemId"])
+        return self._with_tags(fs, fs["fileSystemId"])
+
+    def _with_tags(self, resource: Json, resource_id: str) -> Json:
+        """`resource` as S3 Files shows it: set members, its tags, and its `Name` tag as `name`."""
+        tags = self._tag_list(resource_id)
         name = next((t["value"] for t in tags if t["key"] == "Name"), None)
-        return {**{k: v for k, v in fs.items() if v is not None}, "tags": tags, **({"name": name} if name else {})}
+        shown = {k: v for k, v in resource.items() if v is not None}
+        return {**shown, "tags": tags, **({"name": name} if name else {})}
 
     def get_file_system(self, fileSystemId: str) -> Json:
         return self._shown(self._file_system(fileSystemId))
@@ -296,10 +301,7 @@ class S3FilesBackend(BaseBackend):
         return self._shown_access_point(ap)
 
     def _shown_access_point(self, ap: Json) -> Json:
-        tags = self._tag_list(ap["accessPointId"])
-        name = next((t["value"] for t in tags if t["key"] == "Name"), None)
-        shown = {k: v for k, v in ap.items() if v is not None}
-        return {**shown, "tags": tags, **({"name": name} if name else {})}
+        return self._with_tags(ap, ap["accessPointId"])
 
     def get_access_point(self, accessPointId: str) -> Json:
         return self._shown_access_point(self._access_point(accessPointId))

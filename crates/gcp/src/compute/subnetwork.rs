@@ -64,13 +64,15 @@ pub(crate) async fn listed(
     region: &str,
 ) -> KindResult<Arc<HashMap<String, Body>>> {
     let key = format!("gcp:{}:{region}:subnetworks", clients.project);
-    ctx.memo(&key, || async {
-        clients.count("compute", "ListSubnetworks");
-        let call = clients.subnetworks.list().set_project(&clients.project).set_region(region);
-        let mut items = call.by_item();
-        Ok::<_, KindError>(collect_by_name!(items, "compute:ListSubnetworks"))
-    })
-    .await
+    ctx.memo(&key, || list(clients, region)).await
+}
+
+/// Every subnetwork of `region`, by name, read now.
+pub(crate) async fn list(clients: &GcpClients, region: &str) -> KindResult<HashMap<String, Body>> {
+    clients.count("compute", "ListSubnetworks");
+    let call = clients.subnetworks.list().set_project(&clients.project).set_region(region);
+    let mut items = call.by_item();
+    Ok(collect_by_name!(items, "compute:ListSubnetworks"))
 }
 
 pub(crate) struct SubnetworkKind(pub Arc<GcpClients>);

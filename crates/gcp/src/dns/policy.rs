@@ -88,16 +88,8 @@ impl PolicyKind {
 
     /// The region's DNS resolver addresses, read now.
     async fn resolvers_now(&self) -> KindResult<Resolvers> {
-        let (project, region) = (&self.0.project, &self.0.region);
-        self.0.count("compute", "ListSubnetworks");
-        let call = self.0.subnetworks.list().set_project(project).set_region(region);
-        let mut items = call.by_item();
-        let mut subnetworks = Vec::new();
-        while let Some(item) = items.next().await {
-            subnetworks
-                .push(to_json(&item.map_err(|e| kind_error("compute:ListSubnetworks", &e))?));
-        }
-        self.resolvers_among(subnetworks).await
+        let subnetworks = crate::compute::subnetwork::list(&self.0, &self.0.region).await?;
+        self.resolvers_among(subnetworks.values().map(to_json).collect()).await
     }
 
     /// The resolver addresses (one list of the region's addresses) by the network of their

@@ -13,6 +13,7 @@ pub mod spec;
 
 pub use expand::{STAGE, vpc_resolver};
 
+use crate::stages::network::spec::NetworkSpec;
 use engine::spec::{Globals, SpecErrors, SpecSource};
 use engine::{Address, ResourceSpec};
 
@@ -21,7 +22,7 @@ pub fn expand(spec: &SpecSource, globals: &Globals) -> Result<Vec<ResourceSpec>,
     let Some(access) = spec.section::<spec::AccessSpec>("access")? else {
         return Ok(vec![]);
     };
-    let net = spec.section::<crate::stages::network::spec::NetworkSpec>("network").ok().flatten();
+    let net = spec.section::<NetworkSpec>("network").ok().flatten();
     let errors = spec::validate(spec, globals, net.as_ref(), &access);
     spec.errors(errors).into_result()?;
     let net = net.expect("validated: [network] is there");
@@ -33,26 +34,19 @@ pub fn expand(spec: &SpecSource, globals: &Globals) -> Result<Vec<ResourceSpec>,
 /// the split DNS of each domain. Empty otherwise, or when the sections do not read (their
 /// expansion reports why).
 pub fn engine_path(spec: &SpecSource) -> Vec<Address> {
-    let (Ok(globals), Ok(Some(net)), Ok(Some(access))) = (
-        spec.globals(),
-        spec.section::<crate::stages::network::spec::NetworkSpec>("network"),
-        spec.section::<spec::AccessSpec>("access"),
-    ) else {
-        return vec![];
-    };
-    expand::private_path(&globals, &net, &access)
+    sections(spec).map_or_else(Vec::new, |(g, net, access)| expand::private_path(&g, &net, &access))
+}
+
+/// The globals, `[network]` and `[access]`, when all three read.
+fn sections(spec: &SpecSource) -> Option<(Globals, NetworkSpec, spec::AccessSpec)> {
+    let net = spec.section::<NetworkSpec>("network").ok()??;
+    Some((spec.globals().ok()?, net, spec.section::<spec::AccessSpec>("access").ok()??))
 }
 
 /// How the engine reaches OpenBao and the cluster's API when `[access]` says it goes through the
 /// tailnet: said in the error when they cannot be reached.
 pub fn route(spec: &SpecSource) -> Option<String> {
-    let (Ok(globals), Ok(Some(net)), Ok(Some(access))) = (
-        spec.globals(),
-        spec.section::<crate::stages::network::spec::NetworkSpec>("network"),
-        spec.section::<spec::AccessSpec>("access"),
-    ) else {
-        return None;
-    };
+    let (globals, net, access) = sections(spec)?;
     access.engine_through_tailnet.then(|| {
         format!(
             "it answers only inside the VPC, which this engine reaches through the tailnet's \
