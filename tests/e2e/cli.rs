@@ -184,7 +184,7 @@ fn render_prints_what_helm_template_prints() {
 /// `engine graph` of the reference spec: one graph for the whole lane, in which the EKS cluster
 /// waits for its subnets and IAM role and not for OpenBao. Overlays merge over the spec, and an
 /// error in one names the overlay's file and line; `[llm_platform]` is left out unless its gate is
-/// on. No endpoint listens: nothing here calls AWS.
+/// on, and is in the same graph when it is. No endpoint listens: nothing here calls AWS.
 #[test]
 fn the_reference_spec_is_one_graph_with_overlays_and_gates() {
     let work = tempfile::tempdir().unwrap();
@@ -220,7 +220,7 @@ fn the_reference_spec_is_one_graph_with_overlays_and_gates() {
         "every stage in one graph"
     );
 
-    // With the gate on, the section is accepted and the run says it makes nothing yet.
+    // With the gate on, the LLM platform is in the same graph, after the cluster.
     let out = run_engine(
         "http://127.0.0.1:9",
         &["graph", spec, "--overlay", overlay],
@@ -228,8 +228,13 @@ fn the_reference_spec_is_one_graph_with_overlays_and_gates() {
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!stderr.contains("[skip]"), "{stderr}");
-    assert!(stderr.contains("[llm_platform]: feature gate `llm-platform` is on"), "{stderr}");
+    assert!(!stderr.contains("llm_platform"), "{stderr}");
+    let deps = dot_dependencies(&String::from_utf8_lossy(&out.stdout));
+    let fs = &deps["aws.llm_platform.s3files_file_system.models"];
+    assert!(fs.iter().any(|d| d == "aws.llm_platform.s3_bucket_lookup.models"), "{fs:?}");
+    assert!(fs.iter().any(|d| d == "aws.llm_platform.iam_role.service"), "{fs:?}");
+    let association = &deps["aws.llm_platform.eks_pod_identity_association[\"efs-csi-node-sa\"]"];
+    assert!(association.iter().any(|d| d == "aws.eks.cluster.main"), "{association:?}");
 
     // An error in the overlay names the overlay, at the overlay's line.
     std::fs::write(

@@ -8,6 +8,7 @@ mod eks;
 mod faults;
 mod gcp_lane;
 mod gcs_state;
+mod llm_platform;
 mod lock;
 mod network;
 mod openbao_aws;

@@ -835,11 +835,33 @@ const CASES: &[Case] = &[
     },
     Case {
         name: "llm_platform: not a table",
-        edits: &[("[llm_platform]\n", ""), ("[globals]\n", "llm_platform = true\n\n[globals]\n")],
+        edits: &[
+            ("[llm_platform]\nbucket = \"eu-west-3-ogenki-llm-models\"\n", ""),
+            ("[globals]\n", "llm_platform = true\n\n[globals]\n"),
+        ],
         overlay: "",
         at: Spec("llm_platform = true"),
         message: "`llm_platform` must be a table",
         field: "llm_platform",
+    },
+    Case {
+        name: "llm_platform: not a bucket name",
+        edits: &[("bucket = \"eu-west-3-ogenki-llm-models\"", "bucket = \"LLM_Models\"")],
+        overlay: "",
+        at: Spec("bucket = \"LLM_Models\""),
+        message: "`LLM_Models` is not an S3 bucket name",
+        field: "llm_platform.bucket",
+    },
+    Case {
+        name: "llm_platform: access point mode not octal",
+        edits: &[(
+            "bucket = \"eu-west-3-ogenki-llm-models\"",
+            "bucket = \"eu-west-3-ogenki-llm-models\"\naccess_point = { permissions = \"rwx\" }",
+        )],
+        overlay: "",
+        at: Spec("access_point = { permissions"),
+        message: "`rwx` is not an octal mode",
+        field: "llm_platform.access_point.permissions",
     },
     // [state]: where state is kept and how it is sealed.
     Case {

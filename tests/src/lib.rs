@@ -134,6 +134,7 @@ pub fn engine_command(endpoint: &str, args: &[&str]) -> Command {
         .env_remove("ENGINE_OVERLAY")
         .env_remove("ENGINE_STATE")
         .env_remove("ENGINE_LLM_PLATFORM_ENABLED")
+        .env_remove("TM_LLM_PLATFORM_ENABLED")
         .env_remove("ENGINE_GCP_ENDPOINT")
         .env_remove("ENGINE_TAILSCALE_ENDPOINT")
         .env_remove("TAILSCALE_API_KEY")

@@ -25,6 +25,7 @@ pub struct AwsClients {
     pub eks: aws_sdk_eks::Client,
     pub sqs: aws_sdk_sqs::Client,
     pub events: aws_sdk_eventbridge::Client,
+    pub s3files: aws_sdk_s3files::Client,
     pub region: String,
     pub secondary_region: Option<String>,
 }
@@ -121,6 +122,12 @@ impl AwsClients {
             ),
             sqs: aws_sdk_sqs::Client::from_conf(
                 aws_sdk_sqs::config::Builder::from(&config)
+                    .interceptor(count.clone())
+                    .interceptor(LostAnswers)
+                    .build(),
+            ),
+            s3files: aws_sdk_s3files::Client::from_conf(
+                aws_sdk_s3files::config::Builder::from(&config)
                     .interceptor(count.clone())
                     .interceptor(LostAnswers)
                     .build(),

@@ -2,7 +2,7 @@
 //! added here and in its service's folder.
 
 use crate::AwsClients;
-use crate::{autoscaling, ec2, eks, elbv2, events, iam, kms, logs, route53, s3, sqs};
+use crate::{autoscaling, ec2, eks, elbv2, events, iam, kms, logs, route53, s3, s3files, sqs};
 use engine::{Kind, Typed};
 use std::sync::Arc;
 
@@ -30,6 +30,7 @@ pub(crate) fn all(clients: &Arc<AwsClients>) -> Vec<Arc<dyn Kind>> {
         Typed::arc(iam::role::RoleKind(c())),
         Typed::arc(iam::role_policy::RolePolicyKind(c())),
         Typed::arc(iam::role_policy_attachment::RolePolicyAttachmentKind(c())),
+        Typed::arc(iam::policy::PolicyKind(c())),
         Typed::arc(iam::instance_profile::InstanceProfileKind(c())),
         Typed::arc(iam::oidc_provider::OidcProviderKind(c())),
         // KMS
@@ -38,6 +39,12 @@ pub(crate) fn all(clients: &Arc<AwsClients>) -> Vec<Arc<dyn Kind>> {
         Typed::arc(kms::alias::AliasKind(c())),
         // S3
         Typed::arc(s3::bucket::BucketKind(c())),
+        Typed::arc(s3::bucket_lookup::BucketLookupKind(c())),
+        // S3 Files
+        Typed::arc(s3files::file_system::FileSystemKind(c())),
+        Typed::arc(s3files::mount_target::MountTargetKind(c())),
+        Typed::arc(s3files::access_point::AccessPointKind(c())),
+        Typed::arc(s3files::file_system_policy::FileSystemPolicyKind(c())),
         // Route53
         Typed::arc(route53::zone::ZoneKind(c())),
         Typed::arc(route53::record::RecordKind(c())),

@@ -28,6 +28,7 @@ mod kms;
 mod logs;
 mod route53;
 pub mod s3;
+mod s3files;
 pub mod secretsmanager;
 mod sqs;
 

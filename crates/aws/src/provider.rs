@@ -46,7 +46,7 @@ impl Provider for AwsProvider {
     }
 
     fn sections(&self) -> &'static [&'static str] {
-        &["network", "access", "openbao", "eks", "federation"]
+        &["network", "access", "openbao", "eks", "federation", "llm_platform"]
     }
 
     fn expand(&self, spec: &SpecSource) -> Result<Vec<ResourceSpec>, SpecErrors> {
@@ -60,6 +60,7 @@ impl Provider for AwsProvider {
             stages::openbao::expand(spec, &globals),
             stages::eks::expand(spec, &globals),
             stages::federation::expand(spec, &globals),
+            stages::llm_platform::expand(spec, &globals),
         ] {
             match (stage, &mut errors) {
                 (Ok(r), _) => resources.extend(r),

@@ -30,6 +30,12 @@ pub(crate) fn tofu_resources(resource_type: &str, id: &str, a: &Json) -> Option<
             parse_json_string(&mut f, "assume_role_policy");
             Some(vec![resource("aws_iam_role", id, f)])
         }
+        // A managed policy: its id is its ARN in both.
+        "aws_iam_policy" => {
+            let mut f = fields(a);
+            parse_json_string(&mut f, "policy");
+            Some(vec![resource("aws_iam_policy", id, f)])
+        }
         "aws_iam_role_policy" => {
             let mut f = fields(a);
             rename(&mut f, "role", "role_name");

@@ -213,6 +213,8 @@ impl EngineBuilder {
         if let Some(e) = expand_errors {
             return Err(e.into());
         }
+        let gated_off = self.selection.gated_off_stages(lane.name());
+        resources.retain(|r| !gated_off.iter().any(|stage| r.address.matches_prefix(stage)));
         crate::ownership::unwatch_shared(&spec, &globals, &mut resources)?;
         let graph = ResourceGraph::build(resources).map_err(|errors| {
             let located =
@@ -281,6 +283,7 @@ impl EngineBuilder {
             drain: self.drain,
             interrupt: self.interrupt,
             notes,
+            gated_off,
             cross: Arc::new(cross),
         })
     }
@@ -336,6 +339,10 @@ pub struct Engine {
     interrupt: Interrupt,
     /// What the run leaves out or cannot do, one line each (gated sections).
     notes: Vec<String>,
+    /// The stages of gated sections whose gate is off (`aws.llm_platform`): not expanded, and
+    /// what state records of them is left as it is (not deleted) by plan, apply and drift. A
+    /// destroy removes them with the rest.
+    gated_off: Vec<String>,
     /// What this spec knows of the other specs of its run (references across specs); set by
     /// the [`crate::Workspace`].
     pub(crate) cross: Arc<crate::cross_spec::CrossSpec>,
@@ -488,19 +495,21 @@ impl Engine {
             .with_recorded(state.resources.values().map(|r| (r.kind.clone(), r.id.clone())))
     }
 
+    /// Whether `--target`/`--exclude` and the feature gates let this run touch `address`.
     fn in_scope(&self, address: &Address) -> bool {
+        self.targeted(address) && !self.gated_off.iter().any(|g| address.matches_prefix(g))
+    }
+
+    /// Whether `--target`/`--exclude` let this run touch `address`.
+    fn targeted(&self, address: &Address) -> bool {
         (self.targets.is_empty() || self.targets.iter().any(|t| address.matches_prefix(t)))
             && !self.excludes.iter().any(|e| address.matches_prefix(e))
     }
 
-    /// Addresses recorded in `state` that `--target`/`--exclude` let this run touch.
+    /// Addresses recorded in `state` that this run may touch ([`Engine::in_scope`]).
     fn recorded_in_scope(&self, state: &StateDocument) -> BTreeSet<Address> {
-        state
-            .resources
-            .keys()
-            .map(|a| Address::new(a.clone()))
-            .filter(|a| self.in_scope(a))
-            .collect()
+        let recorded = state.resources.keys().map(|a| Address::new(a.clone()));
+        recorded.filter(|a| self.in_scope(a)).collect()
     }
 
     /// Refreshes and diffs: what `apply` would do.
@@ -617,7 +626,10 @@ impl Engine {
             state.resources.insert(address, handed.resource);
         }
         let before = self.api_calls();
-        let scope = self.recorded_in_scope(&state);
+        // A gate that is off does not keep its stage's resources from a destroy: the network
+        // under them goes too.
+        let recorded = state.resources.keys().map(|a| Address::new(a.clone()));
+        let scope: BTreeSet<Address> = recorded.filter(|a| self.targeted(a)).collect();
         let mut kept: BTreeSet<Address> = BTreeSet::new();
         if !self.confirm_protected {
             let mut stack: Vec<Address> = scope

@@ -43,6 +43,8 @@ pub const REFERENCE_CLOUD_ENV: &str = "TM_CLOUD";
 pub const SHARED_LANE: &str = "shared";
 /// Feature gates known to the engine and the environment variable that enables each.
 pub const FEATURE_GATES: [(&str, &str); 1] = [("llm-platform", "ENGINE_LLM_PLATFORM_ENABLED")];
+/// The reference platform's variable of each gate, read when the engine's is not set.
+pub const REFERENCE_FEATURE_ENV: [(&str, &str); 1] = [("llm-platform", "TM_LLM_PLATFORM_ENABLED")];
 
 /// Spec sections behind a feature gate: (section, gate). A spec may always hold them; a run
 /// expands them only when the gate is on.
@@ -86,12 +88,24 @@ impl Selection {
             }
             selected.insert(f.clone());
         }
+        let enabled = |v: String| v.eq_ignore_ascii_case("true") || v == "1";
         for (name, var) in FEATURE_GATES {
-            if env(var).is_some_and(|v| v.eq_ignore_ascii_case("true") || v == "1") {
+            let reference = REFERENCE_FEATURE_ENV.iter().find(|(n, _)| *n == name);
+            let value = env(var).or_else(|| reference.and_then(|(_, r)| env(r)));
+            if value.is_some_and(enabled) {
                 selected.insert(name.to_string());
             }
         }
         Ok(Selection { lanes, features: selected })
+    }
+
+    /// The stages (`<lane>.<section>`) of the gated sections whose gate is off in this run.
+    pub fn gated_off_stages(&self, lane: &str) -> Vec<String> {
+        GATED_SECTIONS
+            .iter()
+            .filter(|(_, gate)| !self.has_feature(gate))
+            .map(|(section, _)| format!("{lane}.{section}"))
+            .collect()
     }
 
     /// One line for each gated section a spec holds (`present`): a `[skip]` line when its gate
@@ -205,6 +219,19 @@ mod tests {
                 .has_feature("llm-platform")
         );
         assert!(Selection::decide(None, &["nope".into()], &no_env).is_err());
+        // The reference's variable, unless the engine's says otherwise.
+        let reference = |k: &str| (k == "TM_LLM_PLATFORM_ENABLED").then(|| "true".to_string());
+        assert!(Selection::decide(None, &[], &reference).unwrap().has_feature("llm-platform"));
+        let both = |k: &str| match k {
+            "ENGINE_LLM_PLATFORM_ENABLED" => Some("false".to_string()),
+            "TM_LLM_PLATFORM_ENABLED" => Some("true".to_string()),
+            _ => None,
+        };
+        assert!(!Selection::decide(None, &[], &both).unwrap().has_feature("llm-platform"));
+        let off = Selection::decide(None, &[], &no_env).unwrap();
+        assert_eq!(off.gated_off_stages("aws"), ["aws.llm_platform"]);
+        let on = Selection::decide(None, &["llm-platform".into()], &no_env).unwrap();
+        assert!(on.gated_off_stages("aws").is_empty());
         let present = |s: &str| s == "llm_platform";
         let (owned, unowned) = (|_: &str| true, |_: &str| false);
         let off = Selection::decide(None, &[], &no_env).unwrap();

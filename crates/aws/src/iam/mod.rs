@@ -1,8 +1,9 @@
-//! IAM kinds: roles and their inline policies, managed policy attachments, instance profiles,
-//! OIDC providers; IAM's tagging calls (one pair per resource type) and policy documents.
+//! IAM kinds: roles and their inline policies, managed policies and their attachments, instance
+//! profiles, OIDC providers; IAM's tagging calls (one pair per resource type) and policy documents.
 
 pub(crate) mod instance_profile;
 pub(crate) mod oidc_provider;
+pub(crate) mod policy;
 pub(crate) mod role;
 pub(crate) mod role_policy;
 pub(crate) mod role_policy_attachment;

@@ -24,6 +24,10 @@ pub(crate) struct Role {
     pub name: String,
     #[attr(in_place, normalize = engine::normalize::iam_policy)]
     pub assume_role_policy: Json,
+    /// The managed policy that bounds what the role's policies may grant.
+    #[attr(in_place)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub permissions_boundary: Option<String>,
     #[attr(in_place, tags)]
     pub tags: Tags,
     #[attr(computed)]
@@ -49,6 +53,10 @@ impl RoleKind {
         let role = Role {
             name: role.role_name().to_string(),
             assume_role_policy: policy_document(document),
+            permissions_boundary: role
+                .permissions_boundary()
+                .and_then(|b| b.permissions_boundary_arn())
+                .map(str::to_string),
             tags: tags_of(role.tags()),
             arn: Some(role.arn().to_string()),
             declared_policies: None,
@@ -127,6 +135,7 @@ impl TypedKind for RoleKind {
         let name = &desired.name;
         let tags = Some(iam_tags(&desired.tags)?);
         let call = self.0.iam.create_role().role_name(name).set_tags(tags);
+        let call = call.set_permissions_boundary(desired.permissions_boundary.clone());
         let call = call.assume_role_policy_document(policy_text(&desired.assume_role_policy));
         call.send().await.api("iam:CreateRole")?;
         let mut role = read_back(&format!("role {name}"), || self.read_one(name)).await?;
@@ -146,6 +155,19 @@ impl TypedKind for RoleKind {
             let call = self.0.iam.update_assume_role_policy().role_name(name);
             let call = call.policy_document(policy_text(&desired.assume_role_policy));
             call.send().await.api("iam:UpdateAssumeRolePolicy")?;
+        }
+        if changes.permissions_boundary {
+            match &desired.permissions_boundary {
+                Some(boundary) => {
+                    let call = self.0.iam.put_role_permissions_boundary().role_name(name);
+                    let call = call.permissions_boundary(boundary);
+                    call.send().await.api("iam:PutRolePermissionsBoundary")?;
+                }
+                None => {
+                    let call = self.0.iam.delete_role_permissions_boundary().role_name(name);
+                    call.send().await.api("iam:DeleteRolePermissionsBoundary")?;
+                }
+            }
         }
         if changes.tags {
             retag(&RoleTags(&self.0.iam), name, &current.attributes.tags, &desired.tags).await?;
@@ -177,6 +199,7 @@ mod tests {
         let role = |policy: Json| Role {
             name: "r".into(),
             assume_role_policy: policy,
+            permissions_boundary: None,
             tags: Tags::new(),
             arn: None,
             declared_policies: None,

@@ -1,9 +1,10 @@
 //! The AWS spec sections and their expansion into resources: `[network]`, `[access]`,
-//! `[openbao.server]`, `[eks]`, `[federation]`. Expansion is pure: it reads the spec and makes `ResourceSpec`s, and calls no API.
+//! `[openbao.server]`, `[eks]`, `[federation]`, `[llm_platform]`. Expansion is pure: it reads the spec and makes `ResourceSpec`s, and calls no API.
 
 pub mod access;
 pub mod eks;
 pub mod federation;
+pub mod llm_platform;
 pub mod network;
 pub mod openbao;
 

@@ -31,6 +31,19 @@ pub fn cluster_address() -> Address {
     addr("cluster.main")
 }
 
+/// The security group the cluster's nodes are in: their own when a node group has a launch
+/// template of its own (a pod limit), else EKS's cluster security group.
+pub fn node_security_group(eks: &EksSpec) -> Value {
+    match nodes_have_their_own_group(eks) {
+        true => Value::reference(&addr("security_group.node"), "id"),
+        false => Value::reference(&cluster_address(), "cluster_security_group_id"),
+    }
+}
+
+fn nodes_have_their_own_group(eks: &EksSpec) -> bool {
+    eks.node_groups.values().any(|ng| ng.max_pods.is_some())
+}
+
 /// What the expansion of `[eks]` gives the parts expanded beside it (pod identities, Karpenter).
 pub(super) struct Context<'a> {
     pub cluster: &'a str,
@@ -323,7 +336,7 @@ pub fn resources(
     // nodes reach the API.
     let node_sg = addr("security_group.node");
     let node_sg_name = format!("{cluster}-eks-node");
-    if eks.node_groups.values().any(|ng| ng.max_pods.is_some()) {
+    if nodes_have_their_own_group(eks) {
         out.push(
             ResourceSpec::new(node_sg.clone(), "aws_security_group")
                 .attr("foreign_rules", Value::List(vec![]))

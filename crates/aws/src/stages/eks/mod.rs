@@ -10,7 +10,9 @@ mod expand;
 mod karpenter;
 pub mod spec;
 
-pub use expand::{STAGE, addon_address, cluster_address, daemonset_installers};
+pub use expand::{
+    STAGE, addon_address, cluster_address, daemonset_installers, node_security_group,
+};
 
 use crate::stages::network::spec::NetworkSpec;
 use engine::ResourceSpec;
