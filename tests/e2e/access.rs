@@ -6,7 +6,7 @@
 
 use base64::Engine as _;
 use engine_tests::TailscaleFake;
-use engine_tests::{Moto, aws_spec_text, network_spec_text, run_engine, text};
+use engine_tests::{Moto, aws_spec_block, network_spec_text, run_engine, text};
 use serde_json::{Value as Json, json};
 use std::path::Path;
 
@@ -16,18 +16,9 @@ const DESCRIPTION: &str = "subnet router ogenki";
 
 /// The network and `[access]` of specs/aws.toml, as `<dir>/aws.toml`.
 fn spec(dir: &Path) -> String {
-    let all = aws_spec_text();
-    let start = all.find("\n[access]\n").expect("specs/aws.toml has [access]");
-    let block: String = all[start..].lines().skip(1).take_while(|l| !l.trim().is_empty()).fold(
-        String::new(),
-        |mut s, l| {
-            s.push_str(l);
-            s.push('\n');
-            s
-        },
-    );
     let path = dir.join("aws.toml");
-    std::fs::write(&path, format!("{}\n{block}", network_spec_text())).unwrap();
+    std::fs::write(&path, format!("{}\n{}", network_spec_text(), aws_spec_block("access")))
+        .unwrap();
     path.display().to_string()
 }
 

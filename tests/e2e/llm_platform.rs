@@ -6,7 +6,7 @@
 //! not record adopted, not made twice; drift found and repaired; a destroy that leaves the bucket.
 
 use aws_sdk_s3::types::{BucketLocationConstraint, CreateBucketConfiguration};
-use engine_tests::{Moto, aws_spec_text, network_spec_text, run_engine, spec_text_through, text};
+use engine_tests::{Moto, aws_spec_block, network_spec_text, run_engine, spec_text_through, text};
 use serde_json::Value as Json;
 use std::path::Path;
 
@@ -15,14 +15,11 @@ const GATE: [&str; 2] = ["--feature", "llm-platform"];
 
 /// The network, the EKS stage and `[llm_platform]` of specs/aws.toml, as `<dir>/aws.toml`.
 fn spec(dir: &Path) -> String {
-    let all = aws_spec_text();
     let through_eks = spec_text_through(3);
     let eks = &through_eks[through_eks.find("# Stage 3").expect("the EKS stage")..];
-    let start = all.find("\n[llm_platform]\n").expect("specs/aws.toml has [llm_platform]");
-    let block: Vec<&str> = all[start + 1..].lines().take_while(|l| !l.trim().is_empty()).collect();
     let path = dir.join("aws.toml");
-    let text = format!("{}\n{eks}\n{}\n", network_spec_text(), block.join("\n"));
-    std::fs::write(&path, text).unwrap();
+    let block = aws_spec_block("llm_platform");
+    std::fs::write(&path, format!("{}\n{eks}\n{block}", network_spec_text())).unwrap();
     path.display().to_string()
 }
 

@@ -101,6 +101,16 @@ pub fn spec_text_through(n: u32) -> String {
     out.join("\n") + "\n"
 }
 
+/// The `[section]` block of the reference spec: its header and the lines after it up to the
+/// first empty one.
+pub fn aws_spec_block(section: &str) -> String {
+    let all = aws_spec_text();
+    let header = format!("\n[{section}]\n");
+    let start = all.find(&header).unwrap_or_else(|| panic!("specs/aws.toml has [{section}]"));
+    let lines = all[start + 1..].lines().take_while(|l| !l.trim().is_empty());
+    lines.map(|l| format!("{l}\n")).collect()
+}
+
 /// The reference spec's network alone, for the tests about it.
 pub fn network_spec_text() -> String {
     spec_text_through(1)

@@ -6,10 +6,13 @@
 //! the file system's access points by its address and lineage tags (given in the create call),
 //! and a retried create sends the same client token.
 
-use super::{NOT_FOUND, S3FilesTags, client_token, gone, s3files_tags, status_text, tags_of};
+use super::{
+    NOT_FOUND, S3FilesTags, client_token, gone, read_recorded_then_tagged, s3files_tags,
+    status_text, tags_of,
+};
 use crate::AwsClients;
 use crate::error::{SdkResult, built};
-use crate::lookup::{match_requests, still_there};
+use crate::lookup::still_there;
 use crate::tagging::retag;
 use aws_sdk_s3files::operation::get_access_point::GetAccessPointOutput;
 use aws_sdk_s3files::types::{self as api, LifeCycleState};
@@ -119,30 +122,12 @@ impl TypedKind for AccessPointKind {
     const NAME: &'static str = "aws_s3files_access_point";
 
     async fn read(&self, ctx: &Context, requests: &Requests<Self>) -> Found<Self> {
-        let mut found: Vec<Live<AccessPoint>> = Vec::new();
-        for r in requests {
-            if let Some(id) = &r.id
-                && let Some((live, _)) = self.read_one(id).await?
-            {
-                found.push(live);
-            }
-        }
-        // What state does not record: an access point of the file system carrying the tags.
-        let unrecorded: Vec<_> = requests
-            .iter()
-            .filter(|r| !found.iter().any(|l| Some(&l.id) == r.id.as_ref()))
-            .collect();
-        for r in unrecorded {
-            let Some(d) = &r.desired else { continue };
-            for id in self.of_file_system(ctx, &d.file_system_id).await?.iter() {
-                if !found.iter().any(|l| &l.id == id)
-                    && let Some((live, _)) = self.read_one(id).await?
-                {
-                    found.push(live);
-                }
-            }
-        }
-        Ok(match_requests(requests, &found))
+        let read_one = |id: String| async move { Ok(self.read_one(&id).await?.map(|(l, _)| l)) };
+        let listed = |d: &AccessPoint| {
+            let file_system = d.file_system_id.clone();
+            async move { self.of_file_system(ctx, &file_system).await }
+        };
+        read_recorded_then_tagged(requests, read_one, listed).await
     }
 
     async fn create(&self, ctx: &Context, desired: &Self::Attrs) -> Outcome<Self> {

@@ -6,11 +6,14 @@
 //! and a create retried after a lost answer sends the same client token, so S3 Files answers
 //! with the file system the first try made. Nothing of it changes in place but its tags.
 
-use super::{NOT_FOUND, S3FilesTags, client_token, gone, s3files_tags, status_text, tags_of};
+use super::{
+    NOT_FOUND, S3FilesTags, client_token, gone, read_recorded_then_tagged, s3files_tags,
+    status_text, tags_of,
+};
 use crate::AwsClients;
 use crate::eks::retryable_if;
 use crate::error::{SdkResult, required};
-use crate::lookup::{match_requests, still_there};
+use crate::lookup::still_there;
 use crate::tagging::retag;
 use aws_sdk_s3files::types::LifeCycleState;
 use engine::prelude::*;
@@ -100,30 +103,12 @@ impl TypedKind for FileSystemKind {
     const NAME: &'static str = "aws_s3files_file_system";
 
     async fn read(&self, ctx: &Context, requests: &Requests<Self>) -> Found<Self> {
-        let mut found: Vec<Live<FileSystem>> = Vec::new();
-        for r in requests {
-            if let Some(id) = &r.id
-                && let Some((live, _)) = self.read_one(id).await?
-            {
-                found.push(live);
-            }
-        }
-        // What state does not record: a file system of the bucket carrying the request's tags.
-        let unrecorded: Vec<_> = requests
-            .iter()
-            .filter(|r| !found.iter().any(|l| Some(&l.id) == r.id.as_ref()))
-            .collect();
-        for r in unrecorded {
-            let Some(d) = &r.desired else { continue };
-            for id in self.of_bucket(ctx, &d.bucket).await?.iter() {
-                if !found.iter().any(|l| &l.id == id)
-                    && let Some((live, _)) = self.read_one(id).await?
-                {
-                    found.push(live);
-                }
-            }
-        }
-        Ok(match_requests(requests, &found))
+        let read_one = |id: String| async move { Ok(self.read_one(&id).await?.map(|(l, _)| l)) };
+        let listed = |d: &FileSystem| {
+            let bucket = d.bucket.clone();
+            async move { self.of_bucket(ctx, &bucket).await }
+        };
+        read_recorded_then_tagged(requests, read_one, listed).await
     }
 
     async fn create(&self, ctx: &Context, desired: &Self::Attrs) -> Outcome<Self> {

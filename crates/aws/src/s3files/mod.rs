@@ -7,11 +7,14 @@ pub(crate) mod file_system_policy;
 pub(crate) mod mount_target;
 
 use crate::error::{SdkResult, built};
+use crate::lookup::match_requests;
 use crate::tagging::{TagApi, from_pairs};
 use async_trait::async_trait;
 use aws_sdk_s3files::types::{LifeCycleState, Tag};
-use engine::{KindError, KindResult, Tags};
+use engine::{Attributes, KindError, KindResult, Live, ReadRequest, Tags};
 use sha2::{Digest, Sha256};
+use std::future::Future;
+use std::sync::Arc;
 
 /// S3 Files' answer for an id that names nothing.
 pub(crate) const NOT_FOUND: &[&str] = &["ResourceNotFoundException"];
@@ -47,6 +50,41 @@ pub(crate) fn gone(status: Option<&LifeCycleState>) -> bool {
 /// A status's text, for waits and errors.
 pub(crate) fn status_text(status: Option<&LifeCycleState>) -> String {
     status.map_or_else(|| "unknown".to_string(), |s| s.as_str().to_string())
+}
+
+/// Reads tagged S3 Files resources (file systems, access points): each recorded one by its id
+/// (`read_one`), then, for the requests state does not record, the ids their parent lists
+/// (`listed`: a bucket's file systems, a file system's access points), matched by their address
+/// and lineage tags.
+pub(crate) async fn read_recorded_then_tagged<A, R, RFut, L, LFut>(
+    requests: &[ReadRequest<A>],
+    read_one: R,
+    listed: L,
+) -> KindResult<Vec<Option<Live<A>>>>
+where
+    A: Attributes,
+    R: Fn(String) -> RFut,
+    RFut: Future<Output = KindResult<Option<Live<A>>>>,
+    L: Fn(&A) -> LFut,
+    LFut: Future<Output = KindResult<Arc<Vec<String>>>>,
+{
+    let mut found: Vec<Live<A>> = Vec::new();
+    for id in requests.iter().filter_map(|r| r.id.clone()) {
+        found.extend(read_one(id).await?);
+    }
+    let unrecorded: Vec<&A> = requests
+        .iter()
+        .filter(|r| !found.iter().any(|l| Some(&l.id) == r.id.as_ref()))
+        .filter_map(|r| r.desired.as_ref())
+        .collect();
+    for desired in unrecorded {
+        for id in listed(desired).await?.iter() {
+            if !found.iter().any(|l| &l.id == id) {
+                found.extend(read_one(id.clone()).await?);
+            }
+        }
+    }
+    Ok(match_requests(requests, &found))
 }
 
 /// Tagging calls of file systems and access points (by id).
