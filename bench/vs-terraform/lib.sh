@@ -31,7 +31,7 @@ peers() {
     : >"$JOURNAL"
     python3 testenv/fault_proxy.py "http://127.0.0.1:$port" --journal "$JOURNAL" >"$WORK/$name-proxy.out" 2>&1 &
     PIDS+=($!)
-    for _ in $(seq 100); do grep -q '^port ' "$WORK/$name-proxy.out" && break; sleep 0.1; done
+    for _ in $(seq 100); do grep -qs '^port ' "$WORK/$name-proxy.out" && break; sleep 0.1; done
     ENDPOINT="http://127.0.0.1:$(awk '/^port /{print $2}' "$WORK/$name-proxy.out")"
 }
 

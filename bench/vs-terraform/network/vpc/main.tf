@@ -229,3 +229,20 @@ resource "aws_vpc_security_group_egress_rule" "private_access_all" {
 output "vpc_id" {
   value = aws_vpc.this.id
 }
+
+# What the EKS stage (bench/vs-terraform/eks) builds on.
+output "private_subnet_ids" {
+  value = aws_subnet.private[*].id
+}
+
+output "intra_subnet_ids" {
+  value = aws_subnet.intra[*].id
+}
+
+output "secondary_cidr" {
+  value = aws_vpc_ipv4_cidr_block_association.this.cidr_block
+}
+
+output "private_access_security_group_id" {
+  value = aws_security_group.private_access.id
+}
