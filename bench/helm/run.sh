@@ -4,8 +4,9 @@
 # charts and value sets of the golden tests. For each case it prints the
 # mean wall time per render of each (one process per render, like a user
 # running the command) and the ratio. Charts that generate certificates
-# are also measured with ECDSA keys (`--ecdsa-keys`), since RSA key
-# generation (what Sprig does) dominates their time.
+# (Cilium's CA and Hubble's server certificate) make RSA-2048 keys as Sprig
+# does (crates/helm/src/funcs/rsa.rs); they are also measured with ECDSA
+# keys (`--ecdsa-keys`) to show what the keys cost.
 #
 # Usage: bench/helm/run.sh [ITERATIONS]
 set -euo pipefail

@@ -185,6 +185,15 @@ mod tests {
     }
 
     #[test]
+    fn a_managed_policy_is_kept_by_its_arn_with_its_document() {
+        let arn = "arn:aws:iam::1:policy/llm-models-fs-csi-driver-boundary";
+        let a = json!({"arn": arn, "name": "llm-models-fs-csi-driver-boundary", "policy": "{\"Version\":\"2012-10-17\",\"Statement\":[]}"});
+        let p = &tofu_resources("aws_iam_policy", arn, &a).unwrap()[0];
+        assert_eq!((p.kind.as_str(), p.id.as_str()), ("aws_iam_policy", arn));
+        assert_eq!(p.attributes["policy"], json!({"Version": "2012-10-17", "Statement": []}));
+    }
+
+    #[test]
     fn an_internet_gateway_brings_its_attachment() {
         let a = json!({"id": "igw-1", "vpc_id": "vpc-1", "tags_all": {}});
         let out = tofu_resources("aws_internet_gateway", "igw-1", &a).unwrap();

@@ -551,6 +551,14 @@ fn import_values(chart: &Chart, values: &mut Json) {
     }
 }
 
+/// Whether a template of the chart or its subcharts calls a key-generating function.
+fn makes_keys(chart: &Chart) -> bool {
+    const KEY_FUNCTIONS: [&[u8]; 4] =
+        [b"genCA", b"genSignedCert", b"genSelfSignedCert", b"genPrivateKey"];
+    let calls = |data: &[u8]| KEY_FUNCTIONS.iter().any(|f| data.windows(f.len()).any(|w| w == *f));
+    chart.templates.iter().any(|t| calls(&t.data)) || chart.dependencies.iter().any(makes_keys)
+}
+
 /// Stack of the rendering thread: templates may recurse deeply (Helm
 /// allows 1000 nested includes of one template).
 const RENDER_STACK: usize = 256 << 20;
@@ -597,6 +605,19 @@ fn render_on_this_thread(chart: &Chart, opts: &RenderOptions<'_>) -> Result<Rend
     };
     let chart = process_dependencies(chart, &opts.values)?;
     lap("dependencies");
+    // A chart that makes keys (Sprig's RSA keys take longer than the rest of a render) has its
+    // first keys generated in the background from here, while values, parsing and execution go
+    // on.
+    struct PoolGuard;
+    impl Drop for PoolGuard {
+        fn drop(&mut self) {
+            crate::funcs::stop_key_pool();
+        }
+    }
+    let _pool = makes_keys(&chart).then(|| {
+        crate::funcs::start_key_pool(opts.key_algorithm, 2);
+        PoolGuard
+    });
     let mut values = crate::values::coalesce(&chart, &opts.values)?;
     import_values(&chart, &mut values);
     crate::values::validate_schema(&chart, &values)?;
@@ -636,24 +657,6 @@ fn render_on_this_thread(chart: &Chart, opts: &RenderOptions<'_>) -> Result<Rend
     }
     lap("parse");
 
-    // Certificate-generating charts: start generating keys in the
-    // background while templates execute.
-    let wants_keys = src_map.values().any(|t| {
-        t.contains("genCA")
-            || t.contains("genSignedCert")
-            || t.contains("genSelfSignedCert")
-            || t.contains("genPrivateKey")
-    });
-    struct PoolGuard;
-    impl Drop for PoolGuard {
-        fn drop(&mut self) {
-            crate::funcs::stop_key_pool();
-        }
-    }
-    let _pool = wants_keys.then(|| {
-        crate::funcs::start_key_pool(opts.key_algorithm, 2);
-        PoolGuard
-    });
     let mut files = BTreeMap::new();
     let mut exec = Exec::new(&set, opts.lookup);
     for n in &names {

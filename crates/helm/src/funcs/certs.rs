@@ -1,13 +1,15 @@
-//! Sprig's certificate functions (real X.509 certificates, RSA keys).
+//! Sprig's certificate functions (real X.509 certificates, RSA keys made and used by
+//! [`super::rsa`]).
 
 use std::rc::Rc;
 
 use base64::Engine as _;
 use rcgen::{
     BasicConstraints, CertificateParams, DistinguishedName, DnType, ExtendedKeyUsagePurpose, IsCa,
-    Issuer, KeyPair, KeyUsagePurpose, PKCS_RSA_SHA256, RsaKeySize, SanType,
+    Issuer, KeyPair, KeyUsagePurpose, PKCS_RSA_SHA256, SanType,
 };
 
+use super::rsa::RsaKey;
 use super::{Func, arity, s, to_i64};
 use crate::objects::CertObj;
 use crate::template::{Exec, FnError};
@@ -26,10 +28,11 @@ pub(super) static FUNCS: &[(&str, Func)] = &[
     ("genPrivateKey", gen_private_key),
 ];
 
-/// A certificate signing key: aws-lc for RSA, pure Rust for P-256 (its
-/// deterministic signatures need no random generator, which keeps the
-/// fast path free of aws-lc's entropy initialisation).
+/// A certificate signing key: RSA on aws-lc's bignums ([`RsaKey`]), P-256 in pure Rust (its
+/// deterministic signatures need no random generator), other PKCS#8 keys through aws-lc. The
+/// first two keep a render free of aws-lc's entropy initialisation.
 enum Signer {
+    Rsa(RsaKey),
     Aws(KeyPair),
     P256 { key: p256::ecdsa::SigningKey, public: Vec<u8> },
 }
@@ -52,6 +55,7 @@ impl Signer {
 
     fn key_pem(&self) -> String {
         match self {
+            Signer::Rsa(k) => pem_encode("RSA PRIVATE KEY", &k.to_pkcs1_der()),
             Signer::Aws(k) => key_pem(k),
             Signer::P256 { key, .. } => {
                 use p256::pkcs8::EncodePrivateKey as _;
@@ -67,12 +71,14 @@ impl Signer {
 impl rcgen::PublicKeyData for Signer {
     fn der_bytes(&self) -> &[u8] {
         match self {
+            Signer::Rsa(k) => k.public_der(),
             Signer::Aws(k) => k.der_bytes(),
             Signer::P256 { public, .. } => public,
         }
     }
     fn algorithm(&self) -> &'static rcgen::SignatureAlgorithm {
         match self {
+            Signer::Rsa(_) => &PKCS_RSA_SHA256,
             Signer::Aws(k) => k.algorithm(),
             Signer::P256 { .. } => &rcgen::PKCS_ECDSA_P256_SHA256,
         }
@@ -82,6 +88,7 @@ impl rcgen::PublicKeyData for Signer {
 impl rcgen::SigningKey for Signer {
     fn sign(&self, msg: &[u8]) -> Result<Vec<u8>, rcgen::Error> {
         match self {
+            Signer::Rsa(k) => k.sign_pkcs1_sha256(msg).map_err(|_| rcgen::Error::RemoteKeyError),
             Signer::Aws(k) => k.sign(msg),
             Signer::P256 { key, .. } => {
                 use p256::ecdsa::signature::Signer as _;
@@ -109,7 +116,7 @@ fn der_len(n: usize) -> Vec<u8> {
     }
 }
 
-fn der_tlv(tag: u8, content: &[u8]) -> Vec<u8> {
+pub(super) fn der_tlv(tag: u8, content: &[u8]) -> Vec<u8> {
     let mut v = vec![tag];
     v.extend(der_len(content.len()));
     v.extend_from_slice(content);
@@ -117,7 +124,7 @@ fn der_tlv(tag: u8, content: &[u8]) -> Vec<u8> {
 }
 
 /// Reads one TLV: (tag, content, rest).
-fn der_read(b: &[u8]) -> Option<(u8, &[u8], &[u8])> {
+pub(super) fn der_read(b: &[u8]) -> Option<(u8, &[u8], &[u8])> {
     let tag = *b.first()?;
     let l0 = *b.get(1)? as usize;
     let (len, hdr) = if l0 < 0x80 {
@@ -136,13 +143,6 @@ fn der_read(b: &[u8]) -> Option<(u8, &[u8], &[u8])> {
 
 const RSA_ALG_ID: [u8; 15] =
     [0x30, 0x0d, 0x06, 0x09, 0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x01, 0x05, 0x00];
-
-fn pkcs1_to_pkcs8(pkcs1: &[u8]) -> Vec<u8> {
-    let mut body = der_tlv(0x02, &[0]);
-    body.extend_from_slice(&RSA_ALG_ID);
-    body.extend(der_tlv(0x04, pkcs1));
-    der_tlv(0x30, &body)
-}
 
 fn pkcs8_to_pkcs1(pkcs8: &[u8]) -> Option<Vec<u8>> {
     let (_, seq, _) = der_read(pkcs8)?;
@@ -190,35 +190,60 @@ pub enum KeyAlgorithm {
 
 struct KeyPool {
     algorithm: KeyAlgorithm,
-    rx: std::sync::mpsc::Receiver<Vec<u8>>,
-    tx: std::sync::mpsc::Sender<Vec<u8>>,
+    rx: std::sync::mpsc::Receiver<RsaKey>,
+    tx: std::sync::mpsc::Sender<RsaKey>,
+    /// Keys generated at a time.
+    batch: usize,
+    /// Keys being generated.
+    in_flight: std::sync::Arc<std::sync::atomic::AtomicUsize>,
 }
 
 thread_local! {
     static POOL: std::cell::RefCell<Option<KeyPool>> = const { std::cell::RefCell::new(None) };
 }
 
-fn spawn_rsa(tx: &std::sync::mpsc::Sender<Vec<u8>>) {
-    let tx = tx.clone();
-    std::thread::spawn(move || {
-        if let Ok(k) = KeyPair::generate_rsa_for(&PKCS_RSA_SHA256, RsaKeySize::_2048) {
-            let _ = tx.send(k.serialize_der());
+impl KeyPool {
+    fn spawn(&self) {
+        use std::sync::atomic::Ordering;
+        let tx = self.tx.clone();
+        let in_flight = self.in_flight.clone();
+        in_flight.fetch_add(1, Ordering::SeqCst);
+        std::thread::spawn(move || {
+            let key = RsaKey::generate();
+            in_flight.fetch_sub(1, Ordering::SeqCst);
+            if let Ok(key) = key {
+                let _ = tx.send(key);
+            }
+        });
+    }
+
+    /// The next key. When the last key under way has been taken, the next batch is started:
+    /// a chart that makes many keys finds the next ones under way, and the keys of a batch do
+    /// not compete for the processor with a key started for a chart that never takes it.
+    fn take(&self) -> Option<RsaKey> {
+        let key = self.rx.recv_timeout(std::time::Duration::from_secs(30)).ok()?;
+        if self.in_flight.load(std::sync::atomic::Ordering::SeqCst) == 0 {
+            for _ in 0..self.batch {
+                self.spawn();
+            }
         }
-    });
+        Some(key)
+    }
 }
 
 /// Configures key generation for the current thread's renders. With RSA,
-/// `prefetch` keys are generated in the background right away (and the
-/// pool is refilled as keys are used), overlapping key generation with
-/// template work.
+/// `prefetch` keys are generated in the background right away, overlapping key
+/// generation with template work, and as many again whenever the last one under
+/// way has been taken.
 pub fn start_key_pool(algorithm: KeyAlgorithm, prefetch: usize) {
     let (tx, rx) = std::sync::mpsc::channel();
+    let pool = KeyPool { algorithm, rx, tx, batch: prefetch.max(1), in_flight: Default::default() };
     if algorithm == KeyAlgorithm::Rsa2048 {
         for _ in 0..prefetch {
-            spawn_rsa(&tx);
+            pool.spawn();
         }
     }
-    POOL.with(|p| *p.borrow_mut() = Some(KeyPool { algorithm, rx, tx }));
+    POOL.with(|p| *p.borrow_mut() = Some(pool));
 }
 
 /// Ends the current thread's key pool (background keys are discarded).
@@ -233,17 +258,9 @@ fn new_key() -> Result<Signer, FnError> {
         if pool.algorithm == KeyAlgorithm::EcdsaP256 {
             return Some(Signer::new_p256());
         }
-        let der = pool.rx.recv_timeout(std::time::Duration::from_secs(30)).ok()?;
-        spawn_rsa(&pool.tx);
-        let pem = pem_encode("PRIVATE KEY", &der);
-        Some(KeyPair::from_pem_and_sign_algo(&pem, &PKCS_RSA_SHA256).map(Signer::Aws).map_err(err))
+        pool.take().map(|key| Ok(Signer::Rsa(key)))
     });
-    match pooled {
-        Some(k) => k,
-        None => KeyPair::generate_rsa_for(&PKCS_RSA_SHA256, RsaKeySize::_2048)
-            .map(Signer::Aws)
-            .map_err(err),
-    }
+    pooled.unwrap_or_else(|| RsaKey::generate().map(Signer::Rsa).map_err(err))
 }
 
 /// PEM of the key in Sprig's format (PKCS#1 for RSA).
@@ -267,7 +284,13 @@ fn parse_key(pem: &str) -> Result<Signer, FnError> {
         let secret = p256::SecretKey::from_sec1_der(&der).map_err(|e| bad(e.to_string()))?;
         return Ok(Signer::from_p256(p256::ecdsa::SigningKey::from(secret)));
     }
-    let pkcs8 = if label == "RSA PRIVATE KEY" { pkcs1_to_pkcs8(&der) } else { der };
+    if label == "RSA PRIVATE KEY" {
+        return RsaKey::from_pkcs1_der(&der).map(Signer::Rsa).map_err(|e| bad(e.to_string()));
+    }
+    if let Some(pkcs1) = pkcs8_to_pkcs1(&der) {
+        return RsaKey::from_pkcs1_der(&pkcs1).map(Signer::Rsa).map_err(|e| bad(e.to_string()));
+    }
+    let pkcs8 = der;
     let is_ec = pkcs8.windows(EC_PUBLIC_KEY_OID.len()).take(32).any(|w| w == EC_PUBLIC_KEY_OID);
     if is_ec {
         use p256::pkcs8::DecodePrivateKey as _;
@@ -275,9 +298,7 @@ fn parse_key(pem: &str) -> Result<Signer, FnError> {
             p256::ecdsa::SigningKey::from_pkcs8_der(&pkcs8).map_err(|e| bad(e.to_string()))?;
         return Ok(Signer::from_p256(key));
     }
-    let p = pem_encode("PRIVATE KEY", &pkcs8);
-    KeyPair::from_pem_and_sign_algo(&p, &PKCS_RSA_SHA256)
-        .or_else(|_| KeyPair::from_pem(&p))
+    KeyPair::from_pem(&pem_encode("PRIVATE KEY", &pkcs8))
         .map(Signer::Aws)
         .map_err(|e| bad(e.to_string()))
 }
@@ -441,13 +462,8 @@ fn gen_private_key(_: &mut Exec<'_>, a: &[Value]) -> R {
             let rsa_pool = POOL.with(|p| {
                 p.borrow().as_ref().is_some_and(|p| p.algorithm == KeyAlgorithm::Rsa2048)
             });
-            let key = if rsa_pool {
-                new_key()?
-            } else {
-                Signer::Aws(
-                    KeyPair::generate_rsa_for(&PKCS_RSA_SHA256, RsaKeySize::_2048).map_err(err)?,
-                )
-            };
+            let key =
+                if rsa_pool { new_key()? } else { Signer::Rsa(RsaKey::generate().map_err(err)?) };
             key.key_pem()
         }
         "ecdsa" => {
@@ -515,9 +531,11 @@ mod tests {
     }
 
     #[test]
-    fn der_roundtrip() {
+    fn an_rsa_pkcs8_key_gives_its_pkcs1_key() {
         let inner = vec![0x30, 0x03, 0x02, 0x01, 0x00];
-        let p8 = pkcs1_to_pkcs8(&inner);
-        assert_eq!(pkcs8_to_pkcs1(&p8).unwrap(), inner);
+        let mut body = der_tlv(0x02, &[0]);
+        body.extend_from_slice(&RSA_ALG_ID);
+        body.extend(der_tlv(0x04, &inner));
+        assert_eq!(pkcs8_to_pkcs1(&der_tlv(0x30, &body)).unwrap(), inner);
     }
 }

@@ -6,6 +6,7 @@ mod crypto;
 mod fmt;
 mod helm;
 mod json;
+mod rsa;
 mod sprig;
 mod time;
 
