@@ -551,12 +551,14 @@ fn import_values(chart: &Chart, values: &mut Json) {
     }
 }
 
+/// RSA keys started when a render of a chart that makes keys begins (Cilium makes two: its CA
+/// and Hubble's server certificate).
+const KEYS_AHEAD: usize = 2;
+
 /// Whether a template of the chart or its subcharts calls a key-generating function.
 fn makes_keys(chart: &Chart) -> bool {
-    const KEY_FUNCTIONS: [&[u8]; 4] =
-        [b"genCA", b"genSignedCert", b"genSelfSignedCert", b"genPrivateKey"];
-    let calls = |data: &[u8]| KEY_FUNCTIONS.iter().any(|f| data.windows(f.len()).any(|w| w == *f));
-    chart.templates.iter().any(|t| calls(&t.data)) || chart.dependencies.iter().any(makes_keys)
+    chart.templates.iter().any(|t| crate::funcs::calls_key_function(&t.data))
+        || chart.dependencies.iter().any(makes_keys)
 }
 
 /// Stack of the rendering thread: templates may recurse deeply (Helm
@@ -615,7 +617,7 @@ fn render_on_this_thread(chart: &Chart, opts: &RenderOptions<'_>) -> Result<Rend
         }
     }
     let _pool = makes_keys(&chart).then(|| {
-        crate::funcs::start_key_pool(opts.key_algorithm, 2);
+        crate::funcs::start_key_pool(opts.key_algorithm, KEYS_AHEAD);
         PoolGuard
     });
     let mut values = crate::values::coalesce(&chart, &opts.values)?;

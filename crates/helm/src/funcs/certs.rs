@@ -9,7 +9,7 @@ use rcgen::{
     Issuer, KeyPair, KeyUsagePurpose, PKCS_RSA_SHA256, SanType,
 };
 
-use super::rsa::RsaKey;
+use super::rsa::{Prime, RsaKey};
 use super::{Func, arity, s, to_i64};
 use crate::objects::CertObj;
 use crate::template::{Exec, FnError};
@@ -188,79 +188,125 @@ pub enum KeyAlgorithm {
     EcdsaP256,
 }
 
-struct KeyPool {
-    algorithm: KeyAlgorithm,
-    rx: std::sync::mpsc::Receiver<RsaKey>,
-    tx: std::sync::mpsc::Sender<RsaKey>,
-    /// Keys generated at a time.
-    batch: usize,
-    /// Keys being generated.
-    in_flight: std::sync::Arc<std::sync::atomic::AtomicUsize>,
-}
-
 thread_local! {
-    static POOL: std::cell::RefCell<Option<KeyPool>> = const { std::cell::RefCell::new(None) };
+    /// The key algorithm of this thread's render.
+    static ALGORITHM: std::cell::Cell<KeyAlgorithm> =
+        const { std::cell::Cell::new(KeyAlgorithm::Rsa2048) };
 }
 
-impl KeyPool {
-    fn spawn(&self) {
+/// The functions that make keys.
+const KEY_FUNCTIONS: [&[u8]; 4] =
+    [b"genCA", b"genSignedCert", b"genSelfSignedCert", b"genPrivateKey"];
+
+/// Whether a template calls a key-making function.
+pub fn calls_key_function(template: &[u8]) -> bool {
+    KEY_FUNCTIONS.iter().any(|f| template.windows(f.len()).any(|w| w == *f))
+}
+
+/// Primes made ahead for the RSA keys of the process's renders. Workers (one per processor,
+/// two at most) make primes and a key takes two: a key's primes are searched side by side,
+/// and no core stays idle while primes are wanted.
+struct PrimeReserve {
+    rx: std::sync::Mutex<std::sync::mpsc::Receiver<Prime>>,
+    tx: std::sync::mpsc::Sender<Prime>,
+    /// Primes no worker has started yet.
+    to_start: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    /// Primes asked for and not taken: being made or made.
+    promised: std::sync::atomic::AtomicUsize,
+}
+
+fn prime_reserve() -> &'static PrimeReserve {
+    static RESERVE: std::sync::OnceLock<PrimeReserve> = std::sync::OnceLock::new();
+    RESERVE.get_or_init(|| {
+        let (tx, rx) = std::sync::mpsc::channel();
+        PrimeReserve {
+            rx: std::sync::Mutex::new(rx),
+            tx,
+            to_start: Default::default(),
+            promised: Default::default(),
+        }
+    })
+}
+
+impl PrimeReserve {
+    /// Makes sure at least `primes` primes are made or being made.
+    fn ensure(&self, primes: usize) {
         use std::sync::atomic::Ordering;
-        let tx = self.tx.clone();
-        let in_flight = self.in_flight.clone();
-        in_flight.fetch_add(1, Ordering::SeqCst);
-        std::thread::spawn(move || {
-            let key = RsaKey::generate();
-            in_flight.fetch_sub(1, Ordering::SeqCst);
-            if let Ok(key) = key {
-                let _ = tx.send(key);
-            }
-        });
+        let promised = self.promised.load(Ordering::SeqCst);
+        if promised >= primes {
+            return;
+        }
+        let more = primes - promised;
+        self.promised.fetch_add(more, Ordering::SeqCst);
+        self.to_start.fetch_add(more, Ordering::SeqCst);
+        let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).min(2);
+        for _ in 0..workers.min(more) {
+            let (tx, to_start) = (self.tx.clone(), self.to_start.clone());
+            std::thread::spawn(move || {
+                while to_start
+                    .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+                    .is_ok()
+                {
+                    let Ok(prime) = Prime::generate() else { return };
+                    if tx.send(prime).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
     }
 
-    /// The next key. When the last key under way has been taken, the next batch is started:
-    /// a chart that makes many keys finds the next ones under way, and the keys of a batch do
-    /// not compete for the processor with a key started for a chart that never takes it.
+    /// A key of primes made ahead or, past them, made now (both on the workers).
     fn take(&self) -> Option<RsaKey> {
-        let key = self.rx.recv_timeout(std::time::Duration::from_secs(30)).ok()?;
-        if self.in_flight.load(std::sync::atomic::Ordering::SeqCst) == 0 {
-            for _ in 0..self.batch {
-                self.spawn();
+        use std::sync::atomic::Ordering;
+        let wait = std::time::Duration::from_secs(30);
+        let rx = self.rx.lock().ok()?;
+        loop {
+            self.ensure(2);
+            let a = rx.recv_timeout(wait).ok()?;
+            let b = rx.recv_timeout(wait).ok()?;
+            self.promised.fetch_sub(2, Ordering::SeqCst);
+            if let Some(key) = RsaKey::from_primes(a, b).ok()? {
+                return Some(key);
             }
         }
-        Some(key)
     }
 }
 
-/// Configures key generation for the current thread's renders. With RSA,
-/// `prefetch` keys are generated in the background right away, overlapping key
-/// generation with template work, and as many again whenever the last one under
-/// way has been taken.
+/// Starts making the primes of `keys` RSA keys in the background, unless as many are made or
+/// being made; the next renders of the process take them (a render of a chart that makes keys
+/// calls it as it begins; a caller that knows what it will render can call it sooner).
+pub fn reserve_rsa_keys(keys: usize) {
+    prime_reserve().ensure(2 * keys);
+}
+
+/// Configures key generation for the current thread's renders. With RSA, `prefetch` keys
+/// are made ahead in the background (see [`reserve_rsa_keys`]), overlapping key generation
+/// with template work; keys past them are made when asked for.
 pub fn start_key_pool(algorithm: KeyAlgorithm, prefetch: usize) {
-    let (tx, rx) = std::sync::mpsc::channel();
-    let pool = KeyPool { algorithm, rx, tx, batch: prefetch.max(1), in_flight: Default::default() };
+    ALGORITHM.set(algorithm);
     if algorithm == KeyAlgorithm::Rsa2048 {
-        for _ in 0..prefetch {
-            pool.spawn();
-        }
+        reserve_rsa_keys(prefetch);
     }
-    POOL.with(|p| *p.borrow_mut() = Some(pool));
 }
 
-/// Ends the current thread's key pool (background keys are discarded).
+/// Ends the current thread's configuration (keys made ahead stay for the next render).
 pub fn stop_key_pool() {
-    POOL.with(|p| *p.borrow_mut() = None);
+    ALGORITHM.set(KeyAlgorithm::default());
 }
 
 fn new_key() -> Result<Signer, FnError> {
-    let pooled = POOL.with(|p| {
-        let p = p.borrow();
-        let pool = p.as_ref()?;
-        if pool.algorithm == KeyAlgorithm::EcdsaP256 {
-            return Some(Signer::new_p256());
-        }
-        pool.take().map(|key| Ok(Signer::Rsa(key)))
-    });
-    pooled.unwrap_or_else(|| RsaKey::generate().map(Signer::Rsa).map_err(err))
+    match ALGORITHM.get() {
+        KeyAlgorithm::EcdsaP256 => Signer::new_p256(),
+        KeyAlgorithm::Rsa2048 => rsa_key(),
+    }
+}
+
+fn rsa_key() -> Result<Signer, FnError> {
+    match prime_reserve().take() {
+        Some(key) => Ok(Signer::Rsa(key)),
+        None => RsaKey::generate().map(Signer::Rsa).map_err(err),
+    }
 }
 
 /// PEM of the key in Sprig's format (PKCS#1 for RSA).
@@ -459,11 +505,7 @@ fn gen_private_key(_: &mut Exec<'_>, a: &[Value]) -> R {
     let typ = s(&a[0]);
     let pem = match typ.as_str() {
         "" | "rsa" => {
-            let rsa_pool = POOL.with(|p| {
-                p.borrow().as_ref().is_some_and(|p| p.algorithm == KeyAlgorithm::Rsa2048)
-            });
-            let key =
-                if rsa_pool { new_key()? } else { Signer::Rsa(RsaKey::generate().map_err(err)?) };
+            let key = rsa_key()?;
             key.key_pem()
         }
         "ecdsa" => {
@@ -528,6 +570,24 @@ mod tests {
     fn certificates_chain_to_the_ca() {
         chain_ok(KeyAlgorithm::EcdsaP256);
         chain_ok(KeyAlgorithm::Rsa2048);
+    }
+
+    #[test]
+    fn keys_come_from_the_reserve_and_past_it_from_two_threads_all_different() {
+        reserve_rsa_keys(1);
+        let take = || {
+            (0..3)
+                .map(|_| match rsa_key().unwrap() {
+                    Signer::Rsa(k) => k.public_der().to_vec(),
+                    _ => panic!("not an RSA key"),
+                })
+                .collect::<Vec<_>>()
+        };
+        let other = std::thread::spawn(take);
+        let mut all = take();
+        all.extend(other.join().unwrap());
+        let distinct: std::collections::BTreeSet<_> = all.iter().collect();
+        assert_eq!(distinct.len(), 6);
     }
 
     #[test]

@@ -16,7 +16,9 @@ use std::sync::OnceLock;
 use crate::template::{Exec, FnError};
 use crate::value::Value;
 
-pub use certs::{KeyAlgorithm, start_key_pool, stop_key_pool};
+pub use certs::{
+    KeyAlgorithm, calls_key_function, reserve_rsa_keys, start_key_pool, stop_key_pool,
+};
 pub use fmt::go_sprintf;
 
 pub(crate) use time::go_time_format;

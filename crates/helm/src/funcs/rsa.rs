@@ -85,22 +85,39 @@ pub struct RsaKey {
 // keep no thread-local state tied to them.
 unsafe impl Send for RsaKey {}
 
+/// One of an RSA-2048 key's two primes (1024 bits, its two top bits set, `p - 1` prime to
+/// 65537), made apart from the key so that a key's two primes can be searched on two threads.
+pub struct Prime(Bn);
+
+// SAFETY: as for RsaKey: the bignum is owned by the prime alone.
+unsafe impl Send for Prime {}
+
+impl Prime {
+    /// A new random prime.
+    pub fn generate() -> Result<Prime, RsaError> {
+        random_prime(&Ctx::new()?).map(Prime)
+    }
+}
+
 impl RsaKey {
     /// A new RSA-2048 key.
     pub fn generate() -> Result<RsaKey, RsaError> {
-        let ctx = Ctx::new()?;
-        let e = Bn::from_word(PUBLIC_EXPONENT)?;
         loop {
-            let p = random_prime(&ctx)?;
-            let mut q = random_prime(&ctx)?;
-            while !far_apart(&p, &q)? {
-                q = random_prime(&ctx)?;
-            }
-            let (p, q) = if p.cmp(&q) > 0 { (p, q) } else { (q, p) };
-            if let Some(key) = from_primes(p, q, &e, &ctx)? {
+            if let Some(key) = RsaKey::from_primes(Prime::generate()?, Prime::generate()?)? {
                 return Ok(key);
             }
         }
+    }
+
+    /// The key of two primes; `None` when they are too close or `d` falls below FIPS's bound
+    /// (both vanishingly rare: other primes are to be drawn).
+    pub fn from_primes(a: Prime, b: Prime) -> Result<Option<RsaKey>, RsaError> {
+        let (a, b) = (a.0, b.0);
+        if !far_apart(&a, &b)? {
+            return Ok(None);
+        }
+        let (p, q) = if a.cmp(&b) > 0 { (a, b) } else { (b, a) };
+        from_primes(p, q, &Ctx::new()?)
     }
 
     /// Reads a PKCS#1 `RSAPrivateKey`.
@@ -222,7 +239,8 @@ fn far_apart(p: &Bn, q: &Bn) -> Result<bool, RsaError> {
 
 /// The key of primes `p > q`; `None` when `d` falls below FIPS's bound (vanishingly rare: new
 /// primes are drawn).
-fn from_primes(p: Bn, q: Bn, e: &Bn, ctx: &Ctx) -> Result<Option<RsaKey>, RsaError> {
+fn from_primes(p: Bn, q: Bn, ctx: &Ctx) -> Result<Option<RsaKey>, RsaError> {
+    let e = Bn::from_word(PUBLIC_EXPONENT)?;
     let n = Bn::new()?;
     let p1 = p.minus_one()?;
     let q1 = q.minus_one()?;
@@ -248,7 +266,6 @@ fn from_primes(p: Bn, q: Bn, e: &Bn, ctx: &Ctx) -> Result<Option<RsaKey>, RsaErr
     if n.bits() != MODULUS_BITS || d.bits() <= PRIME_BITS {
         return Ok(None);
     }
-    let e = Bn::from_word(PUBLIC_EXPONENT)?;
     let public_der = public_der(&n, &e);
     Ok(Some(RsaKey { n, e, d, p, q, dp, dq, qinv, public_der }))
 }
