@@ -188,22 +188,19 @@ impl RsaKey {
         let (mont_p, mont_q, mont_n) =
             (Mont::new(&self.p, &ctx)?, Mont::new(&self.q, &ctx)?, Mont::new(&self.n, &ctx)?);
         let (mp, mq) = (Bn::new()?, Bn::new()?);
-        let (s1, s2, h, hq, sig, check_m) =
-            (Bn::new()?, Bn::new()?, Bn::new()?, Bn::new()?, Bn::new()?, Bn::new()?);
-        // SAFETY: valid bignums, Montgomery forms and context owned by this call; outputs are
-        // distinct from inputs; null quotients are allowed by BN_div.
+        // SAFETY: valid bignums and context owned by this call; null quotients are allowed.
         unsafe {
             let null = std::ptr::null_mut();
             check(ffi::BN_div(null, mp.0, m.0, self.p.0, ctx.0), "BN_div")?;
             check(ffi::BN_div(null, mq.0, m.0, self.q.0, ctx.0), "BN_div")?;
-            // s1 = m^dp mod p and s2 = m^dq mod q in one call.
-            check(
-                ffi::BN_mod_exp_mont_consttime_x2(
-                    s1.0, mp.0, self.dp.0, self.p.0, mont_p.0, s2.0, mq.0, self.dq.0, self.q.0,
-                    mont_q.0, ctx.0,
-                ),
-                "BN_mod_exp_mont_consttime_x2",
-            )?;
+        }
+        // s1 = m^dp mod p and s2 = m^dq mod q in one call.
+        let (s1, s2) =
+            exp_pair((&mp, &self.dp, &self.p, &mont_p), (&mq, &self.dq, &self.q, &mont_q), &ctx)?;
+        let (h, hq, sig, check_m) = (Bn::new()?, Bn::new()?, Bn::new()?, Bn::new()?);
+        // SAFETY: valid bignums, Montgomery form and context owned by this call; outputs are
+        // distinct from inputs.
+        unsafe {
             // s = s2 + q · (qinv · (s1 - s2) mod p)
             check(ffi::BN_mod_sub(h.0, s1.0, s2.0, self.p.0, ctx.0), "BN_mod_sub")?;
             check(ffi::BN_mod_mul(hq.0, h.0, self.qinv.0, self.p.0, ctx.0), "BN_mod_mul")?;
@@ -348,24 +345,36 @@ fn candidate(start: &Bn, k: usize) -> Result<Bn, RsaError> {
     Ok(c)
 }
 
+/// `base^exponent mod modulus` for two triples in one call of aws-lc's constant-time paired
+/// exponentiation (both at the cost of about one on processors with AVX-512 IFMA).
+fn exp_pair(
+    first: (&Bn, &Bn, &Bn, &Mont),
+    second: (&Bn, &Bn, &Bn, &Mont),
+    ctx: &Ctx,
+) -> Result<(Bn, Bn), RsaError> {
+    let (r1, r2) = (Bn::new()?, Bn::new()?);
+    let ((a1, e1, m1, mont1), (a2, e2, m2, mont2)) = (first, second);
+    // SAFETY: valid bignums, the Montgomery forms of the two moduli and a scratch context, all
+    // owned by this thread; the outputs are fresh bignums distinct from the inputs.
+    check(
+        unsafe {
+            ffi::BN_mod_exp_mont_consttime_x2(
+                r1.0, a1.0, e1.0, m1.0, mont1.0, r2.0, a2.0, e2.0, m2.0, mont2.0, ctx.0,
+            )
+        },
+        "BN_mod_exp_mont_consttime_x2",
+    )?;
+    Ok((r1, r2))
+}
+
 /// Whether `a^(m-1) ≡ 1 (mod m)` for a random base `a`, for both odd moduli at once.
 fn fermat_pair(m1: &Bn, m2: &Bn, ctx: &Ctx) -> Result<(bool, bool), RsaError> {
     let mont1 = Mont::new(m1, ctx)?;
     let mont2 = Mont::new(m2, ctx)?;
     let (e1, e2) = (m1.minus_one()?, m2.minus_one()?);
     let (a1, a2) = (random_base(m1, ctx)?, random_base(m2, ctx)?);
-    let (r1, r2) = (Bn::new()?, Bn::new()?);
-    // SAFETY: valid bignums, contexts for the two moduli, and a scratch context, all owned by
-    // this thread; the outputs are distinct from the inputs.
-    unsafe {
-        check(
-            ffi::BN_mod_exp_mont_consttime_x2(
-                r1.0, a1.0, e1.0, m1.0, mont1.0, r2.0, a2.0, e2.0, m2.0, mont2.0, ctx.0,
-            ),
-            "BN_mod_exp_mont_consttime_x2",
-        )?;
-        Ok((ffi::BN_is_one(r1.0) == 1, ffi::BN_is_one(r2.0) == 1))
-    }
+    let (r1, r2) = exp_pair((&a1, &e1, m1, &mont1), (&a2, &e2, m2, &mont2), ctx)?;
+    Ok((r1.is_one(), r2.is_one()))
 }
 
 fn mark(composite: &mut [bool], first: usize, step: usize) {
@@ -480,7 +489,6 @@ impl Bn {
         let n1 = self.minus_one()?;
         let mont = Mont::new(self, ctx)?;
         let d = Bn::new()?;
-        let (y1, y2) = (Bn::new()?, Bn::new()?);
         // SAFETY: valid bignums, Montgomery form of `self` and scratch context, all owned by
         // this thread; outputs are distinct from inputs.
         let twos = unsafe {
@@ -490,15 +498,7 @@ impl Bn {
         };
         for _ in 0..MILLER_RABIN_ROUNDS / 2 {
             let (b1, b2) = (random_base(self, ctx)?, random_base(self, ctx)?);
-            // SAFETY: as above.
-            unsafe {
-                check(
-                    ffi::BN_mod_exp_mont_consttime_x2(
-                        y1.0, b1.0, d.0, self.0, mont.0, y2.0, b2.0, d.0, self.0, mont.0, ctx.0,
-                    ),
-                    "BN_mod_exp_mont_consttime_x2",
-                )?;
-            }
+            let (y1, y2) = exp_pair((&b1, &d, self, &mont), (&b2, &d, self, &mont), ctx)?;
             for y in [&y1, &y2] {
                 if !self.witnesses_probable_prime(y, &n1, twos, ctx)? {
                     return Ok(false);
@@ -540,6 +540,11 @@ impl Bn {
             }
         }
         Ok(false)
+    }
+
+    fn is_one(&self) -> bool {
+        // SAFETY: a valid bignum.
+        unsafe { ffi::BN_is_one(self.0) == 1 }
     }
 
     fn bits(&self) -> u32 {
