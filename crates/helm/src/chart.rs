@@ -10,6 +10,11 @@ use crate::error::HelmError;
 use crate::limits;
 use crate::yaml::{Numbers, parse};
 
+/// RSA keys started as soon as a chart is seen to make keys, while it loads (Cilium makes two:
+/// its CA and Hubble's server certificate). They are made on the cores the loading and the
+/// rendering leave free and kept for the process's renders (`funcs::reserve_rsa_keys`).
+pub const KEYS_AHEAD: usize = 2;
+
 /// A file of a chart (path relative to the chart root, `/`-separated).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChartFile {
@@ -69,6 +74,10 @@ impl Chart {
         let rules = IgnoreRules::parse(&ignore);
         let mut files = Vec::new();
         walk(dir, dir, &rules, &mut files)?;
+        let templates = files.iter().filter(|f| f.name.starts_with("templates/"));
+        if templates.clone().any(|f| crate::funcs::calls_key_function(&f.data)) {
+            crate::funcs::reserve_rsa_keys(KEYS_AHEAD);
+        }
         Chart::from_files(files, &dir.display().to_string())
     }
 
@@ -123,6 +132,9 @@ impl Chart {
                     "{origin}: the chart is larger than {} MiB decompressed",
                     limits::MAX_CHART_BYTES >> 20
                 )));
+            }
+            if rel.starts_with("templates/") && crate::funcs::calls_key_function(&buf) {
+                crate::funcs::reserve_rsa_keys(KEYS_AHEAD);
             }
             files.push(ChartFile { name: rel, data: buf });
         }

@@ -551,10 +551,6 @@ fn import_values(chart: &Chart, values: &mut Json) {
     }
 }
 
-/// RSA keys started when a render of a chart that makes keys begins (Cilium makes two: its CA
-/// and Hubble's server certificate).
-const KEYS_AHEAD: usize = 2;
-
 /// Whether a template of the chart or its subcharts calls a key-generating function.
 fn makes_keys(chart: &Chart) -> bool {
     chart.templates.iter().any(|t| crate::funcs::calls_key_function(&t.data))
@@ -617,7 +613,7 @@ fn render_on_this_thread(chart: &Chart, opts: &RenderOptions<'_>) -> Result<Rend
         }
     }
     let _pool = makes_keys(&chart).then(|| {
-        crate::funcs::start_key_pool(opts.key_algorithm, KEYS_AHEAD);
+        crate::funcs::start_key_pool(opts.key_algorithm, crate::chart::KEYS_AHEAD);
         PoolGuard
     });
     let mut values = crate::values::coalesce(&chart, &opts.values)?;

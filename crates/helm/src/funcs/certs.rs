@@ -203,9 +203,10 @@ pub fn calls_key_function(template: &[u8]) -> bool {
     KEY_FUNCTIONS.iter().any(|f| template.windows(f.len()).any(|w| w == *f))
 }
 
-/// Primes made ahead for the RSA keys of the process's renders. Workers (one per processor,
-/// two at most) make primes and a key takes two: a key's primes are searched side by side,
-/// and no core stays idle while primes are wanted.
+/// Primes made ahead for the RSA keys of the process's renders. Workers make primes and a key
+/// takes two. Ahead of a render there is one worker per processor but one: the thread that
+/// loads and renders keeps a core of its own (the exponentiations would slow it more than they
+/// gain). A render waiting for a key it has to have made has one per processor (two at most).
 struct PrimeReserve {
     rx: std::sync::Mutex<std::sync::mpsc::Receiver<Prime>>,
     tx: std::sync::mpsc::Sender<Prime>,
@@ -229,8 +230,9 @@ fn prime_reserve() -> &'static PrimeReserve {
 }
 
 impl PrimeReserve {
-    /// Makes sure at least `primes` primes are made or being made.
-    fn ensure(&self, primes: usize) {
+    /// Makes sure at least `primes` primes are made or being made, by `workers` new workers
+    /// when more are needed.
+    fn ensure(&self, primes: usize, workers: usize) {
         use std::sync::atomic::Ordering;
         let promised = self.promised.load(Ordering::SeqCst);
         if promised >= primes {
@@ -239,7 +241,6 @@ impl PrimeReserve {
         let more = primes - promised;
         self.promised.fetch_add(more, Ordering::SeqCst);
         self.to_start.fetch_add(more, Ordering::SeqCst);
-        let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).min(2);
         for _ in 0..workers.min(more) {
             let (tx, to_start) = (self.tx.clone(), self.to_start.clone());
             std::thread::spawn(move || {
@@ -262,7 +263,7 @@ impl PrimeReserve {
         let wait = std::time::Duration::from_secs(30);
         let rx = self.rx.lock().ok()?;
         loop {
-            self.ensure(2);
+            self.ensure(2, processors().min(2));
             let a = rx.recv_timeout(wait).ok()?;
             let b = rx.recv_timeout(wait).ok()?;
             self.promised.fetch_sub(2, Ordering::SeqCst);
@@ -274,10 +275,14 @@ impl PrimeReserve {
 }
 
 /// Starts making the primes of `keys` RSA keys in the background, unless as many are made or
-/// being made; the next renders of the process take them (a render of a chart that makes keys
-/// calls it as it begins; a caller that knows what it will render can call it sooner).
+/// being made; the next renders of the process take them. Loading a chart whose templates make
+/// keys calls it, and so does a render of one as it begins.
 pub fn reserve_rsa_keys(keys: usize) {
-    prime_reserve().ensure(2 * keys);
+    prime_reserve().ensure(2 * keys, processors().saturating_sub(1).clamp(1, 2));
+}
+
+fn processors() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
 /// Configures key generation for the current thread's renders. With RSA, `prefetch` keys
@@ -588,6 +593,13 @@ mod tests {
         all.extend(other.join().unwrap());
         let distinct: std::collections::BTreeSet<_> = all.iter().collect();
         assert_eq!(distinct.len(), 6);
+    }
+
+    #[test]
+    fn templates_that_make_keys_are_told_apart() {
+        assert!(calls_key_function(b"{{- $ca = genCA \"Cilium CA\" $validity -}}"));
+        assert!(calls_key_function(b"{{ genPrivateKey \"rsa\" }}"));
+        assert!(!calls_key_function(b"{{ .Values.hubble.tls.ca.cert | b64enc }}"));
     }
 
     #[test]
