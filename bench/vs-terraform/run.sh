@@ -43,25 +43,4 @@ for i in $(seq "$RUNS"); do
     ENGINE_CALLS="$(calls "$JOURNAL")"
 done
 
-plan_wall() { for i in $(seq "$RUNS"); do field "$WORK/$1-plan-$i.json" wall_seconds; done | median; }
-plan_rss() { for i in $(seq "$RUNS"); do field "$WORK/$1-plan-$i.json" peak_rss_mib; done | sort -g | tail -1; }
-python3 - "$(field "$WORK/tf-apply.json" wall_seconds)" "$(field "$WORK/engine-apply.json" wall_seconds)" \
-    "$(plan_wall tf)" "$(plan_wall engine)" "$TF_CALLS" "$ENGINE_CALLS" \
-    "$(field "$WORK/tf-apply.json" peak_rss_mib)" "$(field "$WORK/engine-apply.json" peak_rss_mib)" \
-    "$(plan_rss tf)" "$(plan_rss engine)" "$RUNS" "$PROFILE" <<'PY'
-import sys
-a = [float(x) for x in sys.argv[1:11]]
-runs, profile = sys.argv[11], sys.argv[12]
-rows = [
-    ("cold apply (s)", a[0], a[1]),
-    (f"no-op plan, median of {runs} (s)", a[2], a[3]),
-    ("no-op plan API calls", a[4], a[5]),
-    ("peak RSS, apply (MiB)", a[6], a[7]),
-    ("peak RSS, no-op plan (MiB)", a[8], a[9]),
-]
-print(f"network stage against moto; engine built with the {profile} profile")
-print(f"{'':34} {'terraform':>10} {'engine':>10} {'terraform/engine':>17}")
-for name, tf, engine in rows:
-    ratio = tf / engine if engine else float("inf")
-    print(f"{name:34} {tf:10.2f} {engine:10.2f} {ratio:16.1f}x")
-PY
+side_by_side_table "network stage against moto"

@@ -348,6 +348,11 @@ pub struct Engine {
     pub(crate) cross: Arc<crate::cross_spec::CrossSpec>,
 }
 
+/// The addresses recorded in `state` that `keep` keeps.
+fn recorded_where(state: &StateDocument, keep: impl Fn(&Address) -> bool) -> BTreeSet<Address> {
+    state.resources.keys().map(|a| Address::new(a.clone())).filter(|a| keep(a)).collect()
+}
+
 impl Engine {
     /// A builder with defaults: no providers, AWS lane selected, parallelism 10.
     pub fn builder() -> EngineBuilder {
@@ -508,8 +513,7 @@ impl Engine {
 
     /// Addresses recorded in `state` that this run may touch ([`Engine::in_scope`]).
     fn recorded_in_scope(&self, state: &StateDocument) -> BTreeSet<Address> {
-        let recorded = state.resources.keys().map(|a| Address::new(a.clone()));
-        recorded.filter(|a| self.in_scope(a)).collect()
+        recorded_where(state, |a| self.in_scope(a))
     }
 
     /// Refreshes and diffs: what `apply` would do.
@@ -628,8 +632,7 @@ impl Engine {
         let before = self.api_calls();
         // A gate that is off does not keep its stage's resources from a destroy: the network
         // under them goes too.
-        let recorded = state.resources.keys().map(|a| Address::new(a.clone()));
-        let scope: BTreeSet<Address> = recorded.filter(|a| self.targeted(a)).collect();
+        let scope = recorded_where(&state, |a| self.targeted(a));
         let mut kept: BTreeSet<Address> = BTreeSet::new();
         if !self.confirm_protected {
             let mut stack: Vec<Address> = scope

@@ -41,10 +41,10 @@ pub const CLOUD_ENV: &str = "ENGINE_CLOUD";
 pub const REFERENCE_CLOUD_ENV: &str = "TM_CLOUD";
 /// The lane of specs that serve every cloud (`[globals] lane = "shared"`): always selected.
 pub const SHARED_LANE: &str = "shared";
-/// Feature gates known to the engine and the environment variable that enables each.
-pub const FEATURE_GATES: [(&str, &str); 1] = [("llm-platform", "ENGINE_LLM_PLATFORM_ENABLED")];
-/// The reference platform's variable of each gate, read when the engine's is not set.
-pub const REFERENCE_FEATURE_ENV: [(&str, &str); 1] = [("llm-platform", "TM_LLM_PLATFORM_ENABLED")];
+/// Feature gates known to the engine: (gate, the environment variable that enables it, the
+/// reference platform's variable, read when the engine's is not set).
+pub const FEATURE_GATES: [(&str, &str, &str); 1] =
+    [("llm-platform", "ENGINE_LLM_PLATFORM_ENABLED", "TM_LLM_PLATFORM_ENABLED")];
 
 /// Spec sections behind a feature gate: (section, gate). A spec may always hold them; a run
 /// expands them only when the gate is on.
@@ -83,16 +83,14 @@ impl Selection {
         }
         let mut selected = BTreeSet::new();
         for f in features {
-            if !FEATURE_GATES.iter().any(|(name, _)| name == f) {
+            if !FEATURE_GATES.iter().any(|(name, _, _)| name == f) {
                 return Err(format!("unknown feature gate `{f}`"));
             }
             selected.insert(f.clone());
         }
         let enabled = |v: String| v.eq_ignore_ascii_case("true") || v == "1";
-        for (name, var) in FEATURE_GATES {
-            let reference = REFERENCE_FEATURE_ENV.iter().find(|(n, _)| *n == name);
-            let value = env(var).or_else(|| reference.and_then(|(_, r)| env(r)));
-            if value.is_some_and(enabled) {
+        for (name, var, reference) in FEATURE_GATES {
+            if env(var).or_else(|| env(reference)).is_some_and(enabled) {
                 selected.insert(name.to_string());
             }
         }
@@ -123,8 +121,8 @@ impl Selection {
                 if !self.has_feature(gate) {
                     let var = FEATURE_GATES
                         .iter()
-                        .find(|(name, _)| *name == gate)
-                        .map(|(_, var)| *var)
+                        .find(|(name, _, _)| *name == gate)
+                        .map(|(_, var, _)| *var)
                         .unwrap_or_default();
                     Some(format!(
                         "[skip] [{section}]: feature gate `{gate}` is off \

@@ -36,6 +36,8 @@ use aws_lc_sys as ffi;
 use rand::RngCore as _;
 use sha2::Digest as _;
 
+use super::certs::{der_read, der_tlv};
+
 const MODULUS_BITS: u32 = 2048;
 const PRIME_BITS: u32 = MODULUS_BITS / 2;
 const PUBLIC_EXPONENT: u64 = 65537;
@@ -122,14 +124,14 @@ impl RsaKey {
 
     /// Reads a PKCS#1 `RSAPrivateKey`.
     pub fn from_pkcs1_der(der: &[u8]) -> Result<RsaKey, RsaError> {
-        let (tag, body, _) = super::certs::der_read(der).ok_or(RsaError::Malformed)?;
+        let (tag, body, _) = der_read(der).ok_or(RsaError::Malformed)?;
         if tag != 0x30 {
             return Err(RsaError::Malformed);
         }
         let mut rest = body;
         let mut ints = Vec::new();
         while !rest.is_empty() {
-            let (tag, value, next) = super::certs::der_read(rest).ok_or(RsaError::Malformed)?;
+            let (tag, value, next) = der_read(rest).ok_or(RsaError::Malformed)?;
             if tag != 0x02 {
                 return Err(RsaError::Malformed);
             }
@@ -626,10 +628,6 @@ fn der_integer(be: &[u8]) -> Vec<u8> {
     }
     content.extend_from_slice(trimmed);
     der_tlv(0x02, &content)
-}
-
-fn der_tlv(tag: u8, content: &[u8]) -> Vec<u8> {
-    super::certs::der_tlv(tag, content)
 }
 
 #[cfg(test)]
