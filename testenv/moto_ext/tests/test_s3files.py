@@ -61,6 +61,8 @@ def test_file_system_mount_targets_access_point_and_policy(s3files, world):
     assert sorted(t["mountTargetId"] for t in listed) == sorted(t["mountTargetId"] for t in targets)
     updated = s3files.update_mount_target(mountTargetId=targets[0]["mountTargetId"], securityGroups=[])
     assert updated["securityGroups"] == []
+    shown = s3files.get_mount_target(mountTargetId=targets[0]["mountTargetId"])
+    assert shown["subnetId"] == world["subnets"][0] and shown["securityGroups"] == []
 
     ap = s3files.create_access_point(
         fileSystemId=fs_id, posixUser={"uid": 1001, "gid": 1001},
@@ -69,6 +71,8 @@ def test_file_system_mount_targets_access_point_and_policy(s3files, world):
     )
     got = s3files.get_access_point(accessPointId=ap["accessPointId"])
     assert got["posixUser"]["uid"] == 1001 and got["rootDirectory"]["path"] == "/models" and got["name"] == "shared"
+    points = s3files.list_access_points(fileSystemId=fs_id)["accessPoints"]
+    assert [p["accessPointId"] for p in points] == [ap["accessPointId"]]
 
     policy = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Principal": {"AWS": world["role"]}, "Action": ["elasticfilesystem:ClientMount"], "Resource": fs["fileSystemArn"]}]}
     s3files.put_file_system_policy(fileSystemId=fs_id, policy=json.dumps(policy))
