@@ -3,6 +3,11 @@
 //!  [--api-versions G/V]... [--release-name N] [--namespace NS] [--repeat N]
 //!  [--ecdsa-keys]`
 
+// The engine binary's allocator (crates/cli/src/main.rs), so that the benchmark measures what
+// `engine render` does.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use engine_helm::{Capabilities, Chart, NoLookup, RenderOptions, render, values};
 
 fn main() {

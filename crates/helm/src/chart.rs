@@ -94,6 +94,7 @@ impl Chart {
         let mut ar = tar::Archive::new(gz);
         let mut files = Vec::new();
         let mut total = 0u64;
+        let mut makes_keys = false;
         let entries = ar
             .entries()
             .map_err(|e| HelmError::Chart(format!("{origin}: reading archive: {e}")))?;
@@ -133,7 +134,11 @@ impl Chart {
                     limits::MAX_CHART_BYTES >> 20
                 )));
             }
-            if rel.starts_with("templates/") && crate::funcs::calls_key_function(&buf) {
+            if !makes_keys
+                && rel.starts_with("templates/")
+                && crate::funcs::calls_key_function(&buf)
+            {
+                makes_keys = true;
                 crate::funcs::reserve_rsa_keys(KEYS_AHEAD);
             }
             files.push(ChartFile { name: rel, data: buf });

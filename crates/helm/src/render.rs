@@ -417,12 +417,17 @@ fn sort_templates(names: &mut [String]) {
     });
 }
 
-fn process_dependencies(chart: &Chart, user: &Json) -> Result<Chart, HelmError> {
-    let mut chart = chart.clone();
+fn process_dependencies<'c>(
+    chart: &'c Chart,
+    user: &Json,
+) -> Result<std::borrow::Cow<'c, Chart>, HelmError> {
+    // A chart that declares no dependencies is rendered as loaded (a copy of Cilium's files
+    // would take a millisecond).
     let deps = match chart.metadata.get("dependencies") {
         Some(Json::Array(a)) => a.clone(),
-        _ => return Ok(chart),
+        _ => return Ok(std::borrow::Cow::Borrowed(chart)),
     };
+    let mut chart = chart.clone();
     let values = crate::values::coalesce(&chart, user)?;
     let mut kept = Vec::new();
     let mut kept_meta = Vec::new();
@@ -503,7 +508,7 @@ fn process_dependencies(chart: &Chart, user: &Json) -> Result<Chart, HelmError> 
         }
     }
     chart.dependencies = kept;
-    Ok(chart)
+    Ok(std::borrow::Cow::Owned(chart))
 }
 
 fn import_values(chart: &Chart, values: &mut Json) {

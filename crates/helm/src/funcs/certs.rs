@@ -194,19 +194,20 @@ thread_local! {
         const { std::cell::Cell::new(KeyAlgorithm::Rsa2048) };
 }
 
-/// The functions that make keys.
+/// The functions that make keys (all of them begin with `gen`).
 const KEY_FUNCTIONS: [&[u8]; 4] =
     [b"genCA", b"genSignedCert", b"genSelfSignedCert", b"genPrivateKey"];
 
 /// Whether a template calls a key-making function.
 pub fn calls_key_function(template: &[u8]) -> bool {
-    KEY_FUNCTIONS.iter().any(|f| template.windows(f.len()).any(|w| w == *f))
+    memchr::memmem::find_iter(template, b"gen")
+        .any(|at| KEY_FUNCTIONS.iter().any(|f| template[at..].starts_with(f)))
 }
 
 /// Primes made ahead for the RSA keys of the process's renders. Workers make primes and a key
 /// takes two. Ahead of a render there is one worker per processor but one: the thread that
 /// loads and renders keeps a core of its own (the exponentiations would slow it more than they
-/// gain). A render waiting for a key it has to have made has one per processor (two at most).
+/// gain). A render waiting for a key searches for its primes too, racing the workers.
 struct PrimeReserve {
     rx: std::sync::Mutex<std::sync::mpsc::Receiver<Prime>>,
     tx: std::sync::mpsc::Sender<Prime>,
@@ -243,7 +244,8 @@ impl PrimeReserve {
         self.to_start.fetch_add(more, Ordering::SeqCst);
         for _ in 0..workers.min(more) {
             let (tx, to_start) = (self.tx.clone(), self.to_start.clone());
-            std::thread::spawn(move || {
+            // A worker that cannot be started only leaves its primes to the renders' threads.
+            let _ = std::thread::Builder::new().name("engine-helm-rsa".into()).spawn(move || {
                 while to_start
                     .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
                     .is_ok()
@@ -257,20 +259,38 @@ impl PrimeReserve {
         }
     }
 
-    /// A key of primes made ahead or, past them, made now (both on the workers).
+    /// A key of primes made ahead or, past them, made now: on the workers and on the calling
+    /// thread, which would otherwise only wait.
     fn take(&self) -> Option<RsaKey> {
-        use std::sync::atomic::Ordering;
-        let wait = std::time::Duration::from_secs(30);
         let rx = self.rx.lock().ok()?;
         loop {
-            self.ensure(2, processors().min(2));
-            let a = rx.recv_timeout(wait).ok()?;
-            let b = rx.recv_timeout(wait).ok()?;
-            self.promised.fetch_sub(2, Ordering::SeqCst);
+            self.ensure(2, processors().saturating_sub(1).max(1));
+            let a = self.next_prime(&rx)?;
+            let b = self.next_prime(&rx)?;
             if let Some(key) = RsaKey::from_primes(a, b).ok()? {
                 return Some(key);
             }
         }
+    }
+
+    /// The reserve's next prime. While none is ready the calling thread searches too and keeps
+    /// whichever prime is found first; a worker's prime found later stays in the reserve.
+    fn next_prime(&self, rx: &std::sync::mpsc::Receiver<Prime>) -> Option<Prime> {
+        let mut theirs = rx.try_recv().ok();
+        if theirs.is_none() {
+            match Prime::generate_unless(|| {
+                theirs = rx.try_recv().ok();
+                theirs.is_some()
+            }) {
+                Ok(Some(ours)) => return Some(ours),
+                Ok(None) => {}
+                // The search failed here (out of memory): a worker's prime is the last chance.
+                Err(_) => theirs = rx.recv_timeout(std::time::Duration::from_secs(30)).ok(),
+            }
+        }
+        let prime = theirs?;
+        self.promised.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+        Some(prime)
     }
 }
 
@@ -600,6 +620,8 @@ mod tests {
         assert!(calls_key_function(b"{{- $ca = genCA \"Cilium CA\" $validity -}}"));
         assert!(calls_key_function(b"{{ genPrivateKey \"rsa\" }}"));
         assert!(!calls_key_function(b"{{ .Values.hubble.tls.ca.cert | b64enc }}"));
+        assert!(!calls_key_function(b"generation: {{ .Values.general.genC }}"));
+        assert!(calls_key_function(b"generation: {{ genSelfSignedCert \"x\" nil nil 1 }}"));
     }
 
     #[test]

@@ -97,7 +97,13 @@ unsafe impl Send for Prime {}
 impl Prime {
     /// A new random prime.
     pub fn generate() -> Result<Prime, RsaError> {
-        random_prime(&Ctx::new()?).map(Prime)
+        Prime::generate_unless(|| false)?.ok_or(RsaError::Bignum("the prime search"))
+    }
+
+    /// A new random prime, unless `stop` says otherwise first: it is asked before each test
+    /// (every fraction of a millisecond), and the search ends with `None` when it answers true.
+    pub fn generate_unless(mut stop: impl FnMut() -> bool) -> Result<Option<Prime>, RsaError> {
+        Ok(random_prime(&Ctx::new()?, &mut stop)?.map(Prime))
     }
 }
 
@@ -253,8 +259,8 @@ fn from_primes(p: Bn, q: Bn, ctx: &Ctx) -> Result<Option<RsaKey>, RsaError> {
         check(ffi::BN_mul(product.0, p1.0, q1.0, ctx.0), "BN_mul")?;
         check(ffi::BN_gcd(gcd.0, p1.0, q1.0, ctx.0), "BN_gcd")?;
         check(ffi::BN_div(lcm.0, null, product.0, gcd.0, ctx.0), "BN_div")?;
-        if ffi::BN_mod_inverse(d.0, e.0, lcm.0, ctx.0).is_null() {
-            return Err(RsaError::Bignum("BN_mod_inverse"));
+        if !exponent_inverse(&d, &lcm)? {
+            return Ok(None);
         }
         check(ffi::BN_div(null, dp.0, d.0, p1.0, ctx.0), "BN_div")?;
         check(ffi::BN_div(null, dq.0, d.0, q1.0, ctx.0), "BN_div")?;
@@ -269,8 +275,42 @@ fn from_primes(p: Bn, q: Bn, ctx: &Ctx) -> Result<Option<RsaKey>, RsaError> {
     Ok(Some(RsaKey { n, e, d, p, q, dp, dq, qinv, public_der }))
 }
 
-/// A random 1024-bit prime with its two top bits set and `p - 1` prime to 65537.
-fn random_prime(ctx: &Ctx) -> Result<Bn, RsaError> {
+/// Sets `d` to `e⁻¹ mod λ` for the public exponent `e`, or answers false when `e` divides `λ`
+/// (the primes' sieve rules it out). As `d = (1 + k·λ) / e` with `k = −λ⁻¹ mod e`, only a word
+/// inverse is needed, taken by Fermat (`λ^(e−2) mod e`, the same steps whatever `λ` is):
+/// aws-lc's `BN_mod_inverse` works through the whole 2048-bit modulus and takes 0.6 ms.
+fn exponent_inverse(d: &Bn, lambda: &Bn) -> Result<bool, RsaError> {
+    let e = PUBLIC_EXPONENT;
+    let r = lambda.mod_word(e)?;
+    if r == 0 {
+        return Ok(false);
+    }
+    let (mut inverse, mut power, mut bits) = (1u64, r, e - 2);
+    while bits > 0 {
+        if bits & 1 == 1 {
+            inverse = inverse * power % e;
+        }
+        power = power * power % e;
+        bits >>= 1;
+    }
+    let k = e - inverse;
+    // SAFETY: valid, distinct bignums owned by this thread.
+    unsafe {
+        if ffi::BN_copy(d.0, lambda.0).is_null() {
+            return Err(RsaError::Bignum("BN_copy"));
+        }
+        check(ffi::BN_mul_word(d.0, k), "BN_mul_word")?;
+        check(ffi::BN_add_word(d.0, 1), "BN_add_word")?;
+        if ffi::BN_div_word(d.0, e) != 0 {
+            return Err(RsaError::Bignum("BN_div_word"));
+        }
+    }
+    Ok(true)
+}
+
+/// A random 1024-bit prime with its two top bits set and `p - 1` prime to 65537, unless
+/// `stop` answers true before a test.
+fn random_prime(ctx: &Ctx, stop: &mut dyn FnMut() -> bool) -> Result<Option<Bn>, RsaError> {
     let primes = sieve_primes();
     let mut composite = vec![false; WINDOW];
     loop {
@@ -307,10 +347,13 @@ fn random_prime(ctx: &Ctx) -> Result<Bn, RsaError> {
             if first.bits() != PRIME_BITS || second.bits() != PRIME_BITS {
                 break;
             }
+            if stop() {
+                return Ok(None);
+            }
             let (a, b) = fermat_pair(&first, &second, ctx)?;
             for (passed, c) in [(a, first), (b, second)] {
                 if passed && c.is_probable_prime(ctx)? {
-                    return Ok(c);
+                    return Ok(Some(c));
                 }
             }
         }
@@ -705,6 +748,30 @@ mod tests {
             let v = start + 2 * k as u64;
             let divisible = primes.primes[..40].iter().any(|&s| v.is_multiple_of(s as u64));
             assert_eq!(*marked, divisible, "{v}");
+        }
+    }
+
+    #[test]
+    fn the_exponents_inverse_is_the_one_aws_lc_finds() {
+        let ctx = Ctx::new().unwrap();
+        let e = Bn::from_word(PUBLIC_EXPONENT).unwrap();
+        for i in 0..40 {
+            let mut bytes = [0u8; 256];
+            rand::rng().fill_bytes(&mut bytes);
+            bytes[255] &= 0xfe;
+            let lambda = Bn::from_bytes(&bytes).unwrap();
+            if i == 0 {
+                // A multiple of e: no inverse.
+                check(unsafe { ffi::BN_mul_word(lambda.0, PUBLIC_EXPONENT) }, "").unwrap();
+            }
+            let (ours, theirs) = (Bn::new().unwrap(), Bn::new().unwrap());
+            let invertible =
+                unsafe { !ffi::BN_mod_inverse(theirs.0, e.0, lambda.0, ctx.0).is_null() };
+            assert_eq!(exponent_inverse(&ours, &lambda).unwrap(), invertible, "draw {i}");
+            assert_eq!(invertible, i != 0);
+            if invertible {
+                assert_eq!(ours.cmp(&theirs), 0, "draw {i}");
+            }
         }
     }
 
