@@ -598,6 +598,26 @@ mod tests {
     }
 
     #[test]
+    fn a_render_makes_the_primes_no_worker_brings_and_takes_those_that_come() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let (tx, rx) = std::sync::mpsc::channel();
+        // Two primes promised (so no worker is started) that no worker will bring.
+        let reserve = PrimeReserve {
+            rx: std::sync::Mutex::new(rx),
+            tx: tx.clone(),
+            to_start: Default::default(),
+            promised: AtomicUsize::new(2),
+        };
+        assert!(reserve.take().is_some());
+        assert_eq!(reserve.promised.load(Ordering::SeqCst), 2, "nothing came from the reserve");
+        // A prime in the reserve is taken (no longer promised) before any search of its own.
+        tx.send(Prime::generate().unwrap()).unwrap();
+        let lock = reserve.rx.lock().unwrap();
+        assert!(reserve.next_prime(&lock).is_some());
+        assert_eq!(reserve.promised.load(Ordering::SeqCst), 1);
+    }
+
+    #[test]
     fn keys_come_from_the_reserve_and_past_it_from_two_threads_all_different() {
         reserve_rsa_keys(1);
         let take = || {

@@ -725,6 +725,21 @@ mod tests {
     }
 
     #[test]
+    fn a_search_told_to_stop_stops_before_its_next_test() {
+        assert!(Prime::generate_unless(|| true).unwrap().is_none());
+        let mut asked = 0;
+        let stopped = Prime::generate_unless(|| {
+            asked += 1;
+            asked == 3
+        });
+        // Either a prime came within two tests, or the search ended when told, at the third.
+        match stopped.unwrap() {
+            Some(prime) => assert!(asked <= 2 && prime.0.bits() == PRIME_BITS),
+            None => assert_eq!(asked, 3),
+        }
+    }
+
+    #[test]
     fn the_sieve_leaves_exactly_the_numbers_without_a_small_factor() {
         // The marking rule on a small start: start + 2k is marked iff a sieve prime divides it.
         let primes = sieve_primes();
