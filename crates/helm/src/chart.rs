@@ -74,8 +74,10 @@ impl Chart {
         let rules = IgnoreRules::parse(&ignore);
         let mut files = Vec::new();
         walk(dir, dir, &rules, &mut files)?;
-        let templates = files.iter().filter(|f| f.name.starts_with("templates/"));
-        if templates.clone().any(|f| crate::funcs::calls_key_function(&f.data)) {
+        if files
+            .iter()
+            .any(|f| f.name.starts_with("templates/") && crate::funcs::calls_key_function(&f.data))
+        {
             crate::funcs::reserve_rsa_keys(KEYS_AHEAD);
         }
         Chart::from_files(files, &dir.display().to_string())

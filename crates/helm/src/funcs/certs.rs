@@ -264,7 +264,7 @@ impl PrimeReserve {
     fn take(&self) -> Option<RsaKey> {
         let rx = self.rx.lock().ok()?;
         loop {
-            self.ensure(2, processors().saturating_sub(1).max(1));
+            self.ensure(2, background_workers());
             let a = self.next_prime(&rx)?;
             let b = self.next_prime(&rx)?;
             if let Some(key) = RsaKey::from_primes(a, b).ok()? {
@@ -298,11 +298,14 @@ impl PrimeReserve {
 /// being made; the next renders of the process take them. Loading a chart whose templates make
 /// keys calls it, and so does a render of one as it begins.
 pub fn reserve_rsa_keys(keys: usize) {
-    prime_reserve().ensure(2 * keys, processors().saturating_sub(1).clamp(1, 2));
+    prime_reserve().ensure(2 * keys, background_workers());
 }
 
-fn processors() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
+/// Workers started for primes: one per processor but one (the loading or rendering thread's),
+/// at least one, and two at most (a render asks for two primes at a time).
+fn background_workers() -> usize {
+    let processors = std::thread::available_parallelism().map_or(1, |n| n.get());
+    processors.saturating_sub(1).clamp(1, 2)
 }
 
 /// Configures key generation for the current thread's renders. With RSA, `prefetch` keys

@@ -250,18 +250,19 @@ fn from_primes(p: Bn, q: Bn, ctx: &Ctx) -> Result<Option<RsaKey>, RsaError> {
     let p1 = p.minus_one()?;
     let q1 = q.minus_one()?;
     let (product, gcd, lcm) = (Bn::new()?, Bn::new()?, Bn::new()?);
-    let (d, dp, dq, qinv) = (Bn::new()?, Bn::new()?, Bn::new()?, Bn::new()?);
+    let (dp, dq, qinv) = (Bn::new()?, Bn::new()?, Bn::new()?);
+    let null = std::ptr::null_mut();
     // SAFETY: every pointer is a valid bignum or context owned by this thread; the outputs are
     // distinct from the inputs; a null quotient is allowed by BN_div.
     unsafe {
-        let null = std::ptr::null_mut();
         check(ffi::BN_mul(n.0, p.0, q.0, ctx.0), "BN_mul")?;
         check(ffi::BN_mul(product.0, p1.0, q1.0, ctx.0), "BN_mul")?;
         check(ffi::BN_gcd(gcd.0, p1.0, q1.0, ctx.0), "BN_gcd")?;
         check(ffi::BN_div(lcm.0, null, product.0, gcd.0, ctx.0), "BN_div")?;
-        if !exponent_inverse(&d, &lcm)? {
-            return Ok(None);
-        }
+    }
+    let Some(d) = exponent_inverse(&lcm)? else { return Ok(None) };
+    // SAFETY: as above.
+    unsafe {
         check(ffi::BN_div(null, dp.0, d.0, p1.0, ctx.0), "BN_div")?;
         check(ffi::BN_div(null, dq.0, d.0, q1.0, ctx.0), "BN_div")?;
         if ffi::BN_mod_inverse(qinv.0, q.0, p.0, ctx.0).is_null() {
@@ -275,15 +276,15 @@ fn from_primes(p: Bn, q: Bn, ctx: &Ctx) -> Result<Option<RsaKey>, RsaError> {
     Ok(Some(RsaKey { n, e, d, p, q, dp, dq, qinv, public_der }))
 }
 
-/// Sets `d` to `e⁻¹ mod λ` for the public exponent `e`, or answers false when `e` divides `λ`
+/// `e⁻¹ mod λ` for the public exponent `e`, or `None` when `e` divides `λ`
 /// (the primes' sieve rules it out). As `d = (1 + k·λ) / e` with `k = −λ⁻¹ mod e`, only a word
 /// inverse is needed, taken by Fermat (`λ^(e−2) mod e`, the same steps whatever `λ` is):
 /// aws-lc's `BN_mod_inverse` works through the whole 2048-bit modulus and takes 0.6 ms.
-fn exponent_inverse(d: &Bn, lambda: &Bn) -> Result<bool, RsaError> {
+fn exponent_inverse(lambda: &Bn) -> Result<Option<Bn>, RsaError> {
     let e = PUBLIC_EXPONENT;
     let r = lambda.mod_word(e)?;
     if r == 0 {
-        return Ok(false);
+        return Ok(None);
     }
     let (mut inverse, mut power, mut bits) = (1u64, r, e - 2);
     while bits > 0 {
@@ -294,18 +295,16 @@ fn exponent_inverse(d: &Bn, lambda: &Bn) -> Result<bool, RsaError> {
         bits >>= 1;
     }
     let k = e - inverse;
-    // SAFETY: valid, distinct bignums owned by this thread.
+    let d = lambda.copy()?;
+    // SAFETY: a valid bignum owned by this thread.
     unsafe {
-        if ffi::BN_copy(d.0, lambda.0).is_null() {
-            return Err(RsaError::Bignum("BN_copy"));
-        }
         check(ffi::BN_mul_word(d.0, k), "BN_mul_word")?;
         check(ffi::BN_add_word(d.0, 1), "BN_add_word")?;
         if ffi::BN_div_word(d.0, e) != 0 {
             return Err(RsaError::Bignum("BN_div_word"));
         }
     }
-    Ok(true)
+    Ok(Some(d))
 }
 
 /// A random 1024-bit prime with its two top bits set and `p - 1` prime to 65537, unless
@@ -379,14 +378,9 @@ fn random_base(m: &Bn, ctx: &Ctx) -> Result<Bn, RsaError> {
 
 /// `start + 2k`.
 fn candidate(start: &Bn, k: usize) -> Result<Bn, RsaError> {
-    let c = Bn::new()?;
-    // SAFETY: both are valid bignums owned by this thread.
-    unsafe {
-        if ffi::BN_copy(c.0, start.0).is_null() {
-            return Err(RsaError::Bignum("BN_copy"));
-        }
-        check(ffi::BN_add_word(c.0, 2 * k as u64), "BN_add_word")?;
-    }
+    let c = start.copy()?;
+    // SAFETY: a valid bignum owned by this thread.
+    check(unsafe { ffi::BN_add_word(c.0, 2 * k as u64) }, "BN_add_word")?;
     Ok(c)
 }
 
@@ -510,15 +504,19 @@ impl Bn {
         Ok(out)
     }
 
-    fn minus_one(&self) -> Result<Bn, RsaError> {
+    fn copy(&self) -> Result<Bn, RsaError> {
         let out = Bn::new()?;
         // SAFETY: valid, distinct bignums.
-        unsafe {
-            if ffi::BN_copy(out.0, self.0).is_null() {
-                return Err(RsaError::Bignum("BN_copy"));
-            }
-            check(ffi::BN_sub_word(out.0, 1), "BN_sub_word")?;
+        if unsafe { ffi::BN_copy(out.0, self.0) }.is_null() {
+            return Err(RsaError::Bignum("BN_copy"));
         }
+        Ok(out)
+    }
+
+    fn minus_one(&self) -> Result<Bn, RsaError> {
+        let out = self.copy()?;
+        // SAFETY: a valid bignum.
+        check(unsafe { ffi::BN_sub_word(out.0, 1) }, "BN_sub_word")?;
         Ok(out)
     }
 
@@ -568,10 +566,7 @@ impl Bn {
             if ffi::BN_is_one(y.0) == 1 || ffi::BN_cmp(y.0, n1.0) == 0 {
                 return Ok(true);
             }
-            let mut z = Bn::new()?;
-            if ffi::BN_copy(z.0, y.0).is_null() {
-                return Err(RsaError::Bignum("BN_copy"));
-            }
+            let mut z = y.copy()?;
             for _ in 1..twos {
                 let square = Bn::new()?;
                 check(ffi::BN_mod_mul(square.0, z.0, z.0, self.0, ctx.0), "BN_mod_mul")?;
@@ -779,13 +774,13 @@ mod tests {
                 // A multiple of e: no inverse.
                 check(unsafe { ffi::BN_mul_word(lambda.0, PUBLIC_EXPONENT) }, "").unwrap();
             }
-            let (ours, theirs) = (Bn::new().unwrap(), Bn::new().unwrap());
+            let theirs = Bn::new().unwrap();
             let invertible =
                 unsafe { !ffi::BN_mod_inverse(theirs.0, e.0, lambda.0, ctx.0).is_null() };
-            assert_eq!(exponent_inverse(&ours, &lambda).unwrap(), invertible, "draw {i}");
             assert_eq!(invertible, i != 0);
-            if invertible {
-                assert_eq!(ours.cmp(&theirs), 0, "draw {i}");
+            match exponent_inverse(&lambda).unwrap() {
+                Some(ours) => assert!(invertible && ours.cmp(&theirs) == 0, "draw {i}"),
+                None => assert!(!invertible, "draw {i}"),
             }
         }
     }
