@@ -6,7 +6,8 @@
 #   that must converge with no duplicate and an empty second plan;
 # - a security group's delete refused with DependencyViolation for 3 minutes (the suite: 20 s);
 # - the cluster's API server unreachable for 3 minutes after a release write (the suite: 60 s);
-# - OpenBao sealed for 2 minutes under an apply (the suite: 60 s).
+# - OpenBao sealed for 2 minutes under an apply (the suite: 60 s);
+# - the whole lane killed every 5th to 14th mutating call (the suite: every 15th).
 #
 #   bench/faults/soak.sh
 #
@@ -35,6 +36,12 @@ ENGINE_FAULT_KILL_POINTS=all ENGINE_FAULT_DRAIN_SECONDS=180 \
     ENGINE_FAULT_OUTAGE_SECONDS=180 \
     cargo test --quiet --locked -p engine-tests --test e2e -- --test-threads 2 --nocapture \
     --include-ignored faults:: outages:: 2>&1 | grep -E "kills|test |test result"
+# The whole lane killed every N-th mutating call for several N: each stride lands its kills
+# in other windows (the suite: every 15th).
+for stride in 5 6 7 8 9 10 11 12 13 14; do
+    ENGINE_FAULT_STRIDE=$stride cargo test --quiet --locked -p engine-tests --test e2e -- \
+        --nocapture faults::the_whole_lane_killed 2>&1 | grep -E "kills|test |test result"
+done
 # OpenBao sealed under an apply for two minutes (the suite: one), then unsealed.
 ENGINE_FAULT_OUTAGE_SECONDS=120 cargo test --quiet --locked -p engine-openbao --test openbao -- \
     --nocapture sealed_for 2>&1 | grep -E "test |test result"

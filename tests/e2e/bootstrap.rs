@@ -304,6 +304,29 @@ async fn bootstrap_installs_reapplies_as_noop_repairs_drift_upgrades_and_destroy
     assert_eq!(calls.mutating(), 0, "no-op apply wrote: {:?}", calls.mutating_operations());
     eprintln!("no-op plan + apply calls: {calls:?}");
 
+    // A run killed after it applied the flux-system Namespace and before it wrote state: the
+    // next run finds the Namespace (a name and nothing else but the engine's label) and takes
+    // it over instead of refusing it as someone else's.
+    let state_path = dir.path().join("aws.state.json");
+    let mut doc: Json =
+        serde_json::from_str(&std::fs::read_to_string(&state_path).unwrap()).unwrap();
+    let namespace = "aws.bootstrap.k8s_object.namespace_flux_system";
+    assert!(doc["resources"].as_object_mut().unwrap().remove(namespace).is_some());
+    std::fs::write(&state_path, serde_json::to_vec(&doc).unwrap()).unwrap();
+    let (engine, _provider) = self::engine(&p, &spec(&p, "1.19.6"), dir.path()).await;
+    let plan = engine.plan().await.unwrap();
+    assert_eq!(
+        plan.change(namespace).map(|c| c.action),
+        Some(Action::Adopt),
+        "{:#?}",
+        plan.changes
+    );
+    let report = engine.apply(&plan).await.unwrap();
+    assert!(report.is_success(), "{:#?}", report.failures().collect::<Vec<_>>());
+    assert!(!engine.plan().await.unwrap().has_changes());
+    let ns = get(&client, &ar("v1", "Namespace", "namespaces"), None, "flux-system").await.unwrap();
+    assert_eq!(ns["metadata"]["labels"]["app.kubernetes.io/managed-by"], "engine");
+
     // Someone else changes things: drift reports them field by field; apply repairs.
     let cm_api: Api<DynamicObject> =
         Api::namespaced_with(client.clone(), "kube-system", &ar("v1", "ConfigMap", "configmaps"));

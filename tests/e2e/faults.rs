@@ -113,9 +113,17 @@ pub(crate) fn killed_at(
             return Some(std::fs::read_to_string(&report).unwrap().trim().to_string());
         }
         if let Some(status) = child.try_wait().unwrap() {
-            let shown =
-                std::fs::read_to_string(&out).unwrap() + &std::fs::read_to_string(&err).unwrap();
-            assert!(status.success(), "kill point {point}: the run failed before it:\n{shown}");
+            // The error first (stderr), then the end of what it printed: a whole plan would
+            // push the cause out of a truncated log.
+            let (out, err) =
+                (std::fs::read_to_string(&out).unwrap(), std::fs::read_to_string(&err).unwrap());
+            let lines: Vec<&str> = out.lines().collect();
+            let tail = lines[lines.len().saturating_sub(40)..].join("\n");
+            assert!(
+                status.success(),
+                "kill point {point}: the run failed before it ({status}):\n--- stderr ---\n{err}\n\
+                 --- last lines of stdout ---\n{tail}"
+            );
             return None;
         }
         assert!(started.elapsed() < Duration::from_secs(300), "kill point {point}: no progress");
@@ -222,7 +230,8 @@ async fn a_security_group_delete_refused_for_a_while_still_finishes_the_destroy(
 }
 
 /// The whole lane (network, OpenBao, EKS, bootstrap) through the `engine` binary, killed after
-/// the `STRIDE`-th mutating AWS call of every run until a run completes: each re-run picks up
+/// the `stride`-th mutating AWS call of every run (`ENGINE_FAULT_STRIDE`, 15 in the test suite;
+/// the soak runs several) until a run completes: each re-run picks up
 /// where the last one died; in the end every resource exists once and the plan is empty.
 ///
 /// One moment is not survivable by design: OpenBao answers `sys/init` with the root token and
@@ -235,7 +244,8 @@ async fn a_security_group_delete_refused_for_a_while_still_finishes_the_destroy(
 /// begun (`engine::ownership::untagged_but_begun`).
 #[tokio::test(flavor = "multi_thread")]
 async fn the_whole_lane_killed_again_and_again_converges_without_duplicates() {
-    const STRIDE: usize = 15;
+    let stride: usize =
+        std::env::var("ENGINE_FAULT_STRIDE").map_or(15, |s| s.parse().expect("a number"));
     let p = lane::peers().await;
     let dir = p.work.path();
     let (state, escrow, journal) =
@@ -265,13 +275,13 @@ async fn the_whole_lane_killed_again_and_again_converges_without_duplicates() {
     loop {
         assert!(kills.len() < 40, "no run completed after {} kills: {kills:?}", kills.len());
         let command = |endpoint: &str| with_tailnet(engine_command(endpoint, &args), &p);
-        match killed_at(&p.moto.endpoint(), command, STRIDE, settled) {
+        match killed_at(&p.moto.endpoint(), command, stride, settled) {
             Some(killed) => kills.push(killed),
             None => break,
         }
     }
     eprintln!("{} kills before a run completed: {kills:?}", kills.len());
-    assert!(kills.len() >= 4, "the lane makes far more than {STRIDE} mutating calls: {kills:?}");
+    assert!(kills.len() >= 4, "the lane makes far more than {stride} mutating calls: {kills:?}");
     assert!(!escrow.exists(), "the credentials reached the secret store");
     assert_eq!(duplicates(&p.moto).await, Vec::<String>::new(), "after {kills:?}");
     let plan = ["plan", spec, "--state", state_arg, "--overlay", overlay, "--detailed-exitcode"];

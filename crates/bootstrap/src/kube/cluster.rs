@@ -12,6 +12,23 @@ use tokio::sync::RwLock;
 /// The field manager of every server-side apply the engine sends.
 pub const FIELD_MANAGER: &str = "engine";
 
+/// The label every object the engine owns carries (Kubernetes' recommended label for the tool
+/// that manages an object). Server-side apply records a manager only for the fields it sets, so
+/// an object of nothing but a name (a bare Namespace) would otherwise carry no trace of the
+/// engine, and a run killed between its apply and the state write could not take it back.
+pub const MANAGED_BY_LABEL: &str = "app.kubernetes.io/managed-by";
+
+/// `manifest` with [`MANAGED_BY_LABEL`] set to the field manager, unless it sets that label.
+pub fn with_managed_by_label(mut manifest: Json) -> Json {
+    if let Some(metadata) = manifest.get_mut("metadata").and_then(Json::as_object_mut) {
+        let labels = metadata.entry("labels").or_insert_with(|| Json::Object(Default::default()));
+        if let Some(labels) = labels.as_object_mut() {
+            labels.entry(MANAGED_BY_LABEL).or_insert_with(|| Json::String(FIELD_MANAGER.into()));
+        }
+    }
+    manifest
+}
+
 /// Whether the engine's field manager has applied `obj` (an object as read): the marker without
 /// which an object that state does not record is never taken over.
 pub fn applied_by_engine(obj: &Json) -> bool {
@@ -21,12 +38,25 @@ pub fn applied_by_engine(obj: &Json) -> bool {
     })
 }
 
-/// The error for an object that exists but that the engine did not make.
-pub fn not_ours(id: &impl std::fmt::Display) -> KindError {
+/// The error for an object (`existing`, as read) that exists but that the engine did not make;
+/// it names the managers that did.
+pub fn not_ours(id: &impl std::fmt::Display, existing: &Json) -> KindError {
+    let managers = existing.pointer("/metadata/managedFields").and_then(Json::as_array);
+    let mut names: Vec<&str> = managers
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.get("manager").and_then(Json::as_str))
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    let by = if names.is_empty() {
+        "no field manager".to_string()
+    } else {
+        format!("managed by `{}`", names.join("`, `"))
+    };
     KindError::new(format!(
-        "{id} already exists and was not made by the engine (no `{FIELD_MANAGER}` field \
-         manager): remove it, or declare it in the spec as a patch of an object the engine does \
-         not own"
+        "{id} already exists and was not made by the engine ({by}, none `{FIELD_MANAGER}`): \
+         remove it, or declare it in the spec as a patch of an object the engine does not own"
     ))
 }
 
@@ -316,5 +346,33 @@ mod tests {
         assert!(err.retryable, "{err:?}");
         assert!(err.message.starts_with("cluster `aws-0`: discovery: "), "{}", err.message);
         assert!(err.message.ends_with(route), "{}", err.message);
+    }
+
+    #[test]
+    fn owned_objects_carry_the_label_unless_their_manifest_sets_it() {
+        let bare = serde_json::json!({"apiVersion": "v1", "kind": "Namespace",
+            "metadata": {"name": "flux-system"}});
+        let labelled = with_managed_by_label(bare);
+        assert_eq!(labelled["metadata"]["labels"][MANAGED_BY_LABEL], "engine");
+        assert_eq!(labelled["metadata"]["name"], "flux-system");
+        let theirs = serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "c", "labels": {MANAGED_BY_LABEL: "Helm", "team": "a"}}});
+        assert_eq!(with_managed_by_label(theirs.clone()), theirs, "the manifest's own value");
+    }
+
+    #[test]
+    fn an_object_not_made_by_the_engine_is_named_with_its_managers() {
+        let id = ObjectId::parse_key("v1|Namespace||flux-system").unwrap();
+        let kubectl = serde_json::json!({"metadata": {"managedFields": [
+            {"manager": "kubectl-create", "operation": "Update"},
+            {"manager": "kubectl-label", "operation": "Update"}]}});
+        let err = not_ours(&id, &kubectl).message;
+        assert!(err.starts_with("Namespace flux-system already exists"), "{err}");
+        assert!(
+            err.contains("managed by `kubectl-create`, `kubectl-label`, none `engine`"),
+            "{err}"
+        );
+        let bare = not_ours(&id, &serde_json::json!({"metadata": {}})).message;
+        assert!(bare.contains("(no field manager, none `engine`)"), "{bare}");
     }
 }

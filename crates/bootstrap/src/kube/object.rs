@@ -9,7 +9,7 @@
 //! DaemonSet patches need) and `patch` (an object the engine does not own: destroy gives its
 //! fields back instead of deleting it).
 
-use super::cluster::{applied_by_engine, not_ours};
+use super::cluster::{applied_by_engine, not_ours, with_managed_by_label};
 use super::object_id::ObjectId;
 use super::project::{normalize, project};
 use super::readiness;
@@ -177,7 +177,12 @@ impl KubeObjectKind {
         let cluster = self.0.cluster(&target).await?;
         let manifest = desired.manifest.as_ref();
         let manifest = manifest.ok_or_else(|| KindError::new(format!("{id}: no manifest")))?;
-        let mut want = normalize(manifest);
+        // What the engine owns carries its label; a patch of someone else's object does not.
+        let mut want = if desired.patch.unwrap_or(false) {
+            normalize(manifest)
+        } else {
+            with_managed_by_label(normalize(manifest))
+        };
         for (key, store_name) in desired.secret_data.iter().flatten() {
             let value = self.0.secrets.get(store_name).await;
             let value =
@@ -192,7 +197,7 @@ impl KubeObjectKind {
             && let Some(existing) = cluster.get(&id).await?
             && !applied_by_engine(&existing)
         {
-            return Err(not_ours(&id));
+            return Err(not_ours(&id, &existing));
         }
         let force = desired.force_conflicts.unwrap_or(false);
         let stored = match cluster.apply(&want, force).await {

@@ -210,7 +210,7 @@ pub async fn apply(
         if let Some(existing) = cluster.get(&o.id).await?
             && !applied_by_engine(&existing)
         {
-            return Err(not_ours(&o.id));
+            return Err(not_ours(&o.id, &existing));
         }
     }
     let mut pending = new.clone();
